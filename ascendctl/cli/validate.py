@@ -1,0 +1,46 @@
+"""`ascendctl validate PROFILE...`: exit 0 when every profile is valid, 2 otherwise."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ascendctl.errors import EXIT_INVALID
+
+OverridesOption = Annotated[
+    list[str] | None,
+    typer.Option("--set", metavar="KEY.PATH=VALUE", help="Override a profile value before validation (repeatable)."),
+]
+
+
+def validate(
+    profiles: Annotated[list[Path], typer.Argument(help="Profile YAML files to validate.", show_default=False)],
+    overrides: OverridesOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON report instead of text.")] = False,
+) -> None:
+    """Validate profiles: YAML, schema and cross-field rules, every error as FILE:LINE:COL."""
+    from ascendctl.errors import DocumentError
+    from ascendctl.profile_loader import load_profile
+
+    report = []
+    failed = False
+    for path in profiles:
+        try:
+            profile = load_profile(path, overrides or [])
+        except DocumentError as exc:
+            failed = True
+            report.append({"file": str(path), "valid": False, "errors": [i.as_dict() for i in exc.issues]})
+            if not as_json:
+                for issue in exc.issues:
+                    typer.echo(f"error: {issue.render()}", err=True)
+            continue
+        report.append({"file": str(path), "valid": True, "name": profile.metadata.name, "errors": []})
+        if not as_json:
+            typer.echo(f"ok: {path} ({profile.metadata.name})")
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+    if failed:
+        raise typer.Exit(EXIT_INVALID)

@@ -1,0 +1,1 @@
+"""Typed data: what users write (profiles) and what ascendctl knows (matrix, host facts, plans)."""

@@ -1,0 +1,339 @@
+"""Profile schema v1: what an operator writes to describe one deployment.
+
+A profile states *intent* (graph mode, parallel layout, EPLB, scheduler limits). It holds no defaults that
+depend on the host or the release: the planner turns intent into the flags of a given release.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, JsonValue, field_validator, model_validator
+
+from ascendctl.models.base import (
+    Backend,
+    DType,
+    EplbMode,
+    GraphMode,
+    HardwareFamily,
+    Quantization,
+    StrictModel,
+    Task,
+)
+
+API_VERSION = "ascendctl/v1"
+
+Port = Annotated[int, Field(ge=1, le=65535)]
+PositiveInt = Annotated[int, Field(ge=1)]
+
+
+class Metadata(StrictModel):
+    name: Annotated[
+        str,
+        Field(
+            description="Deployment name: used for state, logs and rendered object names (DNS-1123 label).",
+            pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",
+        ),
+    ]
+    description: Annotated[str, Field(description="Free text: what this deployment is for.")] = ""
+
+
+class ModelSpec(StrictModel):
+    source: Annotated[
+        str,
+        Field(
+            min_length=1,
+            description=(
+                "What to serve: a hub id (`org/name`), a local directory, or `prepared:NAME` for a model "
+                "made by `ascendctl model prepare NAME`."
+            ),
+        ),
+    ]
+    served_name: Annotated[
+        str | None, Field(description="Name clients use in the OpenAI API (`--served-model-name`).")
+    ] = None
+    revision: Annotated[str | None, Field(description="Hub revision (branch, tag or commit) to load.")] = None
+    dtype: Annotated[DType, Field(description="Weight/activation dtype; 300I Duo supports float16 only.")] = "auto"
+    quantization: Annotated[
+        Quantization,
+        Field(
+            description=(
+                "Weight quantization of the checkpoint: `none` (float), `auto` (detect from the model "
+                "directory), or a ModelSlim type such as `w8a8`, `w8a8_dynamic`, `w4a8_dynamic`, `w4a4`."
+            )
+        ),
+    ] = "none"
+    max_model_len: Annotated[PositiveInt | None, Field(description="Longest context (prompt + output) in tokens.")] = (
+        None
+    )
+    trust_remote_code: Annotated[
+        bool, Field(description="Allow the model's own Python code from its repository to run.")
+    ] = False
+    task: Annotated[
+        Task, Field(description="What the model serves: `generate` (chat/completions), `embed` or `rerank`.")
+    ] = "generate"
+    hf_overrides: Annotated[
+        dict[str, JsonValue] | None,
+        Field(description="Overrides merged into the model's Hugging Face config (`--hf-overrides`)."),
+    ] = None
+
+
+class TargetSpec(StrictModel):
+    backend: Annotated[Backend, Field(description="Accelerator backend: `npu` (Ascend), `cuda` or `cpu`.")]
+    hardware: Annotated[
+        HardwareFamily | None,
+        Field(description="Ascend hardware family for `npu`: `a2`, `a3`, `300i-duo` or `950`."),
+    ] = None
+    devices_per_node: Annotated[
+        PositiveInt,
+        Field(description="Accelerator devices (NPU chips / GPUs / CPU ranks) used on each node."),
+    ] = 1
+    nodes: Annotated[PositiveInt, Field(description="Number of nodes (hosts) the deployment spans.")] = 1
+    visible_devices: Annotated[
+        list[Annotated[int, Field(ge=0)]] | None,
+        Field(description="Device ids to use on each node (`ASCEND_RT_VISIBLE_DEVICES`); default: 0..N-1."),
+    ] = None
+
+
+class GraphSpec(StrictModel):
+    mode: Annotated[
+        GraphMode,
+        Field(
+            description=(
+                "Graph capture intent: `eager` (no graphs), `piecewise`, `full`, `full-decode-only`, "
+                "`full-and-piecewise`, or `auto` (the documented recommendation for model × hardware × release)."
+            )
+        ),
+    ] = "auto"
+    capture_sizes: Annotated[
+        list[PositiveInt] | None,
+        Field(description="Batch sizes to capture graphs for; default: the engine's own list."),
+    ] = None
+
+
+class ParallelSpec(StrictModel):
+    tensor: Annotated[PositiveInt, Field(description="Tensor-parallel size (`--tensor-parallel-size`).")] = 1
+    pipeline: Annotated[PositiveInt, Field(description="Pipeline-parallel size (`--pipeline-parallel-size`).")] = 1
+    data: Annotated[PositiveInt, Field(description="Data-parallel size over all nodes (`--data-parallel-size`).")] = 1
+    data_per_node: Annotated[
+        PositiveInt | None,
+        Field(description="Data-parallel ranks on each node (`--data-parallel-size-local`); default: data / nodes."),
+    ] = None
+    expert: Annotated[bool, Field(description="Expert parallelism for MoE models (`--enable-expert-parallel`).")] = (
+        False
+    )
+    executor: Annotated[
+        Literal["mp", "ray"],
+        Field(description="Distributed executor: `mp` (multiprocessing, default) or `ray` (needs a Ray cluster)."),
+    ] = "mp"
+
+
+class EplbSpec(StrictModel):
+    mode: Annotated[
+        EplbMode,
+        Field(description="Expert load balancing: `off`, `static` (replay an expert map) or `dynamic`."),
+    ] = "off"
+    redundant_experts: Annotated[
+        int, Field(ge=0, description="Extra (redundant) expert replicas spread over the EP ranks.")
+    ] = 0
+    expert_map_path: Annotated[
+        str | None,
+        Field(description="Expert map JSON to load (static EPLB, or the starting map for dynamic)."),
+    ] = None
+    record_path: Annotated[
+        str | None, Field(description="Where to record the expert map observed under load (JSON file).")
+    ] = None
+    heat_collection_interval: Annotated[
+        PositiveInt | None, Field(description="Steps between expert-load (heat) collections (dynamic EPLB).")
+    ] = None
+    algorithm_interval: Annotated[
+        PositiveInt | None, Field(description="Steps between rebalancing decisions (dynamic EPLB).")
+    ] = None
+    policy_type: Annotated[
+        int | None, Field(ge=0, description="vllm-ascend EPLB policy number (`eplb_policy_type`).")
+    ] = None
+    implementation: Annotated[
+        Literal["auto", "ascend", "upstream"],
+        Field(
+            description=(
+                "`ascend`: vllm-ascend's own EPLB (`--additional-config`); `upstream`: vLLM's "
+                "`--enable-eplb` (model runner v2); `auto`: what the release recommends."
+            )
+        ),
+    ] = "auto"
+
+
+class SchedulerSpec(StrictModel):
+    max_num_seqs: Annotated[PositiveInt | None, Field(description="Most sequences in one batch.")] = None
+    max_num_batched_tokens: Annotated[PositiveInt | None, Field(description="Most tokens scheduled in one step.")] = (
+        None
+    )
+    prefix_caching: Annotated[
+        bool | None, Field(description="Automatic prefix caching on/off; unset keeps the engine default.")
+    ] = None
+    chunked_prefill: Annotated[
+        bool | None, Field(description="Chunked prefill on/off; unset keeps the engine default.")
+    ] = None
+    async_scheduling: Annotated[
+        bool | None, Field(description="Overlap scheduling with execution (`--async-scheduling`).")
+    ] = None
+
+
+class SpeculativeSpec(StrictModel):
+    method: Annotated[
+        Literal["mtp", "eagle", "eagle3", "ngram", "suffix", "draft_model"],
+        Field(description="Speculative decoding method (`--speculative-config` `method`)."),
+    ]
+    num_tokens: Annotated[PositiveInt, Field(description="Tokens proposed per step (`num_speculative_tokens`).")]
+    model: Annotated[
+        str | None, Field(description="Draft / EAGLE model path or hub id, for methods that need one.")
+    ] = None
+
+
+class MemorySpec(StrictModel):
+    device_utilization: Annotated[
+        float | None,
+        Field(
+            gt=0,
+            le=1,
+            description="Fraction of device memory the engine may use (`--gpu-memory-utilization`).",
+        ),
+    ] = None
+    cpu_kv_cache_gib: Annotated[
+        float | None,
+        Field(gt=0, description="CPU backend: KV-cache size in GiB (`VLLM_CPU_KVCACHE_SPACE`)."),
+    ] = None
+
+
+class EngineSpec(StrictModel):
+    graph: Annotated[GraphSpec, Field(description="Graph capture intent.")] = GraphSpec()
+    parallel: Annotated[ParallelSpec, Field(description="Parallel layout.")] = ParallelSpec()
+    eplb: Annotated[EplbSpec, Field(description="Expert-parallel load balancing (MoE).")] = EplbSpec()
+    scheduler: Annotated[SchedulerSpec, Field(description="Scheduler limits and switches.")] = SchedulerSpec()
+    speculative: Annotated[SpeculativeSpec | None, Field(description="Speculative decoding; unset: off.")] = None
+    memory: Annotated[MemorySpec, Field(description="Memory budget.")] = MemorySpec()
+    seed: Annotated[int | None, Field(description="Random seed (`--seed`).")] = None
+    extra_args: Annotated[
+        list[str],
+        Field(description="Escape hatch: extra `vllm serve` arguments appended verbatim (checked per release)."),
+    ] = []
+    additional_config: Annotated[
+        dict[str, JsonValue],
+        Field(description="Escape hatch: keys merged verbatim into vllm-ascend's `--additional-config` JSON."),
+    ] = {}
+
+    @field_validator("extra_args")
+    @classmethod
+    def _args_are_flags_or_values(cls, value: list[str]) -> list[str]:
+        if value and not value[0].startswith("-"):
+            raise ValueError(f"extra_args must start with a flag such as '--foo', got {value[0]!r}")
+        return value
+
+
+class NodeNetwork(StrictModel):
+    address: Annotated[str, Field(min_length=1, description="IP address of this node on the cluster network.")]
+    interface: Annotated[
+        str | None, Field(description="NIC name on this node; default: the profile-wide `network.interface`.")
+    ] = None
+
+
+class NetworkSpec(StrictModel):
+    interface: Annotated[
+        str | None,
+        Field(description="NIC used for HCCL/Gloo traffic (`GLOO_SOCKET_IFNAME`, `HCCL_SOCKET_IFNAME`, ...)."),
+    ] = None
+    nodes: Annotated[
+        list[NodeNetwork],
+        Field(description="Per-node addresses, node 0 first (node 0 is the head / data-parallel address)."),
+    ] = []
+    dp_rpc_port: Annotated[Port, Field(description="Data-parallel RPC port on the head node.")] = 13389
+    ray_port: Annotated[Port, Field(description="Ray head port, when the executor is `ray`.")] = 6379
+
+
+class ApiKeySource(StrictModel):
+    env: Annotated[str | None, Field(description="Name of the environment variable holding the API key.")] = None
+    file: Annotated[str | None, Field(description="Path of a file holding the API key (first line).")] = None
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> ApiKeySource:
+        if (self.env is None) == (self.file is None):
+            raise ValueError("set exactly one of `env` or `file` (API keys are never written inline)")
+        return self
+
+
+class ServerSpec(StrictModel):
+    host: Annotated[str, Field(min_length=1, description="Address the API server binds (default: loopback only).")] = (
+        "127.0.0.1"
+    )
+    port: Annotated[Port, Field(description="API server port.")] = 8000
+    api_key: Annotated[
+        ApiKeySource | None,
+        Field(description="Require this API key from clients; read from an env var or a file."),
+    ] = None
+    shutdown_timeout: Annotated[
+        int, Field(ge=0, description="Seconds to drain in-flight requests on stop before aborting them.")
+    ] = 30
+
+
+class RestartSpec(StrictModel):
+    policy: Annotated[
+        Literal["never", "on-failure"], Field(description="Restart the engine when it exits with an error?")
+    ] = "never"
+    max_restarts: Annotated[int, Field(ge=0, description="Give up after this many restarts.")] = 3
+    backoff_seconds: Annotated[float, Field(gt=0, description="First wait before a restart; doubles each time.")] = 2.0
+    backoff_max_seconds: Annotated[float, Field(gt=0, description="Cap on the wait between restarts.")] = 60.0
+
+
+class RuntimeSpec(StrictModel):
+    env: Annotated[
+        dict[str, str],
+        Field(description="Environment variables for the engine; they win over every default ascendctl injects."),
+    ] = {}
+    ready_timeout: Annotated[
+        int,
+        Field(ge=1, description="Seconds to wait for `/health` (model load + graph capture) before failing."),
+    ] = 900
+    restart: Annotated[RestartSpec, Field(description="What to do when the engine exits unexpectedly.")] = RestartSpec()
+
+    @field_validator("env")
+    @classmethod
+    def _env_names_are_valid(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not name or not (name[0].isalpha() or name[0] == "_") or not all(c.isalnum() or c == "_" for c in name):
+                raise ValueError(f"{name!r} is not a valid environment variable name")
+        return value
+
+
+class Profile(StrictModel):
+    apiVersion: Annotated[Literal["ascendctl/v1"], Field(description="Schema version; must be `ascendctl/v1`.")]
+    kind: Annotated[Literal["Profile"], Field(description="Document kind; must be `Profile`.")]
+    metadata: Annotated[Metadata, Field(description="Name and description of the deployment.")]
+    model: Annotated[ModelSpec, Field(description="The model to serve.")]
+    target: Annotated[TargetSpec, Field(description="Where it runs: backend, hardware family, devices, nodes.")]
+    release: Annotated[
+        str,
+        Field(
+            min_length=1,
+            description=(
+                "Engine release to pin: a vllm-ascend version (e.g. `v0.13.0`) for npu, the engine row's "
+                "version for cpu/cuda, or `latest-stable` (the newest final release of the backend)."
+            ),
+        ),
+    ] = "latest-stable"
+    engine: Annotated[EngineSpec, Field(description="Engine intent, translated per release by the planner.")] = (
+        EngineSpec()
+    )
+    network: Annotated[NetworkSpec, Field(description="Multi-node networking.")] = NetworkSpec()
+    server: Annotated[ServerSpec, Field(description="The OpenAI-compatible API server.")] = ServerSpec()
+    runtime: Annotated[RuntimeSpec, Field(description="Process environment, readiness and restarts.")] = RuntimeSpec()
+    allow_unsupported: Annotated[
+        bool,
+        Field(description="Plan combinations the support matrix marks unsupported, as warnings instead of errors."),
+    ] = False
+
+
+def profile_json_schema() -> dict[str, Any]:
+    schema = Profile.model_json_schema()
+    schema["$id"] = "https://ascendctl.dev/schema/profile-v1.json"
+    schema["title"] = "ascendctl Profile (ascendctl/v1)"
+    return schema

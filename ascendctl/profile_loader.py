@@ -1,0 +1,215 @@
+"""Load a profile: YAML boundary → `--set` overrides → schema → cross-field rules, all errors located."""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from ascendctl.errors import DocumentError, Issue, UserInputError
+from ascendctl.models.profile import API_VERSION, Profile
+from ascendctl.profile_rules import cross_field_problems
+from ascendctl.yamlio import KeyPath, YamlDocument, dotted, load_yaml_file
+
+
+@dataclass(frozen=True)
+class Override:
+    """One `--set key.path=value` given on the command line."""
+
+    text: str
+    path: KeyPath
+    value: Any
+
+    @property
+    def source(self) -> str:
+        return f"--set {self.text}"
+
+
+def parse_override(text: str) -> Override:
+    key, sep, raw = text.partition("=")
+    parts = key.strip().split(".")
+    if not sep or not key.strip() or any(not p for p in parts):
+        raise UserInputError(f"--set {text}: expected KEY.PATH=VALUE, e.g. --set server.port=8001")
+    path: KeyPath = tuple(int(p) if p.isdigit() else p for p in parts)
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw  # not YAML: take it as the literal string the user typed
+    if isinstance(value, (dict, list)) and raw.strip() and raw.strip()[0] not in "[{":
+        value = raw
+    return Override(text, path, value)
+
+
+def load_profile(path: Path, overrides: Sequence[str] = ()) -> Profile:
+    """The one way to read a profile. Raises `DocumentError` with every located issue."""
+    doc = load_yaml_file(path)
+    return validate_profile_document(doc, [parse_override(o) for o in overrides])
+
+
+def validate_profile_document(doc: YamlDocument, overrides: Sequence[Override] = ()) -> Profile:
+    data = doc.data
+    if data is None:
+        raise DocumentError(
+            [
+                Issue(
+                    doc.source,
+                    1,
+                    1,
+                    "",
+                    f"the document is empty; a profile starts with `apiVersion: {API_VERSION}`",
+                )
+            ]
+        )
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
+        raise DocumentError(
+            [
+                Issue(
+                    doc.source,
+                    1,
+                    1,
+                    "",
+                    f"expected a mapping (apiVersion, kind, metadata, ...), found {kind}",
+                )
+            ]
+        )
+    for override in overrides:
+        _apply(data, override)
+    version = data.get("apiVersion")
+    if version is not None and version != API_VERSION:
+        raise DocumentError(
+            [
+                _issue(
+                    doc,
+                    overrides,
+                    ("apiVersion",),
+                    f"unsupported apiVersion {version!r}; this ascendctl reads {API_VERSION!r}",
+                )
+            ]
+        )
+    try:
+        profile = Profile.model_validate(data)
+    except ValidationError as exc:
+        raise DocumentError(_schema_issues(doc, overrides, exc)) from None
+    problems = cross_field_problems(profile)
+    if problems:
+        raise DocumentError([_issue(doc, overrides, p, msg) for p, msg in problems])
+    return profile
+
+
+def _apply(data: dict[str, Any], override: Override) -> None:
+    node: Any = data
+    for i, part in enumerate(override.path[:-1]):
+        nxt = override.path[i + 1]
+        if isinstance(node, list) and isinstance(part, int):
+            if part >= len(node):
+                raise UserInputError(f"{override.source}: index {part} is past the end of {dotted(override.path[:i])}")
+            node = node[part]
+            continue
+        if not isinstance(node, dict):
+            raise UserInputError(f"{override.source}: {dotted(override.path[:i])} is not a mapping")
+        child = node.get(str(part))
+        if child is None:
+            child = [] if isinstance(nxt, int) else {}
+            node[str(part)] = child
+        node = child
+    last = override.path[-1]
+    if isinstance(node, list) and isinstance(last, int):
+        if last > len(node):
+            raise UserInputError(f"{override.source}: index {last} is past the end of the list")
+        if last == len(node):
+            node.append(override.value)
+        else:
+            node[last] = override.value
+    elif isinstance(node, dict):
+        node[str(last)] = override.value
+    else:
+        raise UserInputError(f"{override.source}: {dotted(override.path[:-1])} is not a mapping")
+
+
+def _issue(
+    doc: YamlDocument, overrides: Sequence[Override], path: KeyPath, message: str, *, at_key: bool = False
+) -> Issue:
+    # An override that set this path (or a parent of it) is the thing to blame, not the file.
+    for override in reversed(overrides):
+        n = len(override.path)
+        if tuple(str(p) for p in path[:n]) == tuple(str(p) for p in override.path):
+            return Issue(override.source, 0, 0, dotted(path), message)
+    return doc.issue(path, message, at_key=at_key)
+
+
+def _schema_issues(doc: YamlDocument, overrides: Sequence[Override], exc: ValidationError) -> list[Issue]:
+    issues: list[Issue] = []
+    seen: set[tuple[KeyPath, str]] = set()
+    for err in exc.errors(include_url=False):
+        loc = _clean_loc(err["loc"])
+        kind = err["type"]
+        if kind == "extra_forbidden":
+            message = _unknown_key_message(loc)
+            issue = _issue(doc, overrides, loc, message, at_key=True)
+        elif kind == "missing":
+            issue = _issue(doc, overrides, loc, "required key is missing")
+        else:
+            message = _friendly(err["msg"], err.get("input"))
+            issue = _issue(doc, overrides, loc, message)
+        key = (loc, issue.message)
+        if key not in seen:
+            seen.add(key)
+            issues.append(issue)
+    issues.sort(key=lambda i: (i.line <= 0, i.line, i.column))
+    return issues
+
+
+def _clean_loc(loc: Iterable[int | str]) -> KeyPath:
+    # Pydantic adds union branch names ("list[int]", "function-after[...]") to `loc`; they are not keys.
+    out: list[str | int] = []
+    for part in loc:
+        if isinstance(part, str) and ("[" in part or part in {"str", "int", "float", "bool", "none"}):
+            continue
+        out.append(part)
+    return tuple(out)
+
+
+def _friendly(msg: str, value: Any) -> str:
+    msg = msg.removeprefix("Value error, ")
+    if msg.startswith("Input should be") and value is not None and not isinstance(value, (dict, list)):
+        return f"{msg[0].lower()}{msg[1:]}, got {value!r}"
+    return msg[0].lower() + msg[1:] if msg else msg
+
+
+def _unknown_key_message(loc: KeyPath) -> str:
+    key = str(loc[-1])
+    known = _fields_at(loc[:-1])
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else (f"; allowed: {', '.join(known)}" if known else "")
+    return f"unknown key {key!r}{hint}"
+
+
+def _fields_at(path: KeyPath) -> list[str]:
+    """Names of the fields of the model found at `path` inside `Profile` (for did-you-mean)."""
+    model: type[BaseModel] | None = Profile
+    for part in path:
+        if model is None or isinstance(part, int):
+            continue
+        field = model.model_fields.get(str(part))
+        model = _model_in(field.annotation) if field else None
+    return sorted(model.model_fields) if model else []
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType, list, typing.Annotated):
+        for arg in typing.get_args(annotation):
+            found = _model_in(arg)
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,302 @@
+"""The one YAML load boundary: safe, bounded, strict, and located.
+
+Every YAML document ascendctl reads from a user (profiles, facts files) comes through `load_yaml_file`
+or `load_yaml_text`. It:
+- reads at most `MAX_BYTES` and requires UTF-8 (a BOM is accepted);
+- uses PyYAML's *safe* composer only (no Python tags);
+- rejects duplicate mapping keys (YAML says they are an error; PyYAML silently keeps the last);
+- bounds anchors/aliases: a document whose aliases would expand past `MAX_EXPANDED_NODES` nodes (the
+  "billion laughs" bomb) or that refers to itself fails fast, before anything walks the expansion;
+- keeps the position of every key and value so later validation errors can say `file:line:col`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from ascendctl.errors import DocumentError, Issue
+
+MAX_BYTES = 1024 * 1024
+MAX_ALIASES = 256
+MAX_EXPANDED_NODES = 100_000
+MAX_DEPTH = 64
+
+KeyPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Mark:
+    """1-based position of a key (where unknown-key errors point) and of its value."""
+
+    key_line: int
+    key_column: int
+    value_line: int
+    value_column: int
+
+
+@dataclass
+class YamlDocument:
+    """Plain Python data of one document, plus where each key path sits in the source."""
+
+    source: str
+    data: Any
+    marks: dict[KeyPath, Mark] = field(default_factory=dict)
+
+    def issue(self, path: KeyPath, message: str, *, at_key: bool = False) -> Issue:
+        """An `Issue` located at the deepest position known for `path`."""
+        probe = path
+        while probe and probe not in self.marks:
+            probe = probe[:-1]
+        mark = self.marks.get(probe)
+        if mark is None:
+            line, column = 1, 1
+        elif at_key and probe == path:
+            line, column = mark.key_line, mark.key_column
+        else:
+            line, column = mark.value_line, mark.value_column
+        return Issue(self.source, line, column, dotted(path), message)
+
+
+def dotted(path: KeyPath) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def load_yaml_file(path: Path) -> YamlDocument:
+    source = str(path)
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise DocumentError([Issue(source, 0, 0, "", "file not found")]) from None
+    except IsADirectoryError:
+        raise DocumentError([Issue(source, 0, 0, "", "is a directory, expected a YAML file")]) from None
+    except OSError as exc:
+        raise DocumentError([Issue(source, 0, 0, "", f"cannot read: {exc.strerror or exc}")]) from None
+    if len(raw) > MAX_BYTES:
+        raise DocumentError(
+            [
+                Issue(
+                    source,
+                    1,
+                    1,
+                    "",
+                    f"file is larger than {MAX_BYTES // 1024} KiB; is this really a profile?",
+                )
+            ]
+        )
+    return load_yaml_bytes(raw, source)
+
+
+def load_yaml_bytes(raw: bytes, source: str) -> YamlDocument:
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise DocumentError(
+            [Issue(source, line, column, "", f"not UTF-8 text (byte 0x{raw[exc.start]:02x})")]
+        ) from None
+    return load_yaml_text(text, source)
+
+
+def load_yaml_text(text: str, source: str) -> YamlDocument:
+    if len(text.encode("utf-8")) > MAX_BYTES:
+        raise DocumentError([Issue(source, 1, 1, "", f"document is larger than {MAX_BYTES // 1024} KiB")])
+    loader = _BoundedLoader(text)
+    try:
+        root = loader.get_single_node()
+    except yaml.reader.ReaderError as exc:
+        line, column = _line_col(text, exc.position)
+        raise DocumentError(
+            [Issue(source, line, column, "", f"invalid character {exc.character!r} in YAML text")]
+        ) from None
+    except yaml.MarkedYAMLError as exc:
+        raise DocumentError([_yaml_issue(source, exc)]) from None
+    except yaml.YAMLError as exc:
+        raise DocumentError([Issue(source, 1, 1, "", f"YAML error: {exc}")]) from None
+    except RecursionError:
+        raise DocumentError([Issue(source, 1, 1, "", f"nesting deeper than {MAX_DEPTH} levels")]) from None
+    finally:
+        loader.dispose()
+    doc = YamlDocument(source, None)
+    if root is None:
+        return doc
+    _check_expansion(root, source)
+    doc.data = _Builder(doc, loader).build(root, ())
+    return doc
+
+
+def _line_col(text: str, position: int) -> tuple[int, int]:
+    before = text[:position]
+    return before.count("\n") + 1, position - (before.rfind("\n") + 1) + 1
+
+
+def _yaml_issue(source: str, exc: yaml.MarkedYAMLError) -> Issue:
+    mark = exc.problem_mark or exc.context_mark
+    problem = exc.problem or exc.context or "invalid YAML"
+    if "\\t" in problem or "\t" in problem:
+        problem += " (YAML indentation must use spaces, not tabs)"
+    if mark is None:
+        return Issue(source, 1, 1, "", f"YAML syntax error: {problem}")
+    return Issue(source, mark.line + 1, mark.column + 1, "", f"YAML syntax error: {problem}")
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader that counts aliases and nesting while composing."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._aliases = 0
+        self._depth = 0
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                event = self.peek_event()  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(
+                    None, None, f"more than {MAX_ALIASES} aliases; refusing to expand", event.start_mark
+                )
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                event = self.peek_event()  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(
+                    None, None, f"nesting deeper than {MAX_DEPTH} levels", event.start_mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _check_expansion(root: Node, source: str) -> None:
+    """Refuse documents whose alias expansion is huge or cyclic, without expanding them."""
+    sizes: dict[int, int] = {}
+    visiting: set[int] = set()
+
+    def size(node: Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in visiting:
+            mark = node.start_mark
+            raise DocumentError(
+                [Issue(source, mark.line + 1, mark.column + 1, "", "an alias refers to its own anchor")]
+            )
+        visiting.add(key)
+        total = 1
+        if isinstance(node, SequenceNode):
+            total += sum(size(child) for child in node.value)
+        elif isinstance(node, MappingNode):
+            total += sum(size(k) + size(v) for k, v in node.value)
+        visiting.discard(key)
+        if total > MAX_EXPANDED_NODES:
+            mark = node.start_mark
+            raise DocumentError(
+                [
+                    Issue(
+                        source,
+                        mark.line + 1,
+                        mark.column + 1,
+                        "",
+                        f"aliases expand to more than {MAX_EXPANDED_NODES} nodes; refusing (alias bomb?)",
+                    )
+                ]
+            )
+        sizes[key] = total
+        return total
+
+    size(root)
+
+
+class _Builder:
+    """Turns composed nodes into plain data, recording marks and rejecting duplicate keys."""
+
+    def __init__(self, doc: YamlDocument, loader: _BoundedLoader) -> None:
+        self.doc = doc
+        self.loader = loader
+
+    def build(self, node: Node, path: KeyPath) -> Any:
+        if isinstance(node, ScalarNode):
+            try:
+                return self.loader.construct_object(node, deep=True)
+            except yaml.constructor.ConstructorError as exc:
+                raise DocumentError([_yaml_issue(self.doc.source, exc)]) from None
+            except ValueError as exc:  # e.g. an out-of-range timestamp
+                mark = node.start_mark
+                raise DocumentError(
+                    [Issue(self.doc.source, mark.line + 1, mark.column + 1, dotted(path), str(exc))]
+                ) from None
+        if isinstance(node, SequenceNode):
+            items = []
+            for index, child in enumerate(node.value):
+                child_path = (*path, index)
+                self._mark(child_path, child, child)
+                items.append(self.build(child, child_path))
+            return items
+        if isinstance(node, MappingNode):
+            return self._mapping(node, path)
+        raise DocumentError([Issue(self.doc.source, 1, 1, dotted(path), "unsupported YAML node")])
+
+    def _mapping(self, node: MappingNode, path: KeyPath) -> dict[Any, Any]:
+        seen: dict[str, Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self._key(key_node, path)
+            if key in seen:
+                first = seen[key].start_mark
+                mark = key_node.start_mark
+                raise DocumentError(
+                    [
+                        Issue(
+                            self.doc.source,
+                            mark.line + 1,
+                            mark.column + 1,
+                            dotted((*path, str(key))),
+                            f"duplicate key (first defined at line {first.line + 1})",
+                        )
+                    ]
+                )
+            seen[key] = key_node
+        try:
+            self.loader.flatten_mapping(node)  # resolve `<<` merge keys the YAML way
+        except yaml.constructor.ConstructorError as exc:
+            raise DocumentError([_yaml_issue(self.doc.source, exc)]) from None
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = self._key(key_node, path)
+            child_path = (*path, key)
+            self._mark(child_path, key_node, value_node)
+            out[key] = self.build(value_node, child_path)
+        return out
+
+    def _key(self, key_node: Node, path: KeyPath) -> str:
+        if not isinstance(key_node, ScalarNode):
+            mark = key_node.start_mark
+            raise DocumentError(
+                [
+                    Issue(
+                        self.doc.source,
+                        mark.line + 1,
+                        mark.column + 1,
+                        dotted(path),
+                        "keys must be plain scalars",
+                    )
+                ]
+            )
+        # Keys are always text: YAML 1.1 would turn `on:`/`1:` into a bool/int, which no schema expects.
+        return str(key_node.value)
+
+    def _mark(self, path: KeyPath, key_node: Node, value_node: Node) -> None:
+        k, v = key_node.start_mark, value_node.start_mark
+        self.doc.marks[path] = Mark(k.line + 1, k.column + 1, v.line + 1, v.column + 1)
