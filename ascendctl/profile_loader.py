@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from ascendctl.errors import DocumentError, Issue, UserInputError
 from ascendctl.models.profile import API_VERSION, Profile
 from ascendctl.profile_rules import cross_field_problems
-from ascendctl.yamlio import KeyPath, YamlDocument, dotted, load_yaml_file
+from ascendctl.yamlio import KeyPath, YamlDocument, dotted, load_yaml_file, load_yaml_text
 
 
 @dataclass(frozen=True)
@@ -29,18 +28,24 @@ class Override:
 
     @property
     def source(self) -> str:
-        return f"--set {self.text}"
+        return _shown(self.text)
+
+
+def _shown(text: str) -> str:
+    """How an override is named in messages: as typed, or quoted when it holds line breaks or controls."""
+    return f"--set {text}" if text.isprintable() else f"--set {text!r}"
 
 
 def parse_override(text: str) -> Override:
     key, sep, raw = text.partition("=")
     parts = key.strip().split(".")
     if not sep or not key.strip() or any(not p for p in parts):
-        raise UserInputError(f"--set {text}: expected KEY.PATH=VALUE, e.g. --set server.port=8001")
-    path: KeyPath = tuple(int(p) if p.isdigit() else p for p in parts)
+        raise UserInputError(f"{_shown(text)}: expected KEY.PATH=VALUE, e.g. --set server.port=8001")
+    path: KeyPath = tuple(int(p) if p.isdecimal() and p.isascii() else p for p in parts)
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
+        # The value goes through the same bounded YAML boundary as a file (no alias bombs, no Python tags).
+        value = load_yaml_text(raw, _shown(text)).data if raw.strip() else ""
+    except DocumentError:
         value = raw  # not YAML: take it as the literal string the user typed
     if isinstance(value, (dict, list)) and raw.strip() and raw.strip()[0] not in "[{":
         value = raw
@@ -97,7 +102,7 @@ def validate_profile_document(doc: YamlDocument, overrides: Sequence[Override] =
     try:
         profile = Profile.model_validate(data)
     except ValidationError as exc:
-        raise DocumentError(_schema_issues(doc, overrides, exc)) from None
+        raise DocumentError(_schema_issues(doc, overrides, exc, data)) from None
     problems = cross_field_problems(profile)
     if problems:
         raise DocumentError([_issue(doc, overrides, p, msg) for p, msg in problems])
@@ -110,11 +115,11 @@ def _apply(data: dict[str, Any], override: Override) -> None:
         nxt = override.path[i + 1]
         if isinstance(node, list) and isinstance(part, int):
             if part >= len(node):
-                raise UserInputError(f"{override.source}: index {part} is past the end of {dotted(override.path[:i])}")
+                raise _override_error(override, i, f"index {part} is past the end of the list")
             node = node[part]
             continue
         if not isinstance(node, dict):
-            raise UserInputError(f"{override.source}: {dotted(override.path[:i])} is not a mapping")
+            raise _override_error(override, i, "is not a mapping")
         child = node.get(str(part))
         if child is None:
             child = [] if isinstance(nxt, int) else {}
@@ -123,7 +128,7 @@ def _apply(data: dict[str, Any], override: Override) -> None:
     last = override.path[-1]
     if isinstance(node, list) and isinstance(last, int):
         if last > len(node):
-            raise UserInputError(f"{override.source}: index {last} is past the end of the list")
+            raise _override_error(override, len(override.path) - 1, f"index {last} is past the end of the list")
         if last == len(node):
             node.append(override.value)
         else:
@@ -131,25 +136,35 @@ def _apply(data: dict[str, Any], override: Override) -> None:
     elif isinstance(node, dict):
         node[str(last)] = override.value
     else:
-        raise UserInputError(f"{override.source}: {dotted(override.path[:-1])} is not a mapping")
+        raise _override_error(override, len(override.path) - 1, "is not a mapping")
+
+
+def _override_error(override: Override, depth: int, problem: str) -> DocumentError:
+    """The override cannot be applied: `override.path[:depth]` is not the container it needs."""
+    return DocumentError([Issue(override.source, 0, 0, dotted(override.path[:depth]), problem)])
 
 
 def _issue(
     doc: YamlDocument, overrides: Sequence[Override], path: KeyPath, message: str, *, at_key: bool = False
 ) -> Issue:
-    # An override that set this path (or a parent of it) is the thing to blame, not the file.
+    # Blame the latest override that touched the problem: one that set this path, a parent or a child of
+    # it, or that created the part of the tree holding it (the file does not have that part).
+    wanted = tuple(str(p) for p in path)
+    in_file = max((n for n in range(len(path) + 1) if path[:n] in doc.marks), default=0)
     for override in reversed(overrides):
-        n = len(override.path)
-        if tuple(str(p) for p in path[:n]) == tuple(str(p) for p in override.path):
+        given = tuple(str(p) for p in override.path)
+        shorter = min(len(wanted), len(given))
+        common = next((i for i in range(shorter) if wanted[i] != given[i]), shorter)
+        if wanted and (common == shorter or common > in_file):
             return Issue(override.source, 0, 0, dotted(path), message)
     return doc.issue(path, message, at_key=at_key)
 
 
-def _schema_issues(doc: YamlDocument, overrides: Sequence[Override], exc: ValidationError) -> list[Issue]:
+def _schema_issues(doc: YamlDocument, overrides: Sequence[Override], exc: ValidationError, data: Any) -> list[Issue]:
     issues: list[Issue] = []
     seen: set[tuple[KeyPath, str]] = set()
     for err in exc.errors(include_url=False):
-        loc = _clean_loc(err["loc"])
+        loc = _clean_loc(err["loc"], data)
         kind = err["type"]
         if kind == "extra_forbidden":
             message = _unknown_key_message(loc)
@@ -167,14 +182,29 @@ def _schema_issues(doc: YamlDocument, overrides: Sequence[Override], exc: Valida
     return issues
 
 
-def _clean_loc(loc: Iterable[int | str]) -> KeyPath:
-    # Pydantic adds union branch names ("list[int]", "function-after[...]") to `loc`; they are not keys.
+def _clean_loc(loc: Iterable[int | str], data: Any) -> KeyPath:
+    """The key path of a pydantic error location, walked along the data that was validated.
+
+    Pydantic puts union branch tags ("list[...]", "str", "function-after[...]") into `loc`; they are not
+    keys. A part is kept when the data has it (so a user's key that looks like a tag stays), or when it
+    does not look like a tag (a missing required key).
+    """
     out: list[str | int] = []
+    node: Any = data
     for part in loc:
-        if isinstance(part, str) and ("[" in part or part in {"str", "int", "float", "bool", "none"}):
+        in_dict = isinstance(node, dict) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if in_dict or in_list:
+            node = node[part]
+        elif isinstance(part, str) and ("[" in part or part in _UNION_TAGS):
             continue
+        else:
+            node = None
         out.append(part)
     return tuple(out)
+
+
+_UNION_TAGS = frozenset({"str", "int", "float", "bool", "none"})
 
 
 def _friendly(msg: str, value: Any) -> str:

@@ -90,8 +90,11 @@ def _eplb_rules(p: Profile) -> list[Problem]:
         )
     if eplb.mode == "static" and not eplb.expert_map_path:
         out.append((("engine", "eplb", "expert_map_path"), "static EPLB replays an expert map: set expert_map_path"))
-    if eplb.mode == "off" and (eplb.redundant_experts or eplb.record_path or eplb.expert_map_path):
-        out.append((("engine", "eplb", "mode"), "EPLB settings are given but mode is `off`"))
+    optional = ("expert_map_path", "record_path", "heat_collection_interval", "algorithm_interval", "policy_type")
+    given = ["redundant_experts"] if eplb.redundant_experts else []
+    given += [name for name in optional if getattr(eplb, name) is not None]
+    if eplb.mode == "off" and given:
+        out.append((("engine", "eplb", "mode"), f"EPLB settings are given ({', '.join(given)}) but mode is `off`"))
     return out
 
 

@@ -5,8 +5,13 @@ or `load_yaml_text`. It:
 - reads at most `MAX_BYTES` and requires UTF-8 (a BOM is accepted);
 - uses PyYAML's *safe* composer only (no Python tags);
 - rejects duplicate mapping keys (YAML says they are an error; PyYAML silently keeps the last);
-- bounds anchors/aliases: a document whose aliases would expand past `MAX_EXPANDED_NODES` nodes (the
-  "billion laughs" bomb) or that refers to itself fails fast, before anything walks the expansion;
+- bounds the document: more than `MAX_EXPANDED_NODES` nodes fails while composing (so a large flat
+  document is refused in well under a second), and so does nesting deeper than `MAX_DEPTH`;
+- bounds anchors/aliases: a document whose aliases would expand past `MAX_EXPANDED_NODES` nodes or
+  `MAX_DEPTH` levels (the "billion laughs" bomb) or that refers to itself fails fast, before anything
+  walks the expansion;
+- accepts only plain mappings, sequences and scalars: a collection tag such as `!!set`, `!!omap` or
+  `!!python/object` is an error, as a scalar tag the safe loader does not know already is;
 - keeps the position of every key and value so later validation errors can say `file:line:col`.
 """
 
@@ -21,9 +26,13 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ascendctl.errors import DocumentError, Issue
 
-MAX_BYTES = 1024 * 1024
+# A profile is a few KiB. PyYAML's pure-Python scanner needs ~0.5 s per MiB of blank lines, so the cap
+# also keeps the worst accepted-size input well inside the 1 s budget for refusing a broken file.
+MAX_BYTES = 256 * 1024
 MAX_ALIASES = 256
-MAX_EXPANDED_NODES = 100_000
+# A real profile has a few hundred nodes. Composing costs ~15 µs a node in pure-Python PyYAML, so this
+# cap also bounds the time to refuse an oversized document (~0.3 s on a laptop core).
+MAX_EXPANDED_NODES = 20_000
 MAX_DEPTH = 64
 
 KeyPath = tuple[str | int, ...]
@@ -63,10 +72,20 @@ class YamlDocument:
 
 
 def dotted(path: KeyPath) -> str:
+    """`a.b[0].c`; a key that would not read back as one dotted segment is quoted: `a['x.y']`, `a['\\n']`."""
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not part or "." in part or "[" in part or not part.isprintable():
+            out += f"[{part!r}]"
+        else:
+            out += f".{part}" if out else part
     return out
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def load_yaml_file(path: Path) -> YamlDocument:
@@ -101,7 +120,8 @@ def load_yaml_bytes(raw: bytes, source: str) -> YamlDocument:
     except UnicodeDecodeError as exc:
         before = raw[: exc.start]
         line = before.count(b"\n") + 1
-        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        line_start = before[before.rfind(b"\n") + 1 :]
+        column = len(line_start.decode("utf-8", errors="replace")) + 1
         raise DocumentError(
             [Issue(source, line, column, "", f"not UTF-8 text (byte 0x{raw[exc.start]:02x})")]
         ) from None
@@ -109,24 +129,31 @@ def load_yaml_bytes(raw: bytes, source: str) -> YamlDocument:
 
 
 def load_yaml_text(text: str, source: str) -> YamlDocument:
-    if len(text.encode("utf-8")) > MAX_BYTES:
+    if len(text.encode("utf-8", errors="surrogatepass")) > MAX_BYTES:
         raise DocumentError([Issue(source, 1, 1, "", f"document is larger than {MAX_BYTES // 1024} KiB")])
-    loader = _BoundedLoader(text)
+    loader: _BoundedLoader | None = None
     try:
+        loader = _BoundedLoader(text)  # the reader checks every character here, before any parsing
         root = loader.get_single_node()
     except yaml.reader.ReaderError as exc:
         line, column = _line_col(text, exc.position)
+        char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
         raise DocumentError(
-            [Issue(source, line, column, "", f"invalid character {exc.character!r} in YAML text")]
+            [Issue(source, line, column, "", f"character {char} is not allowed in YAML text")]
         ) from None
+    except _LimitError as exc:
+        mark = exc.problem_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        raise DocumentError([Issue(source, line, column, "", str(exc.problem))]) from None
     except yaml.MarkedYAMLError as exc:
         raise DocumentError([_yaml_issue(source, exc)]) from None
     except yaml.YAMLError as exc:
-        raise DocumentError([Issue(source, 1, 1, "", f"YAML error: {exc}")]) from None
+        raise DocumentError([Issue(source, 1, 1, "", f"YAML error: {_one_line(str(exc))}")]) from None
     except RecursionError:
         raise DocumentError([Issue(source, 1, 1, "", f"nesting deeper than {MAX_DEPTH} levels")]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     doc = YamlDocument(source, None)
     if root is None:
         return doc
@@ -142,12 +169,16 @@ def _line_col(text: str, position: int) -> tuple[int, int]:
 
 def _yaml_issue(source: str, exc: yaml.MarkedYAMLError) -> Issue:
     mark = exc.problem_mark or exc.context_mark
-    problem = exc.problem or exc.context or "invalid YAML"
+    problem = _one_line(exc.problem or exc.context or "invalid YAML")
     if "\\t" in problem or "\t" in problem:
         problem += " (YAML indentation must use spaces, not tabs)"
     if mark is None:
         return Issue(source, 1, 1, "", f"YAML syntax error: {problem}")
     return Issue(source, mark.line + 1, mark.column + 1, "", f"YAML syntax error: {problem}")
+
+
+class _LimitError(yaml.composer.ComposerError):
+    """A size, depth or alias limit of this boundary was hit (not a YAML syntax error)."""
 
 
 class _BoundedLoader(yaml.SafeLoader):
@@ -157,65 +188,76 @@ class _BoundedLoader(yaml.SafeLoader):
         super().__init__(stream)
         self._aliases = 0
         self._depth = 0
+        self._nodes = 0
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        self._nodes += 1
+        if self._nodes > MAX_EXPANDED_NODES:
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise _LimitError(
+                None, None, f"more than {MAX_EXPANDED_NODES} nodes; refusing so large a document", event.start_mark
+            )
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
                 event = self.peek_event()  # type: ignore[no-untyped-call]
-                raise yaml.composer.ComposerError(
-                    None, None, f"more than {MAX_ALIASES} aliases; refusing to expand", event.start_mark
-                )
+                raise _LimitError(None, None, f"more than {MAX_ALIASES} aliases; refusing to expand", event.start_mark)
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
                 event = self.peek_event()  # type: ignore[no-untyped-call]
-                raise yaml.composer.ComposerError(
-                    None, None, f"nesting deeper than {MAX_DEPTH} levels", event.start_mark
-                )
+                raise _LimitError(None, None, f"nesting deeper than {MAX_DEPTH} levels", event.start_mark)
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
 
 def _check_expansion(root: Node, source: str) -> None:
-    """Refuse documents whose alias expansion is huge or cyclic, without expanding them."""
-    sizes: dict[int, int] = {}
+    """Refuse documents whose alias expansion is huge, too deep or cyclic, without expanding them.
+
+    The composer already bounds the nodes and nesting written in the text; aliases can multiply both
+    (each reference re-uses a whole subtree), so size and height are computed once per node and
+    checked against the same limits as the expanded document would have. The recursion here never
+    goes deeper than `MAX_DEPTH` + 1 frames.
+    """
+    sizes: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded nodes, expanded height)
     visiting: set[int] = set()
 
-    def size(node: Node) -> int:
-        key = id(node)
-        if key in sizes:
-            return sizes[key]
-        if key in visiting:
-            mark = node.start_mark
-            raise DocumentError(
-                [Issue(source, mark.line + 1, mark.column + 1, "", "an alias refers to its own anchor")]
-            )
-        visiting.add(key)
-        total = 1
-        if isinstance(node, SequenceNode):
-            total += sum(size(child) for child in node.value)
-        elif isinstance(node, MappingNode):
-            total += sum(size(k) + size(v) for k, v in node.value)
-        visiting.discard(key)
-        if total > MAX_EXPANDED_NODES:
-            mark = node.start_mark
-            raise DocumentError(
-                [
-                    Issue(
-                        source,
-                        mark.line + 1,
-                        mark.column + 1,
-                        "",
-                        f"aliases expand to more than {MAX_EXPANDED_NODES} nodes; refusing (alias bomb?)",
-                    )
-                ]
-            )
-        sizes[key] = total
-        return total
+    def fail(node: Node, message: str) -> DocumentError:
+        mark = node.start_mark
+        return DocumentError([Issue(source, mark.line + 1, mark.column + 1, "", message)])
 
-    size(root)
+    def measure(node: Node, level: int) -> tuple[int, int]:
+        key = id(node)
+        if key in visiting:
+            raise fail(node, "an alias refers to its own anchor")
+        known = sizes.get(key)
+        if known is None:
+            if level > MAX_DEPTH:
+                raise fail(node, f"aliases expand to nesting deeper than {MAX_DEPTH} levels; refusing")
+            visiting.add(key)
+            total, height = 1, 1
+            children: list[Node] = []
+            if isinstance(node, SequenceNode):
+                children = list(node.value)
+            elif isinstance(node, MappingNode):
+                children = [part for pair in node.value for part in pair]
+            for child in children:
+                child_total, child_height = measure(child, level + 1)
+                total += child_total
+                height = max(height, child_height + 1)
+                if total > MAX_EXPANDED_NODES:
+                    raise fail(node, f"aliases expand to more than {MAX_EXPANDED_NODES} nodes; refusing (alias bomb?)")
+            visiting.discard(key)
+            known = sizes[key] = (total, height)
+        if level + known[1] - 1 > MAX_DEPTH:
+            raise fail(node, f"aliases expand to nesting deeper than {MAX_DEPTH} levels; refusing")
+        return known
+
+    measure(root, 1)
+
+
+_PLAIN_COLLECTION_TAGS = frozenset({"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"})
 
 
 class _Builder:
@@ -231,11 +273,31 @@ class _Builder:
                 return self.loader.construct_object(node, deep=True)
             except yaml.constructor.ConstructorError as exc:
                 raise DocumentError([_yaml_issue(self.doc.source, exc)]) from None
-            except ValueError as exc:  # e.g. an out-of-range timestamp
+            except ValueError as exc:  # e.g. an out-of-range timestamp, an int past the digit limit
                 mark = node.start_mark
                 raise DocumentError(
-                    [Issue(self.doc.source, mark.line + 1, mark.column + 1, dotted(path), str(exc))]
+                    [Issue(self.doc.source, mark.line + 1, mark.column + 1, dotted(path), _one_line(str(exc)))]
                 ) from None
+            except Exception:  # PyYAML's constructors fail in many ways on odd input (`!!int ''`, `!!bool x`)
+                mark = node.start_mark
+                tag = node.tag.rsplit(":", 1)[-1]
+                message = f"cannot read {node.value!r} as a YAML {tag}"
+                raise DocumentError(
+                    [Issue(self.doc.source, mark.line + 1, mark.column + 1, dotted(path), message)]
+                ) from None
+        if node.tag not in _PLAIN_COLLECTION_TAGS:
+            mark = node.start_mark
+            raise DocumentError(
+                [
+                    Issue(
+                        self.doc.source,
+                        mark.line + 1,
+                        mark.column + 1,
+                        dotted(path),
+                        f"unsupported YAML tag {node.tag!r}; use a plain mapping or list",
+                    )
+                ]
+            )
         if isinstance(node, SequenceNode):
             items = []
             for index, child in enumerate(node.value):

@@ -17,11 +17,18 @@ OverridesOption = Annotated[
 
 
 def validate(
-    profiles: Annotated[list[Path], typer.Argument(help="Profile YAML files to validate.", show_default=False)],
+    profiles: Annotated[
+        list[Path], typer.Argument(metavar="PROFILE", help="Profile YAML files to validate.", show_default=False)
+    ],
     overrides: OverridesOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON report instead of text.")] = False,
 ) -> None:
-    """Validate profiles: YAML, schema and cross-field rules, every error as FILE:LINE:COL."""
+    """Validate profiles: YAML, schema and cross-field rules, every error as FILE:LINE:COL.
+
+    `--json` prints a list with one object per profile: {"file", "valid", "name" (null when invalid),
+    "errors": [{"file", "line", "column", "path", "message"}]}; "file" of an error is "--set ..." when
+    an override is to blame (line and column 0).
+    """
     from ascendctl.errors import DocumentError
     from ascendctl.profile_loader import load_profile
 
@@ -32,7 +39,8 @@ def validate(
             profile = load_profile(path, overrides or [])
         except DocumentError as exc:
             failed = True
-            report.append({"file": str(path), "valid": False, "errors": [i.as_dict() for i in exc.issues]})
+            errors = [i.as_dict() for i in exc.issues]
+            report.append({"file": str(path), "valid": False, "name": None, "errors": errors})
             if not as_json:
                 for issue in exc.issues:
                     typer.echo(f"error: {issue.render()}", err=True)
