@@ -1,0 +1,103 @@
+"""What every rule sees: the host facts, the support matrix, an optional profile and the release row.
+
+All pure: building a context reads nothing; `effective_env` is the host's environment overlaid with the
+profile's `runtime.env` (what the engine will actually get).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from ascendctl_engine.host.facts import HostFacts
+from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:
+    from ascendctl.models.matrix import Release, SupportMatrix
+    from ascendctl.models.profile import Profile
+
+TargetBackend = Literal["npu", "cuda", "cpu"]
+ReleaseSource = Literal["profile", "installed", "none"]
+
+
+def parse_version(text: str | None) -> Version | None:
+    """A PEP 440 version (leading `v` allowed), or None when absent or unparseable."""
+    if not text:
+        return None
+    try:
+        return Version(text.strip().lstrip("vV"))
+    except InvalidVersion:
+        return None
+
+
+def release_tuple(text: str | None, n: int = 3) -> tuple[int, ...] | None:
+    v = parse_version(text)
+    if v is None:
+        return None
+    return (tuple(v.release) + (0,) * n)[:n]
+
+
+def same_version(a: str | None, b: str | None) -> bool:
+    va, vb = parse_version(a), parse_version(b)
+    if va is None or vb is None:
+        return (a or "").strip().lower().lstrip("v") == (b or "").strip().lower().lstrip("v")
+    return va == vb
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    facts: HostFacts
+    matrix: SupportMatrix | None = None
+    profile: Profile | None = None
+    release: Release | None = None  # the row checked against (profile pin, else the installed engine's)
+    release_source: ReleaseSource = "none"
+    release_error: str | None = None  # why the profile's pin found no row
+    matrix_error: str | None = None  # why the matrix could not be loaded
+    profile_path: str | None = None
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        """Host environment overlaid with the profile's `runtime.env`."""
+        merged = dict(self.facts.env)
+        if self.profile is not None:
+            merged.update(self.profile.runtime.env)
+        merged.update(self.extra_env)
+        return merged
+
+    @property
+    def target(self) -> TargetBackend:
+        """The backend being checked: the profile's; else the host's, or npu when CANN or vllm-ascend is
+        installed on a host where no NPU was seen (a host without its driver is still meant to be an NPU
+        host). A stray `torch-npu` alone does not make a CPU box an NPU host."""
+        if self.profile is not None:
+            return self.profile.target.backend
+        if self.facts.backend != "cpu":
+            return self.facts.backend
+        ascend_software = self.facts.cann.version is not None or "vllm-ascend" in self.facts.packages
+        return "npu" if ascend_software else "cpu"
+
+    @property
+    def family(self) -> str | None:
+        """The hardware family in question: the profile's for npu profiles, else the host's."""
+        if self.profile is not None and self.profile.target.hardware is not None:
+            return self.profile.target.hardware
+        return self.facts.family
+
+    def pkg(self, name: str) -> str | None:
+        return self.facts.packages.get(name)
+
+    @property
+    def python_ok(self) -> bool:
+        return self.facts.python is not None and self.facts.python.error is None
+
+    @property
+    def graph_mode(self) -> str:
+        """The profile's graph intent; `auto` without a profile (vLLM captures graphs by default)."""
+        return self.profile.engine.graph.mode if self.profile is not None else "auto"
+
+    def release_label(self) -> str:
+        if self.release is None:
+            return "?"
+        return self.release.version

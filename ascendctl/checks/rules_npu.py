@@ -1,0 +1,351 @@
+"""NPU hardware rules: driver, npu-smi, devices, device nodes, SoC family, health, masks, HBM.
+
+Facts: ../shared/reference/vllm-ascend.md §2 (supported products, SoC names, HBM per device), §10.1
+(device nodes, driver files), §11 #8/#9 (unknown SoC), and vllm-ascend `NPUPlatform.device_control_env_var`
+(`ASCEND_RT_VISIBLE_DEVICES`, §7.1).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ascendctl_engine.host.facts import NpuDevice
+
+from ascendctl.checks.context import CheckContext
+from ascendctl.checks.registry import Outcome, passed, problem, rule, skipped
+
+DRIVER_FIX = (
+    "install the Ascend HDK (driver + firmware) that the CANN release notes name for your CANN version, "
+    "then reboot; in a container mount /usr/local/Ascend/driver and /usr/local/bin/npu-smi"
+)
+SUPPORTED_HARDWARE = (
+    "Atlas A2 (910B1/910B2/910B2C/910B3/910B4/910B4-1), Atlas A3 (Ascend910, two chips per card), "
+    "Atlas 300I Duo (310P3, experimental) and Atlas 950"
+)
+
+
+def not_npu(ctx: CheckContext) -> Outcome | None:
+    if ctx.target != "npu":
+        return skipped(f"target backend is {ctx.target}, not npu")
+    return None
+
+
+def visible_count(ctx: CheckContext) -> int:
+    """Devices the engine can see: the mask's length when a valid mask is set, else all listed."""
+    count = len(ctx.facts.devices)
+    mask = ctx.env.get("ASCEND_RT_VISIBLE_DEVICES")
+    ids = parse_mask(mask) if mask else None
+    if ids is not None and all(i < count for i in ids):
+        return len(ids)
+    return count
+
+
+def parse_mask(mask: str) -> list[int] | None:
+    """`0,1,2,3` → [0, 1, 2, 3]; None when it is not a comma-separated list of device ids."""
+    parts = [p.strip() for p in mask.split(",")]
+    if not parts or any(not re.fullmatch(r"\d+", p) for p in parts):
+        return None
+    return [int(p) for p in parts]
+
+
+def used_devices(ctx: CheckContext) -> list[NpuDevice]:
+    """The devices a deployment would use: the profile's (visible_devices, else the first devices_per_node,
+    through the ASCEND_RT_VISIBLE_DEVICES mask when one is set); every device without a profile."""
+    devices = list(ctx.facts.devices)
+    if ctx.profile is None:
+        return devices
+    wanted = ctx.profile.target.visible_devices or list(range(ctx.profile.target.devices_per_node))
+    mask = parse_mask(ctx.env.get("ASCEND_RT_VISIBLE_DEVICES") or "")
+    physical = {mask[i] for i in wanted if i < len(mask)} if mask else set(wanted)
+    return [d for i, d in enumerate(devices) if i in physical]
+
+
+@rule("npu.driver", "error", "Ascend NPU driver installed")
+def npu_driver(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    drv = ctx.facts.driver
+    if drv.installed or ctx.facts.npu_smi_found:
+        version = f"driver {drv.version} (from {drv.source})" if drv.version else "driver version not found"
+        return passed(version)
+    return problem(
+        "no NPU driver: /usr/local/Ascend/driver is missing and npu-smi is not on PATH",
+        DRIVER_FIX,
+    )
+
+
+@rule("npu.smi", "warn", "npu-smi available")
+def npu_smi(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    if not ctx.facts.npu_smi_found:
+        if not ctx.facts.driver.installed:
+            return skipped("no driver, so no npu-smi")
+        return problem(
+            "npu-smi is not on PATH: devices, HBM and the SoC cannot be read",
+            "add /usr/local/bin to PATH (npu-smi ships with the driver); in a container mount /usr/local/bin/npu-smi",
+        )
+    err = ctx.facts.probe_errors.get("npu-smi")
+    if err:
+        return problem(f"npu-smi failed: {err}", "run `npu-smi info` by hand; reinstall the driver if it fails")
+    return passed(f"npu-smi info parsed ({ctx.facts.npu.layout if ctx.facts.npu else '?'} layout)")
+
+
+@rule("npu.devices", "error", "NPUs listed by npu-smi")
+def npu_devices(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    if ctx.facts.npu is None:
+        return skipped("npu-smi output not available")
+    devices = ctx.facts.devices
+    if not devices:
+        return problem(
+            "npu-smi lists no NPU",
+            "check `npu-smi info`; in a container pass the devices (--device /dev/davinciN plus "
+            "/dev/davinci_manager, /dev/devmm_svm, /dev/hisi_hdc)",
+        )
+    names = sorted({d.name for d in devices})
+    hbm = sorted({d.hbm_total_mb for d in devices if d.hbm_total_mb})
+    hbm_text = f", {'/'.join(str(h) for h in hbm)} MB each" if hbm else ""
+    return passed(f"{len(devices)} × {'/'.join(names)}{hbm_text}")
+
+
+@rule("npu.device-nodes", "error", "Device nodes /dev/davinci*")
+def npu_device_nodes(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    nodes = ctx.facts.device_nodes
+    if not ctx.facts.driver.installed and not nodes.any:
+        return skipped("no driver installed")
+    missing = nodes.missing_control_nodes
+    want = sorted({d.id for d in ctx.facts.devices})
+    absent = [i for i in want if i not in nodes.davinci]
+    if not nodes.davinci:
+        missing = ["/dev/davinci*", *missing]
+    missing += [f"/dev/davinci{i}" for i in absent]
+    if missing:
+        flags = " ".join(f"--device {m}" for m in missing if "*" not in m)
+        return problem(
+            f"missing device nodes: {', '.join(missing)}",
+            "load the driver (reboot after installing it); in a container add "
+            + (flags or "--device /dev/davinci0 … --device /dev/davinci_manager --device /dev/devmm_svm")
+            + " (plus /dev/hisi_hdc)",
+        )
+    return passed(f"/dev/davinci{{{','.join(str(i) for i in nodes.davinci)}}} and control nodes present")
+
+
+@rule("npu.soc", "error", "Supported Ascend SoC")
+def npu_soc(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    devices = ctx.facts.devices
+    if not devices:
+        return skipped("no NPU listed")
+    if ctx.facts.family is None:
+        names = ", ".join(sorted({d.name for d in devices}))
+        return problem(
+            f"unknown or unsupported chip {names}: vllm-ascend fails with `Undefined soc_version` / "
+            "`Cannot support runtime soc_version`",
+            f"vllm-ascend runs on {SUPPORTED_HARDWARE}; Ascend 910 (910A/910ProB) and 310B are not supported "
+            "(FAQ #1). To build for a known SoC anyway, set SOC_VERSION (e.g. ascend910b1)",
+        )
+    soc = f", SOC_VERSION {ctx.facts.soc_version}" if ctx.facts.soc_version else ""
+    return passed(f"family {ctx.facts.family} ({devices[0].name}{soc})")
+
+
+@rule("npu.health", "warn", "NPU health")
+def npu_health(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    devices = ctx.facts.devices
+    if not devices:
+        return skipped("no NPU listed")
+    bad = [d for d in devices if not d.healthy]
+    if bad:
+        listed = ", ".join(f"device {d.id} (NPU {d.npu} chip {d.chip}): {d.health}" for d in bad)
+        return problem(
+            f"not healthy: {listed}",
+            "inspect with `npu-smi info -t health -i <NPU>`; keep those devices out of "
+            "ASCEND_RT_VISIBLE_DEVICES / target.visible_devices until fixed",
+        )
+    return passed(f"all {len(devices)} devices OK")
+
+
+@rule("npu.hardware-match", "error", "Profile hardware family matches the host")
+def npu_hardware_match(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    if ctx.profile is None or ctx.profile.target.hardware is None:
+        return skipped("no profile hardware to compare")
+    want = ctx.profile.target.hardware
+    have = ctx.facts.family
+    if have is None:
+        return skipped("host family unknown")
+    if want != have:
+        return problem(
+            f"the profile targets {want} but this host is {have}",
+            f"set `target.hardware: {have}` (and re-check parallel sizes and quantization), or run it on a {want} host",
+        )
+    return passed(f"{have} on both")
+
+
+@rule("npu.device-count", "error", "Enough NPUs for the profile")
+def npu_device_count(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    if ctx.profile is None:
+        return skipped("no profile")
+    if ctx.facts.npu is None:
+        return skipped("device list not available")
+    need = ctx.profile.target.devices_per_node
+    have = visible_count(ctx)
+    if have < need:
+        return problem(
+            f"the profile uses {need} devices per node but {have} are visible here",
+            f"lower target.devices_per_node to {have} (with matching engine.parallel sizes) or use a bigger host",
+        )
+    return passed(f"{need} needed, {have} visible")
+
+
+@rule("npu.visible-devices", "error", "Device mask (ASCEND_RT_VISIBLE_DEVICES) is valid")
+def npu_visible_devices(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    count = len(ctx.facts.devices)
+    known = ctx.facts.npu is not None
+    problems: list[str] = []
+    mask = ctx.env.get("ASCEND_RT_VISIBLE_DEVICES")
+    ids = parse_mask(mask) if mask is not None else None
+    if mask is not None:
+        if ids is None:
+            problems.append(f"ASCEND_RT_VISIBLE_DEVICES={mask!r} is not a comma-separated list of device ids")
+        elif len(set(ids)) != len(ids):
+            problems.append(f"ASCEND_RT_VISIBLE_DEVICES={mask} repeats a device")
+        elif known and any(i >= count for i in ids):
+            problems.append(
+                f"ASCEND_RT_VISIBLE_DEVICES={mask} names devices beyond the {count} present (0-{count - 1})"
+            )
+    wanted = list(ctx.profile.target.visible_devices or []) if ctx.profile is not None else []
+    if wanted and known:
+        usable = len(ids) if ids is not None and not problems else count
+        over = [i for i in wanted if i >= usable]
+        if over:
+            problems.append(f"target.visible_devices {over} exceed the {usable} devices visible here")
+    if problems:
+        example = ",".join(str(i) for i in range(max(min(count, 4), 1)))
+        return problem(
+            "; ".join(problems),
+            f"use ids 0-{max(count - 1, 0)} (logical ids among the devices this host or container sees), "
+            f"e.g. ASCEND_RT_VISIBLE_DEVICES={example}",
+        )
+    if mask is None and not wanted:
+        return passed("no mask set: all devices visible")
+    shown = [f"ASCEND_RT_VISIBLE_DEVICES={mask}"] if mask is not None else []
+    shown += [f"target.visible_devices={wanted}"] if wanted else []
+    if not known:
+        return passed(f"{' and '.join(shown)} well-formed (no device list to compare with)")
+    return passed(f"{' and '.join(shown)} valid for {count} devices")
+
+
+@rule("npu.busy", "warn", "NPUs free of other processes")
+def npu_busy(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    if ctx.facts.npu is None or not ctx.facts.devices:
+        return skipped("device list not available")
+    devices = used_devices(ctx)
+    used_ids = {(d.npu, d.chip) for d in devices}
+    procs = [p for p in ctx.facts.npu.processes if (p.npu, p.chip) in used_ids]
+    heavy = [
+        d for d in devices if d.hbm_total_mb and d.hbm_used_mb is not None and d.hbm_used_mb > 0.25 * d.hbm_total_mb
+    ]
+    if procs or heavy:
+        parts = [f"pid {p.pid} ({p.name}) holds {p.memory_mb} MB on NPU {p.npu} chip {p.chip}" for p in procs]
+        parts += [f"device {d.id} has {d.hbm_used_mb}/{d.hbm_total_mb} MB in use" for d in heavy]
+        return problem(
+            "; ".join(parts),
+            "stop those processes (see `npu-smi info`), or pick free devices with target.visible_devices / "
+            "ASCEND_RT_VISIBLE_DEVICES",
+        )
+    return passed("no other process on the devices")
+
+
+# ---- coarse device-memory fit (a later planner refines memory) -------------------------------------
+
+_KNOWN_PARAMS_B = {
+    "deepseek-r1": 671.0,
+    "deepseek-v3": 671.0,
+    "deepseek-v3.1": 671.0,
+    "deepseek-v3.2": 671.0,
+    "kimi-k2": 1000.0,
+}
+_SIZE_RE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)\s*([BbMm])(?![A-Za-z])")
+
+
+def model_params_billions(source: str) -> float | None:
+    """Parameter count guessed from a model name: `Qwen3-32B-W8A8` → 32, `Qwen3-235B-A22B` → 235 (total),
+    `SmolLM2-135M` → 0.135; a few well-known names without a size are listed. None when unknown."""
+    name = source.rstrip("/").split("/")[-1].split(":")[-1]
+    lowered = name.lower()
+    for key, value in _KNOWN_PARAMS_B.items():
+        if lowered.startswith(key):
+            return value
+    for number, unit in _SIZE_RE.findall(name.replace("_", "-")):
+        value = float(number)
+        return value if unit in "Bb" else value / 1000.0
+    return None
+
+
+def bytes_per_param(quantization: str, source: str) -> float:
+    q = quantization
+    if q in ("none", "auto"):
+        lowered = source.lower()
+        if "w4a" in lowered or "int4" in lowered:
+            return 0.5
+        if "w8a" in lowered or "int8" in lowered or "fp8" in lowered:
+            return 1.0
+        return 2.0
+    if q.startswith("w4"):
+        return 0.5
+    return 1.0
+
+
+@rule("npu.hbm", "error", "Model weights fit in device memory (coarse)")
+def npu_hbm(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    if ctx.profile is None:
+        return skipped("no profile")
+    devices = used_devices(ctx) or list(ctx.facts.devices)
+    totals = [d.hbm_total_mb for d in devices if d.hbm_total_mb]
+    if not totals:
+        return skipped("device memory not known")
+    p = ctx.profile
+    params = model_params_billions(p.model.source)
+    if params is None:
+        return skipped(f"model size unknown for {p.model.source!r}")
+    par = p.engine.parallel
+    shards = par.tensor * par.pipeline * (par.data if par.expert else 1)
+    bpp = bytes_per_param(p.model.quantization, p.model.source)
+    weights_mb = params * 1e9 * bpp / shards / (1024 * 1024)
+    util = p.engine.memory.device_utilization or 0.9
+    total = min(totals)
+    used = max((d.hbm_used_mb or 0) for d in devices)
+    budget = min(total * util, total - used)
+    detail = (
+        f"~{weights_mb / 1024:.1f} GiB of weights per device ({params:g}B params × {bpp:g} B/param ÷ {shards} shards) "
+        f"vs {budget / 1024:.1f} GiB usable ({total} MB × {util:g}, {used} MB in use)"
+    )
+    if weights_mb > budget:
+        return problem(
+            detail,
+            "raise engine.parallel.tensor (or pipeline), use a quantized checkpoint (w8a8 / w4a8), or a family "
+            "with more HBM",
+        )
+    if weights_mb > 0.8 * budget:
+        return problem(
+            detail + ": little room left for the KV cache",
+            "raise engine.parallel.tensor or lower model.max_model_len / engine.scheduler.max_num_seqs",
+            severity="warn",
+        )
+    return passed(detail)

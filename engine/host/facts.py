@@ -1,0 +1,438 @@
+"""Typed host facts: what the probes saw on one machine. Plain frozen dataclasses, no I/O.
+
+`HostFacts.to_dict()` is the `host` object of `ascendctl check --json`; its minimal shape is a contract
+(pinned by tests, read back by `ascendctl matrix --here --facts FILE`): keys may be added, never removed.
+`HostFacts.from_dict()` reads that object back (lenient: unknown keys are ignored, missing ones default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Backend = Literal["npu", "cuda", "cpu"]
+Family = Literal["a2", "a3", "300i-duo", "950"]
+FAMILIES: tuple[Family, ...] = ("a2", "a3", "300i-duo", "950")
+CannLayout = Literal["toolkit", "cann9", "env"]
+
+
+@dataclass(frozen=True)
+class NpuDevice:
+    """One NPU chip as `npu-smi info` lists it (two rows per chip in the table)."""
+
+    id: int  # device id: A3 `Phy-ID`, 310P `Device`, else the NPU id (what /dev/davinciN numbers)
+    npu: int  # NPU (card) id, first column of the first row
+    chip: int  # chip id within the card (A3 and 300I Duo cards hold two chips)
+    name: str  # npu-smi Name column, e.g. 910B3, Ascend910, 310P3
+    health: str  # OK, Warning, Alarm, Critical, ... (a pasted `0K` is read as OK)
+    bus_id: str | None = None
+    hbm_used_mb: int | None = None
+    hbm_total_mb: int | None = None  # 310P has no HBM column: its device memory is reported here
+    memory_used_mb: int | None = None
+    memory_total_mb: int | None = None
+    temp_c: int | None = None
+    aicore_pct: int | None = None
+
+    @property
+    def healthy(self) -> bool:
+        return self.health.upper() == "OK"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "npu": self.npu,
+            "chip": self.chip,
+            "name": self.name,
+            "health": self.health,
+            "bus_id": self.bus_id,
+            "hbm_total_mb": self.hbm_total_mb,
+            "hbm_used_mb": self.hbm_used_mb,
+            "memory_total_mb": self.memory_total_mb,
+            "memory_used_mb": self.memory_used_mb,
+            "temp_c": self.temp_c,
+            "aicore_pct": self.aicore_pct,
+        }
+
+
+@dataclass(frozen=True)
+class NpuProcess:
+    """A row of the process table that may follow the device table."""
+
+    npu: int
+    chip: int
+    pid: int
+    name: str
+    memory_mb: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"npu": self.npu, "chip": self.chip, "pid": self.pid, "name": self.name, "memory_mb": self.memory_mb}
+
+
+@dataclass(frozen=True)
+class NpuSmiInfo:
+    """Parsed `npu-smi info`."""
+
+    recognized: bool  # a title or header row was found (False: the text is not an npu-smi table)
+    driver_version: str | None = None  # from the title row `npu-smi X  Version: X`
+    layout: str | None = None  # "a2" (Chip), "a3" (Chip Phy-ID), "310p" (Chip Device)
+    width: int | None = None  # characters per table row: 98, 106, 116 (None when collapsed)
+    devices: tuple[NpuDevice, ...] = ()
+    processes: tuple[NpuProcess, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeviceNodes:
+    """Ascend device files under /dev."""
+
+    davinci: tuple[int, ...] = ()
+    davinci_manager: bool = False
+    devmm_svm: bool = False
+    hisi_hdc: bool = False
+
+    @property
+    def missing_control_nodes(self) -> list[str]:
+        names = {"davinci_manager": self.davinci_manager, "devmm_svm": self.devmm_svm, "hisi_hdc": self.hisi_hdc}
+        return [f"/dev/{n}" for n, present in names.items() if not present]
+
+    @property
+    def any(self) -> bool:
+        return bool(self.davinci) or self.davinci_manager or self.devmm_svm or self.hisi_hdc
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "davinci": list(self.davinci),
+            "davinci_manager": self.davinci_manager,
+            "devmm_svm": self.devmm_svm,
+            "hisi_hdc": self.hisi_hdc,
+        }
+
+
+@dataclass(frozen=True)
+class DriverInfo:
+    installed: bool = False  # /usr/local/Ascend/driver exists
+    version: str | None = None
+    source: str | None = None  # the file or command the version came from
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"installed": self.installed, "version": self.version, "source": self.source}
+
+
+@dataclass(frozen=True)
+class CannInfo:
+    """The CANN toolkit this host would use, and whether its environment is sourced."""
+
+    version: str | None = None
+    path: str | None = None  # install directory the version belongs to
+    layout: CannLayout | None = None
+    source: str | None = None  # file the version came from
+    set_env: str | None = None  # the script to `source`
+    installed_versions: tuple[str, ...] = ()  # every version found on disk
+    home_env: str | None = None  # ASCEND_HOME_PATH or ASCEND_TOOLKIT_HOME as set
+    sourced: bool = False  # home env set and LD_LIBRARY_PATH has CANN libraries
+    nnal_installed: bool = False  # /usr/local/Ascend/nnal/atb/set_env.sh exists
+    atb_sourced: bool = False  # libatb.so reachable (ATB_HOME_PATH or nnal/atb on LD_LIBRARY_PATH)
+    atb_set_env: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "path": self.path,
+            "layout": self.layout,
+            "source": self.source,
+            "set_env": self.set_env,
+            "installed_versions": list(self.installed_versions),
+            "home_env": self.home_env,
+            "sourced": self.sourced,
+            "nnal_installed": self.nnal_installed,
+            "atb_sourced": self.atb_sourced,
+            "atb_set_env": self.atb_set_env,
+        }
+
+
+@dataclass(frozen=True)
+class PythonEnv:
+    """The engine environment's interpreter and the versions of the engine packages installed in it."""
+
+    interpreter: str
+    chosen_by: str  # "flag", "env", "engine-venv" or "current"
+    version: str | None = None
+    packages: Mapping[str, str] = field(default_factory=dict)  # installed only; names as probed
+    vllm_ascend_device_type: str | None = None  # from vllm_ascend/_build_info.py, never by importing it
+    error: str | None = None  # why the interpreter could not be probed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "interpreter": self.interpreter,
+            "chosen_by": self.chosen_by,
+            "version": self.version,
+            "vllm_ascend_device_type": self.vllm_ascend_device_type,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class CudaGpu:
+    index: int
+    name: str
+    memory_total_mb: int | None
+    memory_used_mb: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "memory_total_mb": self.memory_total_mb,
+            "memory_used_mb": self.memory_used_mb,
+        }
+
+
+@dataclass(frozen=True)
+class CudaInfo:
+    nvidia_smi: bool = False
+    driver_version: str | None = None
+    gpus: tuple[CudaGpu, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "nvidia_smi": self.nvidia_smi,
+            "driver_version": self.driver_version,
+            "gpus": [g.to_dict() for g in self.gpus],
+        }
+
+
+@dataclass(frozen=True)
+class CpuInfo:
+    arch: str | None = None
+    cores: int | None = None
+    memory_total_mb: int | None = None
+    memory_available_mb: int | None = None
+    numa_nodes: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "arch": self.arch,
+            "cores": self.cores,
+            "memory_total_mb": self.memory_total_mb,
+            "memory_available_mb": self.memory_available_mb,
+            "numa_nodes": self.numa_nodes,
+        }
+
+
+@dataclass(frozen=True)
+class PortStatus:
+    host: str
+    port: int
+    purpose: str  # "server", "dp-rpc", "ray", ...
+    in_use: bool | None  # None: could not tell (see error)
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "port": self.port,
+            "purpose": self.purpose,
+            "in_use": self.in_use,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """Everything `check`, `matrix --here` and the planner need to know about one host."""
+
+    backend: Backend  # what this host has: npu (Ascend driver/devices seen), cuda (nvidia-smi GPUs), cpu
+    family: Family | None = None
+    soc_version: str | None = None  # SOC_VERSION spelling, e.g. ascend910b3, ascend910_9391
+    npu_smi_found: bool = False
+    npu: NpuSmiInfo | None = None
+    device_nodes: DeviceNodes = field(default_factory=DeviceNodes)
+    driver: DriverInfo = field(default_factory=DriverInfo)
+    cann: CannInfo = field(default_factory=CannInfo)
+    python: PythonEnv | None = None
+    cuda: CudaInfo = field(default_factory=CudaInfo)
+    cpu: CpuInfo = field(default_factory=CpuInfo)
+    env: Mapping[str, str] = field(default_factory=dict)  # relevant variables only, secrets redacted
+    nics: tuple[str, ...] | None = None  # /sys/class/net entries; None when unreadable
+    ports: tuple[PortStatus, ...] = ()
+    probe_errors: Mapping[str, str] = field(default_factory=dict)  # probe name -> why it failed
+    root: str = "/"
+
+    @property
+    def devices(self) -> tuple[NpuDevice, ...]:
+        return self.npu.devices if self.npu else ()
+
+    @property
+    def packages(self) -> Mapping[str, str]:
+        return self.python.packages if self.python else {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `host` object of `ascendctl check --json` (contract; add keys, never remove)."""
+        npu = self.npu
+        return {
+            "backend": self.backend,
+            "hardware": {
+                "family": self.family,
+                "soc_version": self.soc_version,
+                "device_count": len(self.devices),
+                "devices": [d.to_dict() for d in self.devices],
+                "processes": [p.to_dict() for p in npu.processes] if npu else [],
+                "npu_smi_layout": npu.layout if npu else None,
+                "npu_smi": self.npu_smi_found,
+                "device_nodes": self.device_nodes.to_dict(),
+            },
+            "driver": self.driver.to_dict(),
+            "cann": self.cann.to_dict(),
+            "python": self.python.to_dict() if self.python else {"version": None},
+            "packages": dict(sorted(self.packages.items())),
+            "cuda": self.cuda.to_dict(),
+            "cpu": self.cpu.to_dict(),
+            "env": dict(sorted(self.env.items())),
+            "nics": list(self.nics) if self.nics is not None else None,
+            "ports": [p.to_dict() for p in self.ports],
+            "probe_errors": dict(sorted(self.probe_errors.items())),
+            "root": self.root,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> HostFacts:
+        """Read a `host` object back (from `check --json` or a hand-written facts file). Lenient."""
+        return _facts_from_dict(data)
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _int_or(value: Any, default: int) -> int:
+    parsed = _int(value)
+    return default if parsed is None else parsed
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _facts_from_dict(data: Mapping[str, Any]) -> HostFacts:
+    hw = _map(data.get("hardware"))
+    devices: list[NpuDevice] = []
+    for i, raw in enumerate(hw.get("devices") or []):
+        d = _map(raw)
+        dev_id = _int_or(d.get("id"), i)
+        devices.append(
+            NpuDevice(
+                id=dev_id,
+                npu=_int_or(d.get("npu"), dev_id),
+                chip=_int_or(d.get("chip"), 0),
+                name=str(d.get("name") or ""),
+                health=str(d.get("health") or "OK"),
+                bus_id=_str(d.get("bus_id")),
+                hbm_used_mb=_int(d.get("hbm_used_mb")),
+                hbm_total_mb=_int(d.get("hbm_total_mb")),
+                memory_used_mb=_int(d.get("memory_used_mb")),
+                memory_total_mb=_int(d.get("memory_total_mb")),
+                temp_c=_int(d.get("temp_c")),
+                aicore_pct=_int(d.get("aicore_pct")),
+            )
+        )
+    processes = tuple(
+        NpuProcess(
+            npu=_int_or(p.get("npu"), 0),
+            chip=_int_or(p.get("chip"), 0),
+            pid=_int_or(p.get("pid"), 0),
+            name=str(p.get("name") or ""),
+            memory_mb=_int(p.get("memory_mb")),
+        )
+        for p in (_map(x) for x in hw.get("processes") or [])
+    )
+    driver = _map(data.get("driver"))
+    cann = _map(data.get("cann"))
+    py = _map(data.get("python"))
+    packages = {str(k): str(v) for k, v in _map(data.get("packages")).items() if isinstance(v, str) and v}
+    nodes = _map(hw.get("device_nodes"))
+    cuda = _map(data.get("cuda"))
+    cpu = _map(data.get("cpu"))
+    family = hw.get("family")
+    backend = data.get("backend")
+    nics = data.get("nics")
+    return HostFacts(
+        backend=backend if backend in ("npu", "cuda", "cpu") else "cpu",
+        family=family if family in FAMILIES else None,
+        soc_version=_str(hw.get("soc_version")),
+        npu_smi_found=bool(hw.get("npu_smi", bool(devices))),
+        npu=NpuSmiInfo(
+            recognized=bool(devices),
+            driver_version=_str(driver.get("version")),
+            layout=_str(hw.get("npu_smi_layout")),
+            devices=tuple(devices),
+            processes=processes,
+        )
+        if devices or processes
+        else None,
+        device_nodes=DeviceNodes(
+            davinci=tuple(x for x in (_int(v) for v in nodes.get("davinci") or []) if x is not None),
+            davinci_manager=bool(nodes.get("davinci_manager")),
+            devmm_svm=bool(nodes.get("devmm_svm")),
+            hisi_hdc=bool(nodes.get("hisi_hdc")),
+        ),
+        driver=DriverInfo(
+            installed=bool(driver.get("installed", driver.get("version") is not None)),
+            version=_str(driver.get("version")),
+            source=_str(driver.get("source")),
+        ),
+        cann=CannInfo(
+            version=_str(cann.get("version")),
+            path=_str(cann.get("path")),
+            layout=cann.get("layout") if cann.get("layout") in ("toolkit", "cann9", "env") else None,
+            source=_str(cann.get("source")),
+            set_env=_str(cann.get("set_env")),
+            installed_versions=tuple(str(v) for v in cann.get("installed_versions") or []),
+            home_env=_str(cann.get("home_env")),
+            sourced=bool(cann.get("sourced", cann.get("version") is not None)),
+            nnal_installed=bool(cann.get("nnal_installed", False)),
+            atb_sourced=bool(cann.get("atb_sourced", False)),
+            atb_set_env=_str(cann.get("atb_set_env")),
+        ),
+        python=PythonEnv(
+            interpreter=str(py.get("interpreter") or ""),
+            chosen_by=str(py.get("chosen_by") or "facts-file"),
+            version=_str(py.get("version")),
+            packages=packages,
+            vllm_ascend_device_type=_str(py.get("vllm_ascend_device_type")),
+            error=_str(py.get("error")),
+        ),
+        cuda=CudaInfo(
+            nvidia_smi=bool(cuda.get("nvidia_smi", False)),
+            driver_version=_str(cuda.get("driver_version")),
+            gpus=tuple(
+                CudaGpu(
+                    index=_int_or(g.get("index"), 0),
+                    name=str(g.get("name") or ""),
+                    memory_total_mb=_int(g.get("memory_total_mb")),
+                    memory_used_mb=_int(g.get("memory_used_mb")),
+                )
+                for g in (_map(x) for x in cuda.get("gpus") or [])
+            ),
+        ),
+        cpu=CpuInfo(
+            arch=_str(cpu.get("arch")),
+            cores=_int(cpu.get("cores")),
+            memory_total_mb=_int(cpu.get("memory_total_mb")),
+            memory_available_mb=_int(cpu.get("memory_available_mb")),
+            numa_nodes=_int(cpu.get("numa_nodes")),
+        ),
+        env={str(k): str(v) for k, v in _map(data.get("env")).items()},
+        nics=tuple(str(n) for n in nics) if isinstance(nics, list) else None,
+        probe_errors={str(k): str(v) for k, v in _map(data.get("probe_errors")).items()},
+        root=str(data.get("root") or "/"),
+    )
