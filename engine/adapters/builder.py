@@ -1,0 +1,310 @@
+"""Collects what the era adapters decide, checks every flag against the flag table, and assembles the
+per-node `EngineCommand`s.
+
+Adapters never build argv strings themselves: they call `arg()`, `compile_key()`, `additional_key()`,
+`env_default()` with a reason, and the builder records the provenance of each value.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ascendctl_engine.adapters.flags import FlagTable, canonical_flag, flag_tokens
+from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.spec import EngineCommand, SecretRef
+
+ArgValue = str | int | float | Sequence[int] | None
+
+
+@dataclass(eq=False)
+class Arg:
+    flag: str
+    values: tuple[str, ...]
+    why: str
+    server: bool = False  # an API-server option: dropped on headless nodes
+
+
+@dataclass(eq=False)
+class AdapterResult:
+    """What the adapters made of one intent: one command per node, plus the reasons."""
+
+    commands: tuple[EngineCommand, ...]
+    provenance: dict[str, str]  # "--flag" / "env:NAME" / "--additional-config.a.b" / "decision:x" → why
+    warnings: tuple[str, ...]
+    unsupported: tuple[str, ...]  # broken constraints (the planner fails unless unsupported is allowed)
+    eras: dict[str, str]  # topic → era name and range used
+    env_sources: dict[int, dict[str, str]]  # node → env var → provenance
+    graph_mode: str  # resolved: eager / piecewise / full / full-decode-only / full-and-piecewise / torchair / default
+
+
+def _str(value: int | float | str) -> str:
+    if isinstance(value, bool):
+        raise TypeError("boolean flags take no value")
+    return str(value)
+
+
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any], path: str = "") -> tuple[dict[str, Any], list[str]]:
+    """`over` merged into `base` (mappings recursively; `over` wins). Returns the merge and the dotted
+    paths of `base` leaves that `over` replaced with a different value."""
+    out = dict(base)
+    replaced: list[str] = []
+    for key, value in over.items():
+        here = f"{path}.{key}" if path else str(key)
+        if key in out and isinstance(out[key], Mapping) and isinstance(value, Mapping):
+            merged, more = deep_merge(out[key], value, here)
+            out[key] = merged
+            replaced += more
+        else:
+            if key in out and out[key] != value:
+                replaced.append(here)
+            out[key] = value
+    return out, replaced
+
+
+def _set_path(target: dict[str, Any], path: Sequence[str], value: Any) -> None:
+    node = target
+    for part in path[:-1]:
+        nxt = node.get(part)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            node[part] = nxt
+        node = nxt
+    node[path[-1]] = value
+
+
+def _flag_key(token: str) -> str:
+    """`--eplb-config.window_size=5` → `--eplb-config.window_size` (dotted sub-keys are separate options)."""
+    name = token.split("=", 1)[0]
+    head, dot, rest = name.partition(".")
+    return (canonical_flag(head) or head) + dot + rest
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value)
+
+
+@dataclass(eq=False)
+class CommandBuilder:
+    intent: EngineIntent
+    table: FlagTable
+    args: dict[str, Arg] = field(default_factory=dict)
+    node_args: dict[int, dict[str, Arg]] = field(default_factory=dict)
+    compilation: dict[str, Any] = field(default_factory=dict)
+    additional: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, tuple[str, str]] = field(default_factory=dict)
+    node_env: dict[int, dict[str, tuple[str, str]]] = field(default_factory=dict)
+    pre_commands: dict[int, list[tuple[str, ...]]] = field(default_factory=dict)
+    worker_argv: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    headless: set[int] = field(default_factory=set)
+    provenance: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    eras: dict[str, str] = field(default_factory=dict)
+    # Set by the graph topic, spelled by the capture-sizes topic (None: the engine's own list).
+    capture_sizes: tuple[int, ...] | None = None
+    capture_sizes_why: str = ""
+    graph_mode: str = "auto"  # resolved by the graph topic: eager / piecewise / full / ... / torchair / default
+    ascend_scheduler: bool = False  # TorchAir era: the Ascend scheduler is on (takes chunked prefill)
+
+    # ---------------------------------------------------------------- queries
+    @property
+    def vllm(self) -> str:
+        return self.intent.vllm
+
+    def accepts(self, flag: str) -> bool:
+        """Whether the target vLLM is known to accept `flag` (state `yes`)."""
+        return self.table.state(flag, self.vllm) == "yes"
+
+    # ---------------------------------------------------------------- recording
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def fail(self, message: str) -> None:
+        """A constraint this intent breaks on this release (fatal unless unsupported is allowed)."""
+        if message not in self.unsupported:
+            self.unsupported.append(message)
+
+    def decide(self, key: str, why: str) -> None:
+        self.provenance[f"decision:{key}"] = why
+
+    def arg(
+        self,
+        flag: str,
+        *values: ArgValue,
+        why: str,
+        required: bool = True,
+        node: int | None = None,
+        server: bool = False,
+    ) -> bool:
+        """Emit `flag` (with values) if the target vLLM accepts it. Returns whether it was emitted.
+
+        Unknown flags: `required` ones are emitted with a warning, optional ones are dropped with one.
+        Flags the vLLM is known to reject are never emitted: `required` → a broken constraint.
+        """
+        state = self.table.state(flag, self.vllm)
+        if state == "no":
+            message = f"vLLM {self.vllm} has no `{flag}` ({self.table.source(flag)}); it was needed for: {why}"
+            (self.fail if required else self.warn)(message)
+            return False
+        if state == "unknown":
+            if not required:
+                self.warn(f"`{flag}` not emitted: not verified to exist in vLLM {self.vllm} (for: {why})")
+                return False
+            self.warn(f"`{flag}` is not verified to exist in vLLM {self.vllm}; emitted anyway (for: {why})")
+        tokens: list[str] = []
+        for value in values:
+            if value is None:
+                continue
+            if isinstance(value, (list, tuple)):
+                tokens += [_str(v) for v in value]
+            else:
+                tokens.append(_str(value))  # type: ignore[arg-type]
+        target = self.args if node is None else self.node_args.setdefault(node, {})
+        target[flag] = Arg(flag, tuple(tokens), why, server)
+        key = flag if node is None else f"{flag}@node{node}"
+        self.provenance[key] = why
+        return True
+
+    def drop(self, flag: str) -> None:
+        self.args.pop(flag, None)
+        self.provenance.pop(flag, None)
+
+    def json_arg(self, flag: str, value: Mapping[str, Any], *, why: str, required: bool = True) -> bool:
+        return self.arg(flag, _json(value), why=why, required=required)
+
+    def compile_key(self, key: str, value: Any, *, why: str) -> None:
+        self.compilation[key] = value
+        self.provenance[f"--compilation-config.{key}"] = why
+
+    def additional_key(self, path: str, value: Any, *, why: str) -> None:
+        _set_path(self.additional, path.split("."), value)
+        self.provenance[f"--additional-config.{path}"] = why
+
+    def env_default(self, name: str, value: str, *, why: str, node: int | None = None) -> None:
+        if node is None:
+            self.env[name] = (value, why)
+        else:
+            self.node_env.setdefault(node, {})[name] = (value, why)
+
+    # ---------------------------------------------------------------- assembly
+    def finish(self) -> AdapterResult:
+        intent = self.intent
+        planned_additional = self.additional
+        if intent.additional_config:
+            merged, replaced = deep_merge(planned_additional, intent.additional_config)
+            for path in replaced:
+                self.warn(f"engine.additional_config overrides the planned `{path}` (the profile's value wins)")
+            for key in intent.additional_config:
+                self.provenance[f"--additional-config.{key}"] = "user: engine.additional_config"
+            planned_additional = merged
+        if planned_additional:
+            self.arg(
+                "--additional-config",
+                _json(planned_additional),
+                why="vllm-ascend options collected from the plan (see --additional-config.* entries)",
+            )
+        if self.compilation:
+            self.arg(
+                "--compilation-config",
+                _json(self.compilation),
+                why="graph options collected from the plan (see --compilation-config.* entries)",
+            )
+        extra = self._checked_extra_args()
+        commands: list[EngineCommand] = []
+        env_sources: dict[int, dict[str, str]] = {}
+        for node in intent.nodes:
+            i = node.index
+            headless = i in self.headless
+            if i in self.worker_argv:
+                argv = self.worker_argv[i]
+            else:
+                argv_list = ["vllm", "serve", intent.model.source]
+                flags = dict(self.args)
+                flags.update(self.node_args.get(i, {}))
+                for a in flags.values():
+                    if headless and a.server:
+                        continue
+                    argv_list.append(a.flag)
+                    argv_list += a.values
+                argv_list += extra
+                argv = tuple(argv_list)
+            env, sources = self._node_env(i)
+            env_sources[i] = sources
+            serves_http = i not in self.worker_argv and not headless
+            secret: dict[str, SecretRef] = {}
+            if serves_http and intent.server.api_key is not None:
+                secret["VLLM_API_KEY"] = intent.server.api_key
+                sources["VLLM_API_KEY"] = f"user: server.api_key ({intent.server.api_key.describe()}), read at launch"
+            commands.append(
+                EngineCommand(
+                    node=i,
+                    role="head" if i == 0 else "worker",
+                    argv=argv,
+                    env=env,
+                    secret_env=secret,
+                    health_url=self._health_url() if serves_http else None,
+                    pre_commands=tuple(self.pre_commands.get(i, ())),
+                )
+            )
+        for name, (_value, why) in self.env.items():
+            self.provenance[f"env:{name}"] = why
+        return AdapterResult(
+            commands=tuple(commands),
+            provenance=self.provenance,
+            warnings=tuple(self.warnings),
+            unsupported=tuple(self.unsupported),
+            eras=self.eras,
+            env_sources=env_sources,
+            graph_mode=self.graph_mode,
+        )
+
+    def _node_env(self, node: int) -> tuple[dict[str, str], dict[str, str]]:
+        env: dict[str, str] = {}
+        sources: dict[str, str] = {}
+        for name, (value, why) in {**self.env, **self.node_env.get(node, {})}.items():
+            env[name] = value
+            sources[name] = why
+        for name, value in self.intent.user_env.items():
+            if name in env and env[name] != value:
+                sources[name] = f"user: runtime.env.{name} (replaces the planned {env[name]!r}: {sources[name]})"
+            else:
+                sources[name] = f"user: runtime.env.{name}"
+            env[name] = value
+        return env, sources
+
+    def _health_url(self) -> str:
+        host = self.intent.server.host
+        if host in ("0.0.0.0", "", "::"):  # noqa: S104 - only the address the supervisor polls
+            host = "127.0.0.1"
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"http://{host}:{self.intent.server.port}/health"
+
+    def _checked_extra_args(self) -> list[str]:
+        extra = list(self.intent.extra_args)
+        if not extra:
+            return extra
+        planned = {_flag_key(f) for f in self.args}
+        for token in flag_tokens(extra):
+            name = _flag_key(token)
+            state = self.table.state(token, self.vllm)
+            if state == "no":
+                self.fail(
+                    f"engine.extra_args: vLLM {self.vllm} rejects `{token}` ({self.table.source(token)}); "
+                    "the engine would exit at startup"
+                )
+            elif state == "unknown":
+                self.warn(f"engine.extra_args: `{token}` is not verified to exist in vLLM {self.vllm}")
+            if name in planned:
+                self.warn(f"engine.extra_args repeats the planned `{name}`; vLLM takes the last value (yours)")
+            if canonical_flag(token) == "--config":
+                self.warn(
+                    "engine.extra_args passes `--config`: vLLM silently drops `false` values from that YAML "
+                    "(vllm.md §2.5); ascendctl always spells switches as flags instead"
+                )
+            self.provenance[f"extra:{token}"] = "user: engine.extra_args"
+        return extra

@@ -1,0 +1,172 @@
+"""Environment defaults ascendctl injects, each with its reason. The profile's `runtime.env` always wins
+(the builder applies it last). Facts: vllm-ascend.md §7 (§7.3 counts how often the docs export each),
+§9 tutorials; vllm.md §4.3, §7; cpu-engine.md (measured on this project's machines)."""
+
+from __future__ import annotations
+
+import math
+
+from ascendctl_engine.adapters.builder import CommandBuilder
+from ascendctl_engine.adapters.eras import era
+from ascendctl_engine.adapters.intent import EngineIntent
+
+DEFAULT_CPU_KV_GIB = 2
+
+
+# ------------------------------------------------------------------------------------ V1 engine
+@era(
+    "engine-v1",
+    "v0-default",
+    axis="vllm_ascend",
+    spec="<0.9.0rc1",
+    backends={"npu"},
+    summary="(nothing: the V0 engine is the default)",
+    source="vllm-ascend.md §4.1 (v0.7.3/v0.8.5rc1 feature tables: V1 experimental)",
+)
+def v1_unset(intent: EngineIntent, b: CommandBuilder) -> None:
+    return
+
+
+@era(
+    "engine-v1",
+    "VLLM_USE_V1=1",
+    axis="vllm_ascend",
+    spec=">=0.9.0rc1,<0.9.2rc1",
+    backends={"npu"},
+    summary="env `VLLM_USE_V1=1`",
+    source='RN v0.9.0rc1 / v0.9.1: "always set VLLM_USE_V1=1" (vllm-ascend.md §7.2)',
+)
+def v1_required(intent: EngineIntent, b: CommandBuilder) -> None:
+    b.env_default(
+        "VLLM_USE_V1",
+        "1",
+        why="ascend default: this release runs graph mode, DP and EPLB on the V1 engine only (RN v0.9.0rc1/v0.9.1)",
+    )
+
+
+@era(
+    "engine-v1",
+    "v1-default",
+    axis="vllm_ascend",
+    spec=">=0.9.2rc1",
+    backends={"npu"},
+    summary="(nothing: V1 is the default; vLLM ≥ 0.13 no longer reads VLLM_USE_V1)",
+    source="RN v0.9.2rc1 (vllm-ascend.md §7.2); vllm.md §4.3",
+)
+def v1_default(intent: EngineIntent, b: CommandBuilder) -> None:
+    return
+
+
+# ------------------------------------------------------------------------------------ defaults
+def _visible(intent: EngineIntent) -> tuple[str, str]:
+    if intent.visible_devices is not None:
+        return ",".join(str(d) for d in intent.visible_devices), intent.source("target.visible_devices")
+    devices = ",".join(str(d) for d in range(intent.devices_per_node))
+    return devices, f"profile default: devices 0..{intent.devices_per_node - 1} (target.devices_per_node)"
+
+
+@era(
+    "env",
+    "ascend-defaults",
+    axis="vllm_ascend",
+    backends={"npu"},
+    summary=(
+        "`PYTORCH_NPU_ALLOC_CONF=expandable_segments:True`, `TASK_QUEUE_ENABLE=1`, `OMP_NUM_THREADS=1`, "
+        "`OMP_PROC_BIND=false`, `HCCL_OP_EXPANSION_MODE=AIV` (not 300I Duo), `HCCL_BUFFSIZE=1024` with EP, "
+        "`ASCEND_RT_VISIBLE_DEVICES`"
+    ),
+    source="vllm-ascend.md §7.3 (tutorial exports), §9; Dockerfile ENV (TASK_QUEUE_ENABLE=1 OMP_NUM_THREADS=1)",
+)
+def env_npu(intent: EngineIntent, b: CommandBuilder) -> None:
+    b.env_default(
+        "PYTORCH_NPU_ALLOC_CONF",
+        "expandable_segments:True",
+        why="ascend default: limits memory fragmentation (FAQ #12; exported by 166 doc commands, vllm-ascend.md §7.3)",
+    )
+    b.env_default(
+        "TASK_QUEUE_ENABLE",
+        "1",
+        why="ascend default: operator delivery queue on (image ENV; optimization_and_tuning.md, vllm-ascend.md §7.3)",
+    )
+    b.env_default(
+        "OMP_NUM_THREADS",
+        "1",
+        why="ascend default: the images set 1 (Dockerfile ENV, vllm-ascend.md §1.3/§7.3)",
+    )
+    b.env_default(
+        "OMP_PROC_BIND",
+        "false",
+        why="ascend default: exported by the multi-rank tutorials (146×, vllm-ascend.md §7.3)",
+    )
+    if intent.hardware != "300i-duo":
+        b.env_default(
+            "HCCL_OP_EXPANSION_MODE",
+            "AIV",
+            why="ascend default: HCCL scheduled on the AI vector cores (optimization_and_tuning.md; not on 310P)",
+        )
+    if intent.parallel.expert:
+        b.env_default(
+            "HCCL_BUFFSIZE",
+            "1024",
+            why="ascend default: expert parallelism needs a larger HCCL buffer (MB); 1024 is the most common "
+            "tutorial value (vllm-ascend.md §7.3, RN v0.11.0rc1)",
+        )
+    value, why = _visible(intent)
+    b.env_default("ASCEND_RT_VISIBLE_DEVICES", value, why=why)
+
+
+@era(
+    "env",
+    "cpu-defaults",
+    axis="vllm",
+    backends={"cpu"},
+    summary="`VLLM_CPU_KVCACHE_SPACE` always; `VLLM_CPU_OMP_THREADS_BIND` for more than one rank",
+    source='vllm.md §7 (KV size, thread binding); cpu-engine.md (unset KV takes ~19 GiB; TP/DP=2 need "0|1")',
+)
+def env_cpu(intent: EngineIntent, b: CommandBuilder) -> None:
+    gib = intent.cpu_kv_cache_gib
+    if gib is None:
+        b.env_default(
+            "VLLM_CPU_KVCACHE_SPACE",
+            str(DEFAULT_CPU_KV_GIB),
+            why=f"engine default: {DEFAULT_CPU_KV_GIB} GiB; unset, vLLM 0.32 takes ~19 of 21 GiB (cpu-engine.md)",
+        )
+    else:
+        whole = max(1, math.ceil(gib))
+        why = intent.source("engine.memory.cpu_kv_cache_gib")
+        if whole != gib:
+            b.warn(f"VLLM_CPU_KVCACHE_SPACE takes whole GiB (vllm/envs.py reads it with int()): {gib} → {whole}")
+            why += f" (rounded up to {whole} GiB)"
+        b.env_default("VLLM_CPU_KVCACHE_SPACE", str(whole), why=why)
+    p = intent.parallel
+    local_ranks = p.tensor * p.pipeline * (p.data_local or max(1, p.data // intent.node_count))
+    if local_ranks > 1:
+        b.env_default("VLLM_CPU_OMP_THREADS_BIND", _bind(local_ranks, intent.cpu_cores), why=_bind_why(local_ranks))
+
+
+def _bind(ranks: int, cores: int | None) -> str:
+    if not cores or cores < ranks:
+        return "|".join(str(r) for r in range(ranks))
+    per = cores // ranks
+    return "|".join(f"{r * per}-{r * per + per - 1}" if per > 1 else str(r * per) for r in range(ranks))
+
+
+def _bind_why(ranks: int) -> str:
+    return (
+        f"engine default: one core range per rank ({ranks} ranks); without it TP/DP > 1 fails with "
+        "'Not enough allowed NUMA nodes to bind threads' (cpu-engine.md, vllm.md §7)"
+    )
+
+
+@era(
+    "env",
+    "cuda-defaults",
+    axis="vllm",
+    backends={"cuda"},
+    summary="`CUDA_VISIBLE_DEVICES` when target.visible_devices is set",
+    source="vllm.md §1.4 (CudaPlatform.device_control_env_var)",
+)
+def env_cuda(intent: EngineIntent, b: CommandBuilder) -> None:
+    if intent.visible_devices is not None:
+        value, why = _visible(intent)
+        b.env_default("CUDA_VISIBLE_DEVICES", value, why=why)

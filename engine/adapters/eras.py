@@ -1,0 +1,154 @@
+"""The registry of release eras: (topic, backend, version range) → the adapter piece for that era.
+
+Every release-dependent decision lives in exactly one `Era`: a PEP 440 specifier set over the
+vllm-ascend version (`axis="vllm_ascend"`, NPU only) or over the vLLM version (`axis="vllm"`), and the
+function that turns intent into flags/env for releases in that range. For a given topic, backend and
+version exactly one era matches (the tests walk every release row to prove it); nothing outside this
+registry compares versions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from ascendctl_engine.adapters.builder import CommandBuilder
+from ascendctl_engine.adapters.flags import version_of
+from ascendctl_engine.adapters.intent import EngineIntent
+
+Axis = Literal["vllm", "vllm_ascend"]
+Apply = Callable[[EngineIntent, CommandBuilder], None]
+
+# Topic order = the order adapters run (later topics may read what earlier ones decided).
+TOPICS: tuple[str, ...] = (
+    "model",
+    "quantization",
+    "pooling",
+    "graph",
+    "npugraph-ex",
+    "capture-sizes",
+    "parallel",
+    "eplb",
+    "scheduler",
+    "speculative",
+    "server",
+    "engine-v1",
+    "env",
+    "network",
+    "config-keys",
+)
+
+ALL_BACKENDS = frozenset({"npu", "cuda", "cpu"})
+
+
+@dataclass(frozen=True)
+class Era:
+    topic: str
+    name: str
+    axis: Axis
+    spec: str  # "" = every version
+    backends: frozenset[str]
+    summary: str  # what this era emits, for docs/intent-to-flags.md
+    source: str
+    apply: Apply
+
+    def version_of_intent(self, intent: EngineIntent) -> str | None:
+        return intent.vllm_ascend if self.axis == "vllm_ascend" else intent.vllm
+
+    def matches(self, intent: EngineIntent) -> bool:
+        if intent.backend not in self.backends:
+            return False
+        version = self.version_of_intent(intent)
+        if version is None:
+            return False
+        parsed = version_of(version)
+        if self.axis == "vllm":
+            # A vLLM pre-release behaves like its final (vllm-ascend v0.11.0rc0 targets vLLM 0.11.0rc3;
+            # "RC releases may use the corresponding vLLM final", vllm-ascend FAQ #7).
+            parsed = version_of(parsed.base_version)
+        return in_range(self.spec, parsed)
+
+    @property
+    def label(self) -> str:
+        axis = "vllm-ascend" if self.axis == "vllm_ascend" else "vLLM"
+        where = f"{axis} {self.spec}" if self.spec else f"every {axis}"
+        return f"{self.name} ({where}; {'/'.join(sorted(self.backends))})"
+
+
+_COMPARE = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
+
+
+@cache
+def _clauses(spec: str) -> tuple[tuple[str, Version], ...]:
+    out = []
+    for clause in SpecifierSet(spec):
+        if clause.operator not in _COMPARE or "*" in clause.version:
+            raise ValueError(f"era ranges use <, <=, >, >=, ==, != on plain versions, got {clause}")
+        out.append((clause.operator, Version(clause.version)))
+    return tuple(out)
+
+
+def in_range(spec: str, version: Version) -> bool:
+    """Plain version order, unlike PEP 440 specifiers (where `<0.7.3` excludes `0.7.3rc1`): era ranges
+    are written as "from this release on" / "before this release"."""
+    return all(_COMPARE[op](version, bound) for op, bound in _clauses(spec))
+
+
+REGISTRY: list[Era] = []
+
+
+def era(
+    topic: str,
+    name: str,
+    *,
+    axis: Axis,
+    spec: str = "",
+    backends: frozenset[str] | set[str] = ALL_BACKENDS,
+    summary: str,
+    source: str,
+) -> Callable[[Apply], Apply]:
+    """Register the decorated function as the `topic` adapter for releases in `spec`."""
+    if topic not in TOPICS:
+        raise ValueError(f"unknown era topic {topic!r}")
+    _clauses(spec)  # fail at import on a bad range
+
+    def register(fn: Apply) -> Apply:
+        REGISTRY.append(Era(topic, name, axis, spec, frozenset(backends), summary, source, fn))
+        return fn
+
+    return register
+
+
+class EraError(Exception):
+    """No era, or more than one, matches an intent (a gap or overlap in the registry)."""
+
+
+def select(topic: str, intent: EngineIntent) -> Era | None:
+    """The one era of `topic` for this intent's backend and version; None when the topic has no era
+    for the backend at all (the topic does not apply). Raises `EraError` on a gap or an overlap."""
+    candidates = [e for e in REGISTRY if e.topic == topic and intent.backend in e.backends]
+    if not candidates:
+        return None
+    matching = [e for e in candidates if e.matches(intent)]
+    if len(matching) == 1:
+        return matching[0]
+    axis = candidates[0].axis
+    version = intent.vllm_ascend if axis == "vllm_ascend" else intent.vllm
+    names = ", ".join(e.label for e in matching) or "none"
+    raise EraError(f"topic {topic!r}: {len(matching)} eras match {intent.backend} {version}: {names}")
+
+
+def eras_of(topic: str) -> list[Era]:
+    return [e for e in REGISTRY if e.topic == topic]

@@ -1,0 +1,349 @@
+"""Eras of the model-level flags: the model itself, quantization, pooling tasks, speculative decoding and
+the API server. Sources are `../shared/reference/vllm-ascend.md` (§N) and `vllm.md` (§N)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ascendctl_engine.adapters.builder import CommandBuilder
+from ascendctl_engine.adapters.eras import era
+from ascendctl_engine.adapters.intent import EngineIntent
+
+NPU = {"npu"}
+NON_NPU = {"cpu", "cuda"}
+
+
+# ------------------------------------------------------------------------------------------- model
+@era(
+    "model",
+    "engine-args",
+    axis="vllm",
+    summary=(
+        "`--served-model-name`, `--dtype` (float16 forced on Atlas 300I Duo), `--max-model-len`, "
+        "`--trust-remote-code`, `--revision`, `--hf-overrides` JSON, `--seed`, `--gpu-memory-utilization`"
+    ),
+    source="vllm.md §2.2; vllm-ascend.md §9.1/§9.4 (300I Duo: float16 only)",
+)
+def model_args(intent: EngineIntent, b: CommandBuilder) -> None:
+    m = intent.model
+    if m.served_name:
+        b.arg("--served-model-name", m.served_name, why=intent.source("model.served_name"))
+    if intent.hardware == "300i-duo" and m.dtype == "auto":
+        b.arg(
+            "--dtype",
+            "float16",
+            why="matrix rule: Atlas 300I Duo runs float16 only (vllm-ascend.md §9.4, Qwen-VL-Dense.md)",
+        )
+    elif m.dtype != "auto":
+        b.arg("--dtype", m.dtype, why=intent.source("model.dtype"))
+    if m.max_model_len is not None:
+        b.arg("--max-model-len", m.max_model_len, why=intent.source("model.max_model_len"))
+    if m.trust_remote_code:
+        b.arg("--trust-remote-code", why=intent.source("model.trust_remote_code"))
+    if m.revision:
+        b.arg("--revision", m.revision, why=intent.source("model.revision"))
+    if m.hf_overrides:
+        b.json_arg("--hf-overrides", m.hf_overrides, why=intent.source("model.hf_overrides"))
+    if intent.seed is not None:
+        b.arg("--seed", intent.seed, why=intent.source("engine.seed"))
+    if intent.device_utilization is not None:
+        b.arg(
+            "--gpu-memory-utilization",
+            intent.device_utilization,
+            why=intent.source("engine.memory.device_utilization"),
+        )
+
+
+# ------------------------------------------------------------------------------------ quantization
+def _quant_none_or_detected(intent: EngineIntent, b: CommandBuilder) -> bool:
+    """Handles float weights and methods vLLM reads from config.json. True when nothing is left to do."""
+    m = intent.model
+    if m.quantization == "none" or (m.quant_method in (None, "none") and m.quantization != "auto"):
+        return True
+    if m.quant_method in ("compressed-tensors", "fp8"):
+        b.decide(
+            "quantization",
+            f"{m.quant_method}: vLLM reads `quantization_config` from config.json, no flag needed "
+            "(vllm-ascend.md §5.1)",
+        )
+        return True
+    return False
+
+
+def _sharded_state(intent: EngineIntent, b: CommandBuilder) -> None:
+    if intent.model.quantization == "w8a8sc":
+        b.arg(
+            "--load-format",
+            "sharded_state",
+            why="W8A8SC weights are compressed per TP rank and load as sharded state (vllm-ascend.md §5.3/§5.4)",
+        )
+
+
+def _quant_flag(intent: EngineIntent, b: CommandBuilder, why: str) -> None:
+    m = intent.model
+    if m.quantization == "auto" and m.quant_method in (None, "auto"):
+        b.warn(
+            "model.quantization is `auto` but this release needs `--quantization ascend` for ModelSlim weights "
+            "and the model directory could not be inspected: no flag planned; set model.quantization (e.g. w8a8) "
+            "if the weights come from ModelSlim"
+        )
+        return
+    b.arg("--quantization", "ascend", why=why)
+    _sharded_state(intent, b)
+
+
+@era(
+    "quantization",
+    "none",
+    axis="vllm_ascend",
+    spec="<0.7.3",
+    backends=NPU,
+    summary="no ModelSlim quantization",
+    source="v0.7.3 FAQ #10: W8A8 arrives in v0.8.4rc2 (v0.7.3 only with MindIE Turbo)",
+)
+@era(
+    "quantization",
+    "none-v0.8",
+    axis="vllm_ascend",
+    spec=">=0.8.0,<0.8.4rc2",
+    backends=NPU,
+    summary="no ModelSlim quantization",
+    source="v0.7.3 FAQ #10: W8A8 is supported natively from v0.8.4rc2",
+)
+def quant_unavailable(intent: EngineIntent, b: CommandBuilder) -> None:
+    if _quant_none_or_detected(intent, b):
+        return
+    b.fail(
+        f"ModelSlim quantization ({intent.model.quantization}) needs vllm-ascend ≥ v0.8.4rc2, or v0.7.3 with "
+        "MindIE Turbo (v0.7.3 FAQ #10)"
+    )
+
+
+@era(
+    "quantization",
+    "mindie-turbo",
+    axis="vllm_ascend",
+    spec=">=0.7.3,<0.8.0",
+    backends=NPU,
+    summary="no flag; ModelSlim weights load through MindIE Turbo 2.0rc1 (install it in the engine env)",
+    source="vllm-ascend.md §1.1 notes and §5.1 (v0.7.3 quantizer imports mindie_turbo)",
+)
+def quant_mindie(intent: EngineIntent, b: CommandBuilder) -> None:
+    if _quant_none_or_detected(intent, b):
+        return
+    b.decide("quantization", "v0.7.3: the Ascend quantizer comes from MindIE Turbo; no CLI flag")
+    b.warn("v0.7.3 quantization needs `mindie_turbo==2.0rc1` in the engine environment (vllm-ascend.md §1.1)")
+
+
+@era(
+    "quantization",
+    "config-detected",
+    axis="vllm_ascend",
+    spec=">=0.8.4rc2,<0.9.0rc2",
+    backends=NPU,
+    summary="no flag: `ascend` is not a CLI choice yet; the method comes from the model's quant config",
+    source="v0.8.5rc1:vllm_ascend/quantization/quant_config.py (override_quantization_method); "
+    "v0.9.0rc2:vllm_ascend/platform.py adds `ascend` to the --quantization choices",
+)
+def quant_config_detected(intent: EngineIntent, b: CommandBuilder) -> None:
+    if _quant_none_or_detected(intent, b):
+        return
+    b.decide(
+        "quantization",
+        "selected from the model's quantization config; `--quantization ascend` is rejected by the CLI "
+        "before v0.9.0rc2",
+    )
+    _sharded_state(intent, b)
+
+
+@era(
+    "quantization",
+    "flag-required",
+    axis="vllm_ascend",
+    spec=">=0.9.0rc2,<0.15.0rc1",
+    backends=NPU,
+    summary="`--quantization ascend` (required for ModelSlim weights)",
+    source="v0.9.1 quantization.md (since 0.9.0rc2); vllm-ascend.md §5.1",
+)
+@era(
+    "quantization",
+    "flag-required-again",
+    axis="vllm_ascend",
+    spec=">=0.16.0rc1,<0.17.0rc1",
+    backends=NPU,
+    summary="`--quantization ascend` (required again: auto-detection reverted)",
+    source="vllm-ascend.md §5.1 (#6873 reverted the detection in v0.16.0rc1)",
+)
+def quant_required(intent: EngineIntent, b: CommandBuilder) -> None:
+    if _quant_none_or_detected(intent, b):
+        return
+    _quant_flag(intent, b, "required for ModelSlim weights in this release (vllm-ascend.md §5.1)")
+
+
+@era(
+    "quantization",
+    "auto-detect",
+    axis="vllm_ascend",
+    spec=">=0.15.0rc1,<0.16.0rc1",
+    backends=NPU,
+    summary="`--quantization ascend` kept explicit (the release also detects quant_model_description.json)",
+    source="vllm-ascend.md §5.1 (#6645 auto-detection in v0.15.0rc1; explicit method always wins)",
+)
+@era(
+    "quantization",
+    "auto-detect-again",
+    axis="vllm_ascend",
+    spec=">=0.17.0rc1",
+    backends=NPU,
+    summary="`--quantization ascend` kept explicit (detection is back; an explicit method always wins)",
+    source="vllm-ascend.md §5.1 (#7111 re-added detection in v0.17.0rc1)",
+)
+def quant_detected(intent: EngineIntent, b: CommandBuilder) -> None:
+    if _quant_none_or_detected(intent, b):
+        return
+    if intent.model.quantization == "auto" and intent.model.quant_method in (None, "auto"):
+        b.decide("quantization", "auto: this release detects ModelSlim weights from quant_model_description.json")
+        return
+    b.arg(
+        "--quantization",
+        "ascend",
+        why="optional in this release (auto-detected), kept explicit as the tutorials do; "
+        "an explicit method always wins (vllm-ascend.md §5.1)",
+    )
+    _sharded_state(intent, b)
+
+
+@era(
+    "quantization",
+    "upstream",
+    axis="vllm",
+    backends=NON_NPU,
+    summary="no flag for compressed-tensors / fp8 (read from config.json); ModelSlim types are NPU-only",
+    source="vllm.md §2.6 (QuantizationMethods); vllm-ascend.md §5.1",
+)
+def quant_upstream(intent: EngineIntent, b: CommandBuilder) -> None:
+    if _quant_none_or_detected(intent, b):
+        return
+    if intent.model.quantization == "auto":
+        b.decide("quantization", "auto: vLLM reads the method from config.json")
+        return
+    b.fail(
+        f"{intent.model.quantization} is a ModelSlim (vllm-ascend) quantization: it runs only on Ascend NPUs, "
+        f"not on the {intent.backend} engine"
+    )
+
+
+# ----------------------------------------------------------------------------------------- pooling
+_TASK_OLD = {"embed": "embed", "rerank": "score"}
+
+
+@era(
+    "pooling",
+    "task-flag",
+    axis="vllm",
+    spec="<0.13",
+    summary="`--task embed` / `--task score` for pooling models",
+    source="vllm.md §2.2/§2.6 (`--task` deprecated at 0.11, gone at 0.13); vllm-ascend v0.12.0rc1 "
+    "Qwen3_embedding.md uses `--task embed`",
+)
+def pooling_task(intent: EngineIntent, b: CommandBuilder) -> None:
+    task = intent.model.task
+    if task == "generate":
+        return
+    b.arg("--task", _TASK_OLD[task], why=f"{intent.source('model.task')} (pooling task, vLLM < 0.13 spelling)")
+
+
+@era(
+    "pooling",
+    "runner-pooling",
+    axis="vllm",
+    spec=">=0.13",
+    summary="`--runner pooling` for embedding and reranker models",
+    source="vllm.md §2.6; vllm-ascend.md §9.5/§9.6 (RN v0.13.0: --task deprecated, #5257)",
+)
+def pooling_runner(intent: EngineIntent, b: CommandBuilder) -> None:
+    if intent.model.task == "generate":
+        return
+    b.arg("--runner", "pooling", why=f"{intent.source('model.task')} (pooling runner, vLLM ≥ 0.13 spelling)")
+
+
+# ------------------------------------------------------------------------------------- speculative
+def _speculative(intent: EngineIntent, b: CommandBuilder, mtp_name: str) -> None:
+    spec = intent.speculative
+    if spec is None:
+        return
+    method = mtp_name if spec.method == "mtp" else spec.method
+    config: dict[str, Any] = {"method": method, "num_speculative_tokens": spec.num_tokens}
+    if spec.model:
+        config["model"] = spec.model
+    why = intent.source("engine.speculative")
+    if method != spec.method:
+        why += f"; MTP is spelled `{method}` for this vLLM"
+    b.json_arg("--speculative-config", config, why=why)
+
+
+@era(
+    "speculative",
+    "deepseek-mtp",
+    axis="vllm",
+    spec="<0.11",
+    summary="`--speculative-config` JSON; MTP is `deepseek_mtp`",
+    source='vllm-ascend v0.9.1 docs (`"method":"deepseek_mtp"`)',
+)
+def speculative_old(intent: EngineIntent, b: CommandBuilder) -> None:
+    _speculative(intent, b, "deepseek_mtp")
+
+
+@era(
+    "speculative",
+    "mtp",
+    axis="vllm",
+    spec=">=0.11",
+    summary="`--speculative-config` JSON; MTP is `mtp`",
+    source='vllm-ascend v0.11.0 docs and vllm-ascend.md §9.3 (`"method":"mtp"`)',
+)
+def speculative_new(intent: EngineIntent, b: CommandBuilder) -> None:
+    _speculative(intent, b, "mtp")
+
+
+# ------------------------------------------------------------------------------------------ server
+def _server(intent: EngineIntent, b: CommandBuilder, drain: bool) -> None:
+    s = intent.server
+    b.arg("--host", s.host, why=intent.source("server.host"), server=True)
+    b.arg("--port", s.port, why=intent.source("server.port"), server=True)
+    if drain:
+        b.arg(
+            "--shutdown-timeout",
+            s.shutdown_timeout,
+            why=f"{intent.source('server.shutdown_timeout')} (drain in-flight requests on stop)",
+            server=True,
+        )
+        return
+    note = f"vLLM {intent.vllm} has no `--shutdown-timeout` (vLLM ≥ 0.18): a stop aborts in-flight requests"
+    if s.shutdown_timeout_explicit and s.shutdown_timeout > 0:
+        b.warn(f"server.shutdown_timeout not applied: {note}")
+    b.decide("server.shutdown_timeout", note)
+
+
+@era(
+    "server",
+    "no-drain",
+    axis="vllm",
+    spec="<0.18",
+    summary="`--host`, `--port`; no drain flag (SIGTERM aborts in-flight requests)",
+    source="vllm.md §2.2 (parse test: --shutdown-timeout unrecognized at 0.11/0.13), §4.2",
+)
+def server_old(intent: EngineIntent, b: CommandBuilder) -> None:
+    _server(intent, b, drain=False)
+
+
+@era(
+    "server",
+    "drain",
+    axis="vllm",
+    spec=">=0.18",
+    summary="`--host`, `--port`, `--shutdown-timeout N` (drain on stop)",
+    source="vllm.md §2.2, §4.2 (v0.18.0+: engine_client.shutdown(timeout))",
+)
+def server_new(intent: EngineIntent, b: CommandBuilder) -> None:
+    _server(intent, b, drain=True)

@@ -1,0 +1,188 @@
+"""Parallel layout eras: TP / PP / DP / EP flags, multi-node data parallelism (one command per node),
+native multi-node `--nnodes` (vLLM ≥ 0.13), Ray (per-node `ray start`), and the per-node network env.
+
+Facts: vllm.md §2.2, §2.8, §6; vllm-ascend.md §9.2/§9.3 and `tutorials/features/ray.md`.
+"""
+
+from __future__ import annotations
+
+from ascendctl_engine.adapters.builder import CommandBuilder
+from ascendctl_engine.adapters.eras import era
+from ascendctl_engine.adapters.intent import EngineIntent
+
+
+def _layout(intent: EngineIntent, b: CommandBuilder) -> None:
+    p = intent.parallel
+    if p.tensor > 1:
+        b.arg("--tensor-parallel-size", p.tensor, why=intent.source("engine.parallel.tensor"))
+    if p.pipeline > 1:
+        b.arg("--pipeline-parallel-size", p.pipeline, why=intent.source("engine.parallel.pipeline"))
+    if p.data > 1:
+        b.arg("--data-parallel-size", p.data, why=intent.source("engine.parallel.data"))
+    if p.expert:
+        b.arg("--enable-expert-parallel", why=intent.source("engine.parallel.expert"))
+    if p.executor == "ray" or p.executor_explicit:
+        b.arg("--distributed-executor-backend", p.executor, why=intent.source("engine.parallel.executor"))
+
+
+def _head_address(intent: EngineIntent, b: CommandBuilder, what: str) -> str | None:
+    address = intent.nodes[0].address
+    if address is None:
+        b.fail(f"{what} across {intent.node_count} nodes needs network.nodes[0].address (the head node's IP)")
+    return address
+
+
+def _multinode_dp(intent: EngineIntent, b: CommandBuilder) -> None:
+    p = intent.parallel
+    local = p.data_local or p.data // intent.node_count
+    head = _head_address(intent, b, "data parallelism")
+    src_local = intent.source("engine.parallel.data_per_node", f"profile default: data / nodes = {local}")
+    for node in intent.nodes:
+        i = node.index
+        b.arg("--data-parallel-size-local", local, why=src_local, node=i)
+        if head is not None:
+            b.arg(
+                "--data-parallel-address",
+                head,
+                why="network.nodes[0].address: the DP coordinator on the head node (vllm.md §6)",
+                node=i,
+            )
+        b.arg("--data-parallel-rpc-port", intent.dp_rpc_port, why=intent.source("network.dp_rpc_port"), node=i)
+        if i > 0:
+            b.arg(
+                "--headless",
+                why="non-head DP nodes run engine cores only; the head serves the API (vllm.md §2.8, §6)",
+                node=i,
+            )
+            b.arg(
+                "--data-parallel-start-rank",
+                i * local,
+                why=f"first DP rank on node {i} = {i} × {local} ranks per node",
+                node=i,
+            )
+            b.headless.add(i)
+
+
+def _native_multinode(intent: EngineIntent, b: CommandBuilder) -> None:
+    head = _head_address(intent, b, "tensor/pipeline parallelism")
+    for node in intent.nodes:
+        i = node.index
+        b.arg("--nnodes", intent.node_count, why="target.nodes (native multi-node, vllm.md §6)", node=i)
+        b.arg("--node-rank", i, why=f"this is node {i}", node=i)
+        if head is not None:
+            b.arg("--master-addr", head, why="network.nodes[0].address", node=i)
+        if i > 0:
+            b.arg("--headless", why="only the head node serves the API (vllm.md §6)", node=i)
+            b.headless.add(i)
+
+
+def _ray(intent: EngineIntent, b: CommandBuilder) -> None:
+    if intent.backend == "cpu":
+        b.fail("the vLLM CPU platform refuses Ray as executor (cpu-engine.md; `ray_device_key` is empty, vllm.md §1.4)")
+        return
+    if intent.backend == "npu":
+        b.env_default(
+            "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES",
+            "1",
+            why="ascend default: Ray must not rewrite ASCEND_RT_VISIBLE_DEVICES; set before `ray start` "
+            "(ray.md, vllm-ascend.md §7.3/§9.2)",
+        )
+    if intent.node_count == 1:
+        b.decide("ray", "single node: vLLM starts a local Ray instance itself")
+        return
+    head = _head_address(intent, b, "Ray")
+    if head is None:
+        return
+    port = str(intent.ray_port)
+    b.pre_commands.setdefault(0, []).append(("ray", "start", "--head", "--port", port, "--node-ip-address", head))
+    for node in intent.nodes[1:]:
+        argv = ["ray", "start", "--block", "--address", f"{head}:{port}"]
+        if node.address:
+            argv += ["--node-ip-address", node.address]
+        b.worker_argv[node.index] = tuple(argv)
+    b.decide(
+        "ray",
+        "head: `ray start --head` before `vllm serve`; workers: `ray start --block --address HEAD:PORT` is the "
+        "node's process; env is set before `ray start` (ray.md: changing it needs a Ray restart)",
+    )
+
+
+def _parallel(intent: EngineIntent, b: CommandBuilder, *, native_multinode: bool) -> None:
+    _layout(intent, b)
+    p = intent.parallel
+    if p.executor == "ray":
+        _ray(intent, b)
+        return
+    if intent.node_count == 1:
+        return
+    if p.data > 1:
+        if p.data % intent.node_count or (p.data_local and p.data_local * intent.node_count != p.data):
+            b.fail(
+                f"data = {p.data} DP ranks cannot be spread evenly as {p.data_local} per node over "
+                f"{intent.node_count} nodes"
+            )
+        _multinode_dp(intent, b)
+    elif native_multinode:
+        _native_multinode(intent, b)
+    else:
+        b.fail(
+            f"tensor/pipeline parallelism across nodes on vLLM {intent.vllm} needs Ray (`--nnodes` arrives in "
+            "vLLM 0.13, vllm.md §6): set engine.parallel.executor: ray"
+        )
+
+
+@era(
+    "parallel",
+    "dp-multinode",
+    axis="vllm",
+    spec="<0.13",
+    summary=(
+        "TP/PP/DP/EP flags; multi-node DP: per node `--data-parallel-size-local/-address/-rpc-port`, "
+        "`--headless --data-parallel-start-rank` on non-head nodes; TP/PP across nodes via Ray"
+    ),
+    source="vllm.md §2.2, §6 (data_parallel_deployment.md); vllm-ascend v0.11.0 multi_node.md",
+)
+def parallel_old(intent: EngineIntent, b: CommandBuilder) -> None:
+    _parallel(intent, b, native_multinode=False)
+
+
+@era(
+    "parallel",
+    "dp-multinode+nnodes",
+    axis="vllm",
+    spec=">=0.13",
+    summary="as before; TP/PP across nodes also natively: `--nnodes --node-rank --master-addr` (+ `--headless`)",
+    source="vllm.md §2.2, §6 (native multiprocessing across nodes from 0.13)",
+)
+def parallel_new(intent: EngineIntent, b: CommandBuilder) -> None:
+    _parallel(intent, b, native_multinode=True)
+
+
+# --------------------------------------------------------------------------------- network env
+@era(
+    "network",
+    "per-node-nic",
+    axis="vllm",
+    summary=(
+        "per node: NPU `HCCL_IF_IP`, `GLOO_SOCKET_IFNAME`, `TP_SOCKET_IFNAME`, `HCCL_SOCKET_IFNAME`; "
+        "CPU/CUDA `GLOO_SOCKET_IFNAME` (+ `VLLM_HOST_IP` multi-node)"
+    ),
+    source="vllm-ascend.md §7.3, §9.2/§9.3 (multi-node tutorials), §11 #13; vllm.md §4.3 (VLLM_HOST_IP)",
+)
+def network_env(intent: EngineIntent, b: CommandBuilder) -> None:
+    for node in intent.nodes:
+        i = node.index
+        where = f"network.nodes[{i}]"
+        if node.address:
+            if intent.backend == "npu":
+                b.env_default("HCCL_IF_IP", node.address, why=f"{where}.address: HCCL's local IP", node=i)
+            elif intent.node_count > 1:
+                b.env_default(
+                    "VLLM_HOST_IP", node.address, why=f"{where}.address: this node's IP (vllm.md §4.3)", node=i
+                )
+        if node.interface:
+            names = ["GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME"]
+            if intent.backend == "npu":
+                names.append("HCCL_SOCKET_IFNAME")
+            for name in names:
+                b.env_default(name, node.interface, why=f"{where}.interface (or network.interface): NIC", node=i)

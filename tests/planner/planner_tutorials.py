@@ -1,0 +1,462 @@
+"""Tutorial commands of vllm-ascend (as recorded in ../shared/reference/vllm-ascend.md §9) and the helpers
+that compare them with planned commands: flags as a set with values, JSON option values parsed.
+
+Placeholders of the tutorials (`your_model_path`, `$local_ip`, `$nic_name`, `<port>`, …) are filled in
+with the values the matching fixture profile uses; each command says which.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "profiles"
+PROFILES = REPO / "profiles"
+
+JSON_FLAGS = {"--compilation-config", "--additional-config", "--speculative-config", "--hf-overrides"}
+MODEL = "<model>"
+
+
+def parse_shell(text: str) -> tuple[dict[str, str], list[str]]:
+    """`export K=V` lines → env; the `vllm serve …` statement (backslash continuations) → argv."""
+    joined = text.replace("\\\n", " ")
+    env: dict[str, str] = {}
+    argv: list[str] = []
+    for line in joined.splitlines():
+        line = line.strip()
+        if line.startswith("export "):
+            name, _, value = line[len("export ") :].partition("=")
+            env[name] = shlex.split(value)[0] if value else ""
+        elif line.startswith("vllm serve"):
+            argv = shlex.split(line)
+    return env, argv
+
+
+def flag_map(argv: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """`vllm serve MODEL --a 1 --b --c '{"x": 1}'` → {"<model>": MODEL, "--a": "1", "--b": True, "--c": {...}}.
+    Flag names are normalised (`--max_model_len` → `--max-model-len`, `--x=1` → `--x 1`)."""
+    assert list(argv[:2]) == ["vllm", "serve"], argv
+    out: dict[str, Any] = {MODEL: argv[2]}
+    key: str | None = None
+    values: list[str] = []
+
+    def flush() -> None:
+        if key is None:
+            return
+        if not values:
+            out[key] = True
+        elif key in JSON_FLAGS:
+            out[key] = json.loads(values[0])
+        else:
+            out[key] = values[0] if len(values) == 1 else tuple(values)
+
+    for token in argv[3:]:
+        if token.startswith("--"):
+            flush()
+            name, eq, value = token.partition("=")
+            head, dot, rest = name.partition(".")
+            key = head.replace("_", "-") + dot + rest
+            values = [value] if eq else []
+        else:
+            values.append(token)
+    flush()
+    return out
+
+
+def differences(planned: dict[str, Any], documented: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Keys whose values differ (missing on one side counts), as (planned, documented)."""
+    keys = sorted(set(planned) | set(documented))
+    return {k: (planned.get(k), documented.get(k)) for k in keys if planned.get(k) != documented.get(k)}
+
+
+# ascendctl always adds these (each with its reason in the plan's provenance); tutorials set a subset.
+ASCEND_DEFAULT_ENV = {
+    "PYTORCH_NPU_ALLOC_CONF",
+    "TASK_QUEUE_ENABLE",
+    "OMP_NUM_THREADS",
+    "OMP_PROC_BIND",
+    "HCCL_OP_EXPANSION_MODE",
+    "HCCL_BUFFSIZE",
+    "ASCEND_RT_VISIBLE_DEVICES",
+}
+# Flags ascendctl always spells out: the bind address (vLLM's own default binds every interface; the
+# profile default is loopback) and the drain timeout where the vLLM has `--shutdown-timeout` (vllm.md §2.2).
+ALWAYS_PLANNED_FLAGS = {"--host", "--shutdown-timeout"}
+
+
+@dataclass(frozen=True)
+class Tutorial:
+    id: str
+    profile: Path
+    source: str  # where the command comes from
+    text: str  # the documented env exports + command, placeholders filled in
+    node: int = 0
+    # Every other difference, with the reason it is expected: flag or env name → reason.
+    expected: dict[str, str] = field(default_factory=dict)
+    expected_env: dict[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()  # substrings that must appear among the plan's warnings
+
+
+# ----------------------------------------------------------------------------------------------------
+# The tutorials (vllm-ascend.md §9). Quoting and line breaks as in the docs; placeholders filled in.
+
+QWEN3_32B_W8A8 = Tutorial(
+    id="qwen3-32b-w8a8-tp4-a2",
+    profile=PROFILES / "qwen3-32b-w8a8-a2.yaml",
+    source="main tutorials/models/Qwen3-Dense.md (Qwen3-32B-W8A8, TP4), vllm-ascend.md §9.1",
+    text="""
+export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export TASK_QUEUE_ENABLE=1
+export HCCL_OP_EXPANSION_MODE="AIV"
+vllm serve vllm-ascend/Qwen3-32B-W8A8 --served-model-name qwen3 --trust-remote-code --quantization ascend \\
+  --distributed-executor-backend mp --tensor-parallel-size 4 --max-model-len 5500 \\
+  --max-num-batched-tokens 40960 --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}' \\
+  --port 8000 --gpu-memory-utilization 0.9
+""",
+    expected={
+        "--distributed-executor-backend": "mp is vLLM's default for one node; emitted only when the profile names "
+        "engine.parallel.executor",
+    },
+)
+
+QWEN3_32B_W4A4 = Tutorial(
+    id="qwen3-32b-w4a4-tp2-a2",
+    profile=FIXTURES / "qwen3-32b-w4a4-a2.yaml",
+    source="main tutorials/models/Qwen3-Dense.md (Qwen3-32B-W4A4, TP2), vllm-ascend.md §9.1",
+    text="""
+export ASCEND_RT_VISIBLE_DEVICES=0,1
+export VLLM_USE_V1=1
+export TASK_QUEUE_ENABLE=1
+export HCCL_BUFFSIZE=1024
+vllm serve your_model_path --port 8004 --data-parallel-size 1 --tensor-parallel-size 2 --served-model-name qwen3 \\
+  --distributed-executor-backend "mp" --max-model-len 40960 --max-num-batched-tokens 16384 --max-num-seqs 64 \\
+  --trust-remote-code --gpu-memory-utilization 0.9 --quantization ascend \\
+  --compilation-config '{"cudagraph_capture_sizes": [64]}' \\
+  --additional-config '{"ascend_compilation_config": {"fuse_norm_quant": false}}'
+""",
+    expected={
+        "--data-parallel-size": "DP 1 is vLLM's default; ascendctl emits parallel sizes above 1 only",
+        "--compilation-config": "the tutorial leaves cudagraph_mode at the engine default; graph.mode auto plans "
+        "the documented recommendation FULL_DECODE_ONLY (RN v0.12.0rc1) next to the capture sizes",
+    },
+    expected_env={"VLLM_USE_V1": "vLLM ≥ 0.13 no longer reads VLLM_USE_V1 (vllm.md §4.3): not planned for v0.23.0"},
+)
+
+QWEN3_8B_W8A8SC_DUO = Tutorial(
+    id="qwen3-8b-w8a8sc-300i-duo",
+    profile=FIXTURES / "qwen3-8b-w8a8sc-300i-duo.yaml",
+    source="main tutorials/models/Qwen3-Dense.md (Atlas 300I DUO, Qwen3-8B-W8A8SC TP1), vllm-ascend.md §9.1",
+    text="""
+export VLLM_USE_MODELSCOPE=True
+export ASCEND_RT_VISIBLE_DEVICES=0
+vllm serve Eco-Tech/Qwen3-8B-w8a8sc-310-vllm/TP1/Qwen3-8B-w8a8sc-310-vllm-tp1 --host 127.0.0.1 --port 8080 \\
+  --tensor-parallel-size 1 --gpu-memory-utilization 0.90 --max-num-seqs 32 --served-model-name qwen3 --dtype float16 \\
+  --additional-config '{"ascend_compilation_config": {"enable_npugraph_ex":false}}' \\
+  --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY", "cudagraph_capture_sizes": [1,2,4,8,16,32]}' \\
+  --quantization ascend --max-model-len 20480 --no-enable-prefix-caching --load-format sharded_state
+""",
+    expected={
+        "--tensor-parallel-size": "TP 1 is vLLM's default; ascendctl emits parallel sizes above 1 only",
+        "--gpu-memory-utilization": "the same number: the profile's 0.9 is printed as 0.9, the tutorial writes 0.90",
+    },
+)
+
+QWEN3_235B_TP8 = Tutorial(
+    id="qwen3-235b-a22b-w8a8-tp8-ep-a2",
+    profile=PROFILES / "qwen3-235b-a22b-w8a8-a2.yaml",
+    source="main tutorials/models/Qwen3-235B-A22B.md (single node W8A8 TP8), vllm-ascend.md §9.2",
+    text="""
+export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export HCCL_BUFFSIZE=512
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=1
+export TASK_QUEUE_ENABLE=1
+vllm serve vllm-ascend/Qwen3-235B-A22B-W8A8 --host 127.0.0.1 --port 8000 --tensor-parallel-size 8 \\
+  --data-parallel-size 1 --seed 1024 --quantization ascend --served-model-name qwen3 --max-num-seqs 32 \\
+  --max-model-len 131072 --max-num-batched-tokens 8096 --enable-expert-parallel --trust-remote-code \\
+  --gpu-memory-utilization 0.95 \\
+  --hf-overrides '{"rope_parameters": {"rope_type":"yarn","rope_theta":1000000,"factor":4,"original_max_position_embeddings":32768}}' \\
+  --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}'
+""",  # noqa: E501 (a documented command, kept on its line)
+    expected={"--data-parallel-size": "DP 1 is vLLM's default; ascendctl emits parallel sizes above 1 only"},
+)
+
+QWEN3_235B_A3_HYBRID = Tutorial(
+    id="qwen3-235b-a22b-w8a8-a3-tp4-dp4",
+    profile=FIXTURES / "qwen3-235b-a22b-w8a8-a3-hybrid.yaml",
+    source="main tutorials/models/Qwen3-235B-A22B.md (A3 single-node PD-hybrid), vllm-ascend.md §9.2",
+    text="""
+export HCCL_IF_IP=192.0.2.20
+export GLOO_SOCKET_IFNAME=enp23s0f3
+export TP_SOCKET_IFNAME=enp23s0f3
+export HCCL_SOCKET_IFNAME=enp23s0f3
+export HCCL_OP_EXPANSION_MODE="AIV"
+export HCCL_BUFFSIZE=1024
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export OMP_NUM_THREADS=1
+export LD_PRELOAD=/usr/lib/aarch64-linux-gnu/libjemalloc.so.2:$LD_PRELOAD
+export TASK_QUEUE_ENABLE=1
+vllm serve your_model_path --tensor-parallel-size 4 --data-parallel-size 4 --data-parallel-size-local 4 \\
+  --data-parallel-start-rank 0 --data-parallel-address 192.0.2.20 --data-parallel-rpc-port 13389 \\
+  --enable-expert-parallel --max-num-seqs 128 --max-model-len 32768 --max-num-batched-tokens 16384 \\
+  --gpu-memory-utilization 0.9 --trust-remote-code --quantization ascend --no-enable-prefix-caching \\
+  --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}' \\
+  --additional-config '{"enable_cpu_binding":true, "enable_fused_mc2": 1}'
+""",
+    expected={
+        "--data-parallel-size-local": "one node: every DP rank is local; ascendctl emits the multi-node DP "
+        "coordinates (local size, start rank, address, RPC port) only when target.nodes > 1",
+        "--data-parallel-start-rank": "one node: see --data-parallel-size-local",
+        "--data-parallel-address": "one node: see --data-parallel-size-local",
+        "--data-parallel-rpc-port": "one node: see --data-parallel-size-local",
+        "--port": "the tutorial's <port>: ascendctl plans the profile's server.port explicitly (default 8000)",
+    },
+    expected_env={
+        "LD_PRELOAD": "host-specific jemalloc path (tuning, not correctness); set it in runtime.env when wanted",
+        "OMP_PROC_BIND": "an ascendctl default the tutorial does not export",
+    },
+)
+
+QWEN3_235B_RAY_HEAD = Tutorial(
+    id="qwen3-235b-ray-2node-head",
+    profile=FIXTURES / "qwen3-235b-a22b-ray-2node-a2.yaml",
+    source="main tutorials/features/ray.md (2 nodes × 8 NPUs, PP2 × TP8), vllm-ascend.md §9.2",
+    text="""
+export HCCL_IF_IP=192.0.2.30
+export GLOO_SOCKET_IFNAME=eth0
+export TP_SOCKET_IFNAME=eth0
+export RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1
+export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+vllm serve Qwen/Qwen3-235B-A22B --distributed-executor-backend ray --pipeline-parallel-size 2 \\
+  --tensor-parallel-size 8 --enable-expert-parallel --seed 1024 --max-model-len 8192 --max-num-seqs 25 \\
+  --served-model-name qwen --trust-remote-code --gpu-memory-utilization 0.9
+""",
+    expected={
+        "--port": "ascendctl plans the profile's server.port explicitly (default 8000)",
+        "--compilation-config": "the fixture states graph mode full-decode-only (the ray tutorial keeps the default)",
+    },
+    expected_env={
+        "HCCL_SOCKET_IFNAME": "ascendctl sets all four per-node NIC variables from network.interface "
+        "(vllm-ascend.md §7.3/§11 #13); ray.md lists three",
+    },
+)
+
+DEEPSEEK_R1_A3 = Tutorial(
+    id="deepseek-r1-w8a8-a3-dp4-tp4-mtp",
+    profile=FIXTURES / "deepseek-r1-w8a8-a3.yaml",
+    source="main tutorials/models/DeepSeek-R1.md (single node A3, validated on v0.13.0), vllm-ascend.md §9.3",
+    text="""
+export HCCL_OP_EXPANSION_MODE="AIV"
+export HCCL_IF_IP=192.0.2.40
+export GLOO_SOCKET_IFNAME=eth0
+export TP_SOCKET_IFNAME=eth0
+export HCCL_SOCKET_IFNAME=eth0
+export VLLM_ASCEND_BALANCE_SCHEDULING=1
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+vllm serve vllm-ascend/DeepSeek-R1-W8A8 --host 0.0.0.0 --port 8000 --data-parallel-size 4 --tensor-parallel-size 4 \\
+  --quantization ascend --seed 1024 --served-model-name deepseek_r1 --enable-expert-parallel --max-num-seqs 16 \\
+  --max-model-len 16384 --max-num-batched-tokens 4096 --trust-remote-code --gpu-memory-utilization 0.92 \\
+  --speculative-config '{"num_speculative_tokens":3,"method":"mtp"}' \\
+  --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}'
+""",
+)
+
+DEEPSEEK_R1_2NODE = [
+    Tutorial(
+        id=f"deepseek-r1-w8a8-2node-a2-node{node}",
+        profile=PROFILES / "deepseek-r1-w8a8-2node-a2.yaml",
+        source="main tutorials/models/DeepSeek-R1.md (two A2 nodes), vllm-ascend.md §9.3",
+        node=node,
+        text=f"""
+export HCCL_IF_IP={address}
+export GLOO_SOCKET_IFNAME=eth0
+export TP_SOCKET_IFNAME=eth0
+export HCCL_SOCKET_IFNAME=eth0
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=1
+export HCCL_BUFFSIZE=200
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export VLLM_ASCEND_BALANCE_SCHEDULING=1
+export HCCL_INTRA_PCIE_ENABLE=1
+export HCCL_INTRA_ROCE_ENABLE=0
+vllm serve vllm-ascend/DeepSeek-R1-W8A8 --host 0.0.0.0 --port 8000 --data-parallel-size 4 \\
+  --data-parallel-size-local 2 --data-parallel-address 192.0.2.10 --data-parallel-rpc-port 13389 \\
+  --tensor-parallel-size 4 --quantization ascend --seed 1024 --served-model-name deepseek_r1 \\
+  --enable-expert-parallel --max-num-seqs 16 --max-model-len 16384 --max-num-batched-tokens 4096 \\
+  --trust-remote-code --gpu-memory-utilization 0.92 \\
+  --speculative-config '{{"num_speculative_tokens":3,"method":"mtp"}}' \\
+  --compilation-config '{{"cudagraph_mode": "FULL_DECODE_ONLY"}}'{extra}
+""",
+        expected=(
+            {}
+            if node == 0
+            else {
+                "--host": "headless nodes serve no API: ascendctl drops --host/--port there (vllm.md §2.8)",
+                "--port": "headless nodes serve no API (see --host)",
+            }
+        ),
+        expected_env={
+            "HCCL_OP_EXPANSION_MODE": "an ascendctl default (AIV) the tutorial does not export",
+            "TASK_QUEUE_ENABLE": "an ascendctl default the tutorial does not export",
+            "ASCEND_RT_VISIBLE_DEVICES": "ascendctl pins the devices (0..devices_per_node-1) on every node",
+        },
+    )
+    for node, address, extra in (
+        (0, "192.0.2.10", ""),
+        (1, "192.0.2.11", " \\\n  --headless --data-parallel-start-rank 2"),
+    )
+]
+
+DEEPSEEK_V31_TORCHAIR = [
+    Tutorial(
+        id=f"deepseek-v3.1-torchair-v0.11-node{node}",
+        profile=FIXTURES / "deepseek-v3.1-torchair-2node-v0.11.yaml",
+        source="v0.11.0 docs/source/tutorials/multi_node.md (DeepSeek-V3.1-W8A8, two nodes), vllm-ascend.md §9.3",
+        node=node,
+        text=f"""
+export VLLM_USE_MODELSCOPE=True
+export HCCL_IF_IP={address}
+export GLOO_SOCKET_IFNAME=eth0
+export TP_SOCKET_IFNAME=eth0
+export HCCL_SOCKET_IFNAME=eth0
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=10{v1}
+export HCCL_BUFFSIZE=1024
+vllm serve vllm-ascend/DeepSeek-V3.1-W8A8 --host 0.0.0.0 --port 8004{headless} --data-parallel-size 4 \\
+  --data-parallel-size-local 2{start} --data-parallel-address 192.0.2.50 --data-parallel-rpc-port 13389 \\
+  --tensor-parallel-size 4 --seed 1024 --served-model-name deepseek_v3.1 --enable-expert-parallel \\
+  --max-num-seqs 16 --max-model-len 32768 --quantization ascend --max-num-batched-tokens 4096 \\
+  --trust-remote-code --no-enable-prefix-caching --gpu-memory-utilization {util} \\
+  --additional-config '{{"ascend_scheduler_config":{{"enabled":true}},"torchair_graph_config":{{"enabled":true}}}}'
+""",
+        expected=(
+            {}
+            if node == 0
+            else {
+                "--host": "headless nodes serve no API: ascendctl drops --host/--port there (vllm.md §2.8)",
+                "--port": "headless nodes serve no API (see --host)",
+                "--gpu-memory-utilization": "the tutorial uses 0.92 on node 1 and 0.9 on node 0; a profile states "
+                "one value for every node",
+            }
+        ),
+        expected_env={
+            "HCCL_OP_EXPANSION_MODE": "an ascendctl default (AIV) the tutorial does not export",
+            "TASK_QUEUE_ENABLE": "an ascendctl default the tutorial does not export",
+            "PYTORCH_NPU_ALLOC_CONF": "an ascendctl default the tutorial does not export",
+            "ASCEND_RT_VISIBLE_DEVICES": "ascendctl pins the devices (0..devices_per_node-1) on every node",
+            **(
+                {}
+                if node == 0
+                else {
+                    "VLLM_USE_V1": "v0.11.0 runs the V1 engine by default (RN v0.9.2rc1); the tutorial exports it "
+                    "on node 1 only"
+                }
+            ),
+        },
+        warnings=("server.shutdown_timeout",) if False else (),
+    )
+    for node, address, v1, headless, start, util in (
+        (0, "192.0.2.50", "", "", "", "0.9"),
+        (1, "192.0.2.51", "\nexport VLLM_USE_V1=1", " --headless", " --data-parallel-start-rank 2", "0.92"),
+    )
+]
+
+EPLB_MRV1 = Tutorial(
+    id="eplb-dynamic-mrv1",
+    profile=FIXTURES / "qwen3-235b-eplb-dynamic-a3.yaml",
+    source="main EPLB guide (D node / colocated) + DYNAMIC_EPLB guard, vllm-ascend.md §9.3",
+    text="""
+export DYNAMIC_EPLB="true"
+vllm serve Qwen/Qwen3-235B-A22 --tensor-parallel-size 16 --enable-expert-parallel \\
+  --additional-config '{"eplb_config": {"dynamic_eplb": true, "expert_heat_collection_interval": 600, "algorithm_execution_interval": 50, "eplb_policy_type": 2, "num_redundant_experts": 16}}'
+""",  # noqa: E501 (a documented command, kept on its line)
+    expected={
+        "--port": "ascendctl plans the profile's server.port explicitly (default 8000)",
+        "--compilation-config": "graph.mode auto plans the documented recommendation FULL_DECODE_ONLY",
+    },
+)
+
+EPLB_MRV2 = Tutorial(
+    id="eplb-upstream-mrv2",
+    profile=FIXTURES / "qwen3-30b-a3b-eplb-upstream-a3.yaml",
+    source="main EPLB guide (MRv2 upstream EPLB), vllm-ascend.md §9.3",
+    text="""
+export VLLM_USE_V2_MODEL_RUNNER=1
+vllm serve Qwen/Qwen3-30B-A3B --tensor-parallel-size 16 --enable-expert-parallel --enable-eplb \\
+  --eplb-config.window_size 50 --eplb-config.step_interval 50 --eplb-config.num_redundant_experts 16 \\
+  --eplb-config.use_async false --eplb-config.log_balancedness true --eplb-config.log_balancedness_interval 1 \\
+  --additional-config '{"eplb_config":{"load_collection_phase":"all"}}'
+""",
+    expected={
+        "--port": "ascendctl plans the profile's server.port explicitly (default 8000)",
+        "--compilation-config": "graph.mode auto plans the documented recommendation FULL_DECODE_ONLY",
+    },
+    warnings=("unsupported (allowed): engine.eplb.implementation upstream",),
+)
+
+QWEN3_VL = Tutorial(
+    id="qwen3-vl-8b-a2",
+    profile=FIXTURES / "qwen3-vl-8b-a2.yaml",
+    source="main tutorials/models/Qwen-VL-Dense.md (A2/A3; $1=0, $2=8000, $3=1, $4=1), vllm-ascend.md §9.4",
+    text="""
+export HCCL_OP_EXPANSION_MODE="AIV"
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=1
+export TASK_QUEUE_ENABLE=1
+export ASCEND_RT_VISIBLE_DEVICES=0
+vllm serve Qwen/Qwen3-VL-8B-Instruct --host 0.0.0.0 --port 8000 --dtype bfloat16 --served-model-name qwen3vl \\
+  --no-enable-prefix-caching --data-parallel-size 1 --tensor-parallel-size 1 --trust-remote-code \\
+  --max-num-seqs 128 --max-model-len 32768 --max-num-batched-tokens 16384 --gpu-memory-utilization 0.91 \\
+  --async-scheduling --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY", "cudagraph_capture_sizes": [1,2,4,8,16,32]}' \\
+  --mm-processor-cache-gb 0
+""",  # noqa: E501 (a documented command, kept on its line)
+    expected={
+        "--data-parallel-size": "DP 1 is vLLM's default; ascendctl emits parallel sizes above 1 only",
+        "--tensor-parallel-size": "TP 1 is vLLM's default; ascendctl emits parallel sizes above 1 only",
+    },
+)
+
+QWEN3_EMBEDDING = Tutorial(
+    id="qwen3-embedding-a2",
+    profile=FIXTURES / "qwen3-embedding-a2.yaml",
+    source="main tutorials/models/Qwen3-Embedding.md (A2/A3), vllm-ascend.md §9.5",
+    text="""
+vllm serve Qwen/Qwen3-Embedding-0.6B --served-model-name Qwen/Qwen3-Embedding-0.6B --runner pooling \\
+  --port 8000 --max-model-len 1024
+""",
+)
+
+QWEN3_RERANKER = Tutorial(
+    id="qwen3-reranker-a2",
+    profile=FIXTURES / "qwen3-reranker-a2.yaml",
+    source="main tutorials/models/Qwen3-Reranker.md, vllm-ascend.md §9.6",
+    text="""
+vllm serve Qwen/Qwen3-Reranker-0.6B --served-model-name Qwen/Qwen3-Reranker-0.6B --runner pooling \\
+  --hf_overrides '{"architectures": ["Qwen3ForSequenceClassification"],"classifier_from_token": ["no", "yes"],"is_original_qwen3_reranker": true}' \\
+  --port 8000 --max-model-len 1024
+""",  # noqa: E501 (a documented command, kept on its line)
+)
+
+TUTORIALS: list[Tutorial] = [
+    QWEN3_32B_W8A8,
+    QWEN3_32B_W4A4,
+    QWEN3_8B_W8A8SC_DUO,
+    QWEN3_235B_TP8,
+    QWEN3_235B_A3_HYBRID,
+    QWEN3_235B_RAY_HEAD,
+    DEEPSEEK_R1_A3,
+    *DEEPSEEK_R1_2NODE,
+    *DEEPSEEK_V31_TORCHAIR,
+    EPLB_MRV1,
+    EPLB_MRV2,
+    QWEN3_VL,
+    QWEN3_EMBEDDING,
+    QWEN3_RERANKER,
+]
