@@ -44,5 +44,5 @@ class EngineCommand:
     def display_env(self) -> dict[str, str]:
         """The environment for printing: secrets shown as `<redacted>`."""
         shown = dict(self.env)
-        shown.update({name: REDACTED for name in self.secret_env})
+        shown.update(dict.fromkeys(self.secret_env, REDACTED))
         return shown

@@ -1,0 +1,48 @@
+"""`ascendctl logs NAME [-f]`: the engine log of a deployment (running, or its last run)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+
+def logs(
+    name: Annotated[str, typer.Argument(help="Deployment name (metadata.name of its profile).", show_default=False)],
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new lines until the deployment stops.")
+    ] = False,
+    node: Annotated[int | None, typer.Option("--node", min=0, help="Node of a multi-node deployment.")] = None,
+    tail: Annotated[int | None, typer.Option("--tail", "-n", min=0, help="Only the last N lines.")] = None,
+) -> None:
+    """Print a deployment's log; with -f, follow it while the deployment runs."""
+    import time
+
+    from ascendctl.deployments import log_path_for
+    from ascendctl_engine.state import StateStore
+
+    store = StateStore()
+    path = log_path_for(name, node, store)
+    with path.open("rb") as handle:
+        data = handle.read()
+        lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+        if tail is not None:
+            lines = lines[-tail:] if tail else []
+        typer.echo("".join(lines), nl=False)
+        if not follow:
+            return
+        pending = b""
+        while True:
+            chunk = handle.read()
+            if chunk:
+                pending += chunk
+                *complete, pending = pending.split(b"\n")
+                for raw in complete:
+                    typer.echo(raw.decode("utf-8", errors="replace"))
+                continue
+            if not store.find(name, node):
+                rest = handle.read()
+                if pending or rest:
+                    typer.echo((pending + rest).decode("utf-8", errors="replace"), nl=False)
+                return
+            time.sleep(0.2)

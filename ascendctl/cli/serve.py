@@ -1,0 +1,211 @@
+"""`ascendctl serve PROFILE`: run the profile's engine on this host and supervise it.
+
+Foreground by default (engine lines prefixed on the console, Ctrl-C drains and stops); `--detach` runs the
+same supervisor in the background (a re-executed `python -m ascendctl serve ... --internal-run-id ID` in a
+session of its own) and returns once the engine is ready or has failed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from ascendctl.serving import ServeTarget
+    from ascendctl_engine.phases import Diagnosis
+    from ascendctl_engine.state import StateStore
+
+OverridesOption = Annotated[
+    list[str] | None,
+    typer.Option("--set", metavar="KEY.PATH=VALUE", help="Override a profile value (repeatable)."),
+]
+
+TAIL_SHOWN = 30
+
+
+def serve(
+    profile: Annotated[Path, typer.Argument(help="Profile YAML file to serve.", show_default=False)],
+    overrides: OverridesOption = None,
+    node: Annotated[
+        int | None,
+        typer.Option("--node", min=0, help="Run only this node of a multi-node plan (what each host runs)."),
+    ] = None,
+    detach: Annotated[
+        bool, typer.Option("--detach", "-d", help="Run in the background; return once ready (or failed).")
+    ] = False,
+    warmup: Annotated[bool, typer.Option("--warmup", help="Send one small request once ready.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan (argv, env) without starting.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="With --dry-run: print the plan as JSON.")] = False,
+    internal_run_id: Annotated[str | None, typer.Option("--internal-run-id", hidden=True)] = None,
+) -> None:
+    """Serve a profile: start the engine, show start-up phases, wait for /health, supervise until stopped."""
+    if dry_run:
+        from ascendctl.cli.plan import print_dry_run
+
+        print_dry_run(profile, overrides or [], node=node, as_json=as_json)
+        return
+    if as_json:
+        from ascendctl.errors import UserInputError
+
+        raise UserInputError("--json is only for --dry-run; `ascendctl ps --json` reports running deployments")
+
+    from ascendctl.serving import load_target, preflight
+    from ascendctl_engine.state import StateStore
+
+    target = load_target(profile, overrides or [], node)
+    store = StateStore()
+    if internal_run_id is not None:
+        _supervise(target, store, run_id=internal_run_id, foreground=False, warmup=False)
+        return
+    preflight(target, store)
+    if detach:
+        _detach(target, store, warmup=warmup)
+    else:
+        _supervise(target, store, run_id=None, foreground=True, warmup=warmup)
+
+
+def _supervise(target: ServeTarget, store: StateStore, *, run_id: str | None, foreground: bool, warmup: bool) -> None:
+    from ascendctl.errors import EXIT_INTERRUPTED, OperationFailed
+    from ascendctl_engine.launcher import LaunchError
+    from ascendctl_engine.state import AlreadyRunning
+    from ascendctl_engine.supervisor import Supervisor, SupervisorReady
+
+    def on_ready(info: SupervisorReady) -> None:
+        if info.restarts:
+            typer.echo(f"ascendctl: ready again after restart {info.restarts} ({info.seconds:.1f}s)")
+            return
+        _print_ready(target, info.seconds, background_pid=None)
+        if warmup:
+            _warmup(target)
+        typer.echo("ascendctl: serving; press Ctrl-C to drain and stop")
+
+    supervisor = Supervisor(
+        target.command,
+        target.engine.vllm_executable,
+        name=target.name,
+        config=target.supervisor_config(),
+        store=store,
+        console=typer.echo if foreground else None,
+        prefix=target.prefix,
+        on_ready=on_ready if foreground else None,
+        run_id=run_id,
+    )
+    try:
+        result = supervisor.run()
+    except (LaunchError, AlreadyRunning) as exc:
+        raise OperationFailed(str(exc)) from None
+    if result.outcome == "failed":
+        failure = result.failure
+        assert failure is not None
+        if foreground:
+            _print_failure(failure.tail, failure.diagnoses, supervisor.log_path)
+        raise OperationFailed(failure.reason)
+    if result.outcome == "interrupted":
+        if foreground:
+            typer.echo("ascendctl: interrupted before the engine was ready", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if foreground:
+        note = " (forced with SIGKILL)" if result.escalated else ""
+        typer.echo(f"ascendctl: {target.name} stopped{note}")
+
+
+def _detach(target: ServeTarget, store: StateStore, *, warmup: bool) -> None:
+    import signal
+    import uuid
+
+    from ascendctl.errors import EXIT_INTERRUPTED, OperationFailed
+    from ascendctl_engine.supervisor import spawn_detached, watch_detached
+
+    run_id = uuid.uuid4().hex
+    store.ensure()
+    log_path = store.log_path(target.name, target.node)
+    offset = log_path.stat().st_size if log_path.exists() else 0
+    argv = [sys.executable, "-m", "ascendctl", "serve", str(target.profile_path.resolve())]
+    for text in target.overrides:
+        argv += ["--set", text]
+    argv += ["--node", str(target.node), "--internal-run-id", run_id]
+    child = spawn_detached(argv, log_path)
+    typer.echo(f"ascendctl: starting {target.name} in the background (supervisor pid {child.pid}), log {log_path}")
+
+    def on_phase(phase: dict[str, object]) -> None:
+        typer.echo(f"ascendctl: phase: {phase.get('label')} (at {float(str(phase.get('at', 0))):.1f}s)")
+
+    timeout = float(target.profile.runtime.ready_timeout) + 60.0
+    try:
+        outcome = watch_detached(
+            child,
+            store,
+            name=target.name,
+            node=target.node,
+            run_id=run_id,
+            log_path=log_path,
+            log_offset=offset,
+            timeout=timeout,
+            on_phase=on_phase,
+        )
+    except KeyboardInterrupt:
+        child.send_signal(signal.SIGTERM)
+        typer.echo("ascendctl: interrupted; the background supervisor was asked to stop", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    if outcome.outcome != "ready":
+        if outcome.outcome == "timeout":
+            child.send_signal(signal.SIGTERM)
+        engine_lines = outcome.tail
+        _print_failure(engine_lines[-TAIL_SHOWN:], outcome.diagnoses, log_path)
+        raise OperationFailed(outcome.reason)
+    seconds = 0.0
+    if outcome.state is not None and outcome.state.phases:
+        seconds = float(str(outcome.state.phases[-1].get("at", 0.0)))
+    _print_ready(target, seconds, background_pid=child.pid)
+    if warmup:
+        _warmup(target)
+    typer.echo(f"ascendctl: logs: ascendctl logs {target.name} -f    stop: ascendctl stop {target.name}")
+
+
+def _print_ready(target: ServeTarget, seconds: float, *, background_pid: int | None) -> None:
+    from ascendctl.serving import curl_example
+    from ascendctl_engine.launcher import endpoint_of
+
+    endpoint = endpoint_of(target.command)
+    if endpoint is None:
+        typer.echo(f"ascendctl: node {target.node} ({target.command.role}) is running")
+        return
+    where = f" (background supervisor pid {background_pid})" if background_pid else ""
+    typer.echo(f"ascendctl: ready in {seconds:.1f}s at {endpoint}{where}")
+    typer.echo("try:")
+    typer.echo(f"  {curl_example(target)}")
+
+
+def _warmup(target: ServeTarget) -> None:
+    from ascendctl_engine.health import warmup
+    from ascendctl_engine.launcher import endpoint_of, resolve_secrets
+
+    endpoint = endpoint_of(target.command)
+    if endpoint is None:
+        return
+    import os
+
+    key = resolve_secrets(target.command.secret_env, os.environ).get("VLLM_API_KEY")
+    result = warmup(endpoint, key)
+    if result.ok:
+        typer.echo(f"ascendctl: warm-up request answered in {result.seconds:.2f}s (model {result.model})")
+    else:
+        typer.echo(f"warning: warm-up request failed: {result.error}", err=True)
+
+
+def _print_failure(tail: list[str], diagnoses: list[Diagnosis], log_path: Path) -> None:
+    if tail:
+        typer.echo(f"--- last {len(tail)} log lines ({log_path}) ---", err=True)
+        for line in tail:
+            typer.echo(f"  {line}", err=True)
+        typer.echo("---", err=True)
+    for found in diagnoses:
+        typer.echo(f"diagnosis: {found.summary}", err=True)
+        typer.echo(f"  fix: {found.fix}", err=True)
+        typer.echo(f"  seen: {found.line}", err=True)
+        typer.echo(f"  (source: {found.source})", err=True)
+    if not diagnoses:
+        typer.echo(f"diagnosis: no known failure pattern matched; read the full log: {log_path}", err=True)

