@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Rendered by ascendctl from profile qwen3-235b-a22b-w8a8-a2: release v0.23.0 (vLLM 0.23.0), backend npu, hardware a2.
+# Run on the serving host with the engine environment active (`vllm` on PATH).
+set -euo pipefail
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export TASK_QUEUE_ENABLE=1
+export OMP_NUM_THREADS=1
+export OMP_PROC_BIND=false
+export HCCL_OP_EXPANSION_MODE=AIV
+export HCCL_BUFFSIZE=512
+export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+exec vllm serve vllm-ascend/Qwen3-235B-A22B-W8A8 --served-model-name qwen3 --max-model-len 131072 --trust-remote-code --hf-overrides '{"rope_parameters": {"rope_type": "yarn", "rope_theta": 1000000, "factor": 4, "original_max_position_embeddings": 32768}}' --seed 1024 --gpu-memory-utilization 0.95 --quantization ascend --tensor-parallel-size 8 --enable-expert-parallel --max-num-seqs 32 --max-num-batched-tokens 8096 --host 127.0.0.1 --port 8000 --shutdown-timeout 30 --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}'

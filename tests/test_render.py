@@ -1,0 +1,268 @@
+"""Rendering: every curated profile × target, golden files, real schemas, and plan ↔ manifest equality.
+
+Golden files live in tests/golden/render/<profile>/; regenerate them only on purpose with
+`ASCENDCTL_UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_render.py` and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from ascendctl.cli import app
+from ascendctl.matrix import load_matrix
+from ascendctl.planner import plan_profile
+from ascendctl.profile_loader import load_profile
+from ascendctl.render import TARGETS, RenderOptions, render, render_overrides
+
+ROOT = Path(__file__).resolve().parents[1]
+PROFILES = sorted((ROOT / "profiles").glob("*.yaml"))
+GOLDEN = ROOT / "tests" / "golden" / "render"
+LWS_SCHEMA = json.loads((ROOT / "tests/fixtures/schemas/leaderworkerset-v1-subset.json").read_text())
+K8S_VERSION = "1.33.0"
+DATA_ROOT = Path("/var/lib/ascendctl")  # fixed, so prepared-model paths in golden files do not depend on $HOME
+UPDATE = os.environ.get("ASCENDCTL_UPDATE_GOLDEN") == "1"
+
+
+def _render(profile_path: Path, target: str, **options: str) -> tuple[dict[str, str], object]:
+    profile = load_profile(profile_path, render_overrides(target, []))
+    matrix = load_matrix()
+    plan = plan_profile(profile, matrix=matrix, data_root=DATA_ROOT)
+    return render(plan, profile, matrix, target, RenderOptions(**options)), plan
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("profile_path", PROFILES, ids=lambda p: p.stem)
+def test_every_profile_renders_to_its_golden_files(profile_path: Path, target: str) -> None:
+    files, _ = _render(profile_path, target)
+    assert files
+    folder = GOLDEN / profile_path.stem
+    for name, content in files.items():
+        golden = folder / name
+        if UPDATE:
+            folder.mkdir(parents=True, exist_ok=True)
+            golden.write_text(content)
+        assert golden.exists(), f"no golden file {golden}; run with ASCENDCTL_UPDATE_GOLDEN=1 and review it"
+        assert content == golden.read_text(), f"{golden} is stale (ASCENDCTL_UPDATE_GOLDEN=1 to accept)"
+
+
+def _k8s_objects(profile_path: Path) -> list[dict]:
+    files, _ = _render(profile_path, "k8s")
+    return [doc for doc in yaml.safe_load_all(files["k8s.yaml"]) if doc]
+
+
+@pytest.mark.parametrize("profile_path", PROFILES, ids=lambda p: p.stem)
+def test_kubernetes_objects_validate_against_the_real_schemas(profile_path: Path) -> None:
+    import kubernetes_validate
+
+    for obj in _k8s_objects(profile_path):
+        if obj["kind"] == "LeaderWorkerSet":
+            jsonschema.validate(obj, LWS_SCHEMA)
+            templates = obj["spec"]["leaderWorkerTemplate"]
+            for key in ("leaderTemplate", "workerTemplate"):
+                pod_template = {
+                    "apiVersion": "v1",
+                    "kind": "PodTemplate",
+                    "metadata": {"name": f"{obj['metadata']['name']}-{key.lower()}"},
+                    "template": templates[key],
+                }
+                kubernetes_validate.validate(pod_template, K8S_VERSION, strict=True)
+        else:
+            kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+
+
+def test_schema_validation_catches_a_broken_object() -> None:
+    import kubernetes_validate
+
+    obj = _k8s_objects(ROOT / "profiles/qwen3-32b-w8a8-a2.yaml")[0]
+    obj["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+
+
+def _container(obj: dict, template: str | None = None) -> dict:
+    spec = obj["spec"]["leaderWorkerTemplate"][template]["spec"] if template else obj["spec"]["template"]["spec"]
+    return spec["containers"][0]
+
+
+def test_single_node_npu_deployment_has_devices_mounts_and_probes_sized_from_the_profile() -> None:
+    profile_path = ROOT / "profiles/qwen3-32b-w8a8-a2.yaml"
+    deployment, service = _k8s_objects(profile_path)
+    profile = load_profile(profile_path)
+    container = _container(deployment)
+    assert container["resources"]["limits"] == {"huawei.com/Ascend910": 4}
+    mounts = {m["mountPath"] for m in container["volumeMounts"]}
+    assert {"/usr/local/dcmi", "/usr/local/bin/npu-smi", "/usr/local/Ascend/driver/lib64"} <= mounts
+    assert {"/usr/local/Ascend/driver/version.info", "/etc/ascend_install.info", "/dev/shm"} <= mounts
+    startup = container["startupProbe"]
+    assert startup["httpGet"]["path"] == "/health"
+    assert startup["periodSeconds"] * startup["failureThreshold"] >= profile.runtime.ready_timeout
+    assert container["image"] == "quay.io/ascend/vllm-ascend:v0.23.0"
+    args = container["args"]
+    assert args[args.index("--host") + 1] == "0.0.0.0"  # a pod must listen beyond loopback
+    assert service["spec"]["ports"][0]["port"] == profile.server.port
+
+
+def test_resource_name_is_configurable() -> None:
+    files, _ = _render(ROOT / "profiles/qwen3-32b-w8a8-a2.yaml", "k8s", resource_name="huawei.com/ascend-1980")
+    deployment = next(yaml.safe_load_all(files["k8s.yaml"]))
+    assert _container(deployment)["resources"]["limits"] == {"huawei.com/ascend-1980": 4}
+
+
+def test_cpu_has_no_device_resources_and_cuda_asks_for_gpus() -> None:
+    cpu = _container(_k8s_objects(ROOT / "profiles/cpu-demo.yaml")[0])
+    assert "resources" not in cpu
+    cuda = _container(_k8s_objects(ROOT / "profiles/cuda-qwen3-8b.yaml")[0])
+    assert cuda["resources"]["limits"] == {"nvidia.com/gpu": 1}
+
+
+def test_api_key_comes_from_a_secret_reference_and_is_never_inline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VLLM_DEMO_API_KEY", "s3cr3t-value")
+    profile_path = ROOT / "profiles/cuda-qwen3-8b.yaml"
+    env = {e["name"]: e for e in _container(_k8s_objects(profile_path)[0])["env"]}
+    assert env["VLLM_API_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "cuda-qwen3-8b-api-key", "key": "api-key"}
+    for target in TARGETS:
+        files, _ = _render(profile_path, target)
+        assert all("s3cr3t-value" not in content for content in files.values())
+
+
+def _run_worker_shell(script: str, tmp_path: Path, env: dict[str, str]) -> list[str]:
+    """Run a rendered `sh -c` script with a fake `vllm` that records the argv it was given."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    fake = bin_dir / "vllm"
+    fake.write_text('#!/usr/bin/env python3\nimport json, sys\nprint(json.dumps(["vllm", *sys.argv[1:]]))\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    out = subprocess.run(
+        ["/bin/sh", "-c", script],
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    return json.loads(out.stdout)
+
+
+def test_two_node_deepseek_renders_a_leaderworkerset_equal_to_the_planned_commands(tmp_path: Path) -> None:
+    profile_path = ROOT / "profiles/deepseek-r1-w8a8-2node-a2.yaml"
+    files, plan = _render(profile_path, "k8s")
+    lws, service = [d for d in yaml.safe_load_all(files["k8s.yaml"]) if d]
+    assert lws["kind"] == "LeaderWorkerSet" and lws["spec"]["leaderWorkerTemplate"]["size"] == 2
+    assert service["spec"]["selector"]["ascendctl.dev/role"] == "leader"
+    head_cmd, worker_cmd = plan.commands
+    layout = plan.deployment.nodes
+    pod_ip = {0: layout[0].address, 1: layout[1].address}
+
+    # Leader: Kubernetes expands $(LWS_LEADER_ADDRESS) itself; substitute it the same way.
+    leader = _container(lws, "leaderTemplate")
+    argv = [a.replace("$(LWS_LEADER_ADDRESS)", layout[0].address) for a in [*leader["command"], *leader["args"]]]
+    assert argv == list(head_cmd.argv)
+    assert _pod_env(leader, pod_ip[0]) == dict(head_cmd.env)
+
+    # Worker: one template for all workers; its shell computes the start rank from LWS_WORKER_INDEX.
+    worker = _container(lws, "workerTemplate")
+    assert worker["command"][:2] == ["/bin/sh", "-c"]
+    argv = _run_worker_shell(
+        worker["command"][2], tmp_path, {"LWS_WORKER_INDEX": "1", "LWS_LEADER_ADDRESS": layout[0].address}
+    )
+    assert argv == list(worker_cmd.argv)
+    assert _pod_env(worker, pod_ip[1]) == dict(worker_cmd.env)
+    assert "ports" not in worker and "startupProbe" not in worker  # headless: no HTTP server
+
+
+def _pod_env(container: dict, pod_ip: str) -> dict[str, str]:
+    out = {}
+    for e in container["env"]:
+        if e["name"] == "POD_IP":
+            continue
+        if "value" in e:
+            out[e["name"]] = e["value"]
+        elif e["valueFrom"].get("fieldRef", {}).get("fieldPath") == "status.podIP":
+            out[e["name"]] = pod_ip
+    return out
+
+
+def test_docker_script_maps_the_documented_devices_per_family() -> None:
+    files, _ = _render(ROOT / "profiles/qwen3-32b-w8a8-a2.yaml", "docker")
+    script = files["docker-run.sh"]
+    for i in range(8):  # an A2 server exposes davinci0..7 (vllm-ascend installation.md)
+        assert f"--device /dev/davinci{i} " in script
+    assert "--device /dev/davinci8 " not in script
+    for dev in ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"):
+        assert f"--device {dev} " in script
+    assert "quay.io/ascend/vllm-ascend:v0.23.0" in script
+
+
+@pytest.mark.parametrize("profile_path", PROFILES, ids=lambda p: p.stem)
+def test_shell_outputs_are_valid_bash_and_yaml_outputs_parse(profile_path: Path) -> None:
+    for target in ("docker", "script"):
+        files, _ = _render(profile_path, target)
+        for content in files.values():
+            subprocess.run(["bash", "-n"], input=content, text=True, check=True, timeout=30)
+    files, _ = _render(profile_path, "compose")
+    for content in files.values():
+        compose = yaml.safe_load(content)
+        assert compose["services"]["engine"]["network_mode"] == "host"
+
+
+def test_script_exports_the_planned_env_and_execs_the_planned_argv(tmp_path: Path) -> None:
+    files, plan = _render(ROOT / "profiles/qwen3-32b-w8a8-a2.yaml", "script")
+    script = next(iter(files.values()))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "vllm"
+    fake.write_text(
+        "#!/usr/bin/env python3\nimport json, os, sys\n"
+        'print(json.dumps({"argv": ["vllm", *sys.argv[1:]], "env": dict(os.environ)}))\n'
+    )
+    fake.chmod(0o755)
+    out = subprocess.run(
+        ["bash", "-c", script], env={"PATH": f"{bin_dir}:/usr/bin:/bin"}, capture_output=True, text=True, check=True
+    )
+    seen = json.loads(out.stdout)
+    command = plan.commands[0]
+    assert seen["argv"] == list(command.argv)
+    assert {k: seen["env"][k] for k in command.env} == dict(command.env)
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+@pytest.mark.parametrize("profile_path", PROFILES, ids=lambda p: p.stem)
+def test_systemd_units_pass_systemd_analyze_verify(profile_path: Path, tmp_path: Path) -> None:
+    # `verify` checks that ExecStart exists: point it at this checkout's real ascendctl.
+    ascendctl = shutil.which("ascendctl") or str(ROOT / ".venv/bin/ascendctl")
+    files, plan = _render(profile_path, "systemd", ascendctl_bin=ascendctl)
+    assert len(files) == len(plan.commands)
+    for name, content in files.items():
+        unit = tmp_path / name
+        unit.write_text(content)
+        assert f"--node {name.split('-node')[-1].removesuffix('.service')}" in content or "-node" not in name
+        result = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
+        problems = [line for line in result.stderr.splitlines() if name in line]
+        assert result.returncode == 0 and not problems, result.stderr
+
+
+def test_cli_writes_all_files_into_the_output_directory(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app, ["render", str(ROOT / "profiles/deepseek-r1-w8a8-2node-a2.yaml"), "--target", "script", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["deepseek-r1-w8a8-2node-a2-node0.sh", "deepseek-r1-w8a8-2node-a2-node1.sh"]
+    assert all(os.access(out / n, os.X_OK) for n in names)
+
+
+def test_cli_rejects_an_unknown_target_with_exit_2() -> None:
+    result = CliRunner().invoke(app, ["render", str(ROOT / "profiles/cpu-demo.yaml"), "--target", "helm"])
+    assert result.exit_code == 2
+    assert "choose one of k8s, docker, compose, systemd, script" in result.output
