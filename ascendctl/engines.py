@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ascendctl_engine.install_plan import EngineReleaseSpec
-
 from ascendctl.errors import UserInputError
+from ascendctl_engine.install_plan import EngineReleaseSpec
 
 if TYPE_CHECKING:
     from ascendctl.models.matrix import Release

@@ -31,12 +31,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
 from ascendctl_engine import paths
 from ascendctl_engine.cmdrun import CommandRunner, SubprocessRunner, capture
 from ascendctl_engine.inenv import script_path
 from ascendctl_engine.install_plan import AliasDistribution, InstallPlan, InstallStep, env_name
-from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
 
 MANIFEST = "manifest.json"
 STATE_DIR = ".ascendctl"

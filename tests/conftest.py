@@ -83,9 +83,8 @@ def fake_cpu_engine_env(isolated_state: Path) -> Path:
     import os
     import sys
 
-    from ascendctl_engine import paths
-
     from ascendctl.engines import engine_spec_for
+    from ascendctl_engine import paths
 
     spec = engine_spec_for("cpu", "latest-stable")
     root = paths.engines_dir() / spec.name
@@ -180,10 +179,9 @@ def cpu_engine(engine_data_dir: Path) -> object:
     skip instead of installing."""
     import os
 
+    from ascendctl.engines import engine_spec_for
     from ascendctl_engine import envs
     from ascendctl_engine.install_plan import plan_install
-
-    from ascendctl.engines import engine_spec_for
 
     spec = engine_spec_for("cpu", "latest-stable")
     found = envs.find_engine(spec.backend, spec.release, root=engine_data_dir)

@@ -7,6 +7,15 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+
+from ascendctl.checks import RULES, CheckContext, CheckReport, CheckResult, Rule, run_rules
+from ascendctl.checks.matrix_view import fit_rows, row_for_version, select_release
+from ascendctl.checks.registry import problem
+from ascendctl.checks.rules_host import parse_alloc_conf
+from ascendctl.checks.rules_npu import bytes_per_param, model_params_billions, parse_mask
+from ascendctl.matrix import load_matrix
+from ascendctl.models.matrix import SupportMatrix
+from ascendctl.models.profile import Profile
 from ascendctl_engine.host import (
     CannInfo,
     CpuInfo,
@@ -21,15 +30,6 @@ from ascendctl_engine.host import (
     PortStatus,
     PythonEnv,
 )
-
-from ascendctl.checks import RULES, CheckContext, CheckReport, CheckResult, Rule, run_rules
-from ascendctl.checks.matrix_view import fit_rows, row_for_version, select_release
-from ascendctl.checks.registry import problem
-from ascendctl.checks.rules_host import parse_alloc_conf
-from ascendctl.checks.rules_npu import bytes_per_param, model_params_billions, parse_mask
-from ascendctl.matrix import load_matrix
-from ascendctl.models.matrix import SupportMatrix
-from ascendctl.models.profile import Profile
 
 SOURCED = {
     "ASCEND_HOME_PATH": "/usr/local/Ascend/ascend-toolkit/latest",

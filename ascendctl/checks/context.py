@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from ascendctl_engine.host.facts import HostFacts
 from packaging.version import InvalidVersion, Version
+
+from ascendctl_engine.host.facts import HostFacts
 
 if TYPE_CHECKING:
     from ascendctl.models.matrix import Release, SupportMatrix

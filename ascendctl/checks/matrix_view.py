@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ascendctl_engine.host.cann import cann_release_key, normalize_cann_version
-from ascendctl_engine.host.facts import HostFacts
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ascendctl.checks.context import parse_version
+from ascendctl_engine.host.cann import cann_release_key, normalize_cann_version
+from ascendctl_engine.host.facts import HostFacts
 
 if TYPE_CHECKING:
     from ascendctl.models.matrix import Release, SupportMatrix

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ascendctl_engine.host.facts import HostFacts
-
 from ascendctl.checks.context import CheckContext
 from ascendctl.checks.registry import CheckResult
+from ascendctl_engine.host.facts import HostFacts
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ascendctl.checks.context import CheckContext
+from ascendctl.checks.registry import Outcome, passed, problem, rule, skipped
+from ascendctl.checks.rules_npu import not_npu
 from ascendctl_engine.host.cann import (
     NNAL_ATB_SET_ENV,
     TOOLKIT_SET_ENV,
@@ -17,10 +20,6 @@ from ascendctl_engine.host.cann import (
     cann_release_key,
     normalize_cann_version,
 )
-
-from ascendctl.checks.context import CheckContext
-from ascendctl.checks.registry import Outcome, passed, problem, rule, skipped
-from ascendctl.checks.rules_npu import not_npu
 
 if TYPE_CHECKING:
     from ascendctl.models.matrix import Hardware

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ascendctl_engine.host.cann import cann_env_sourced
-from ascendctl_engine.host.pyenv import family_from_build_tag
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ascendctl.checks.context import CheckContext, parse_version, release_tuple, same_version
@@ -20,6 +18,8 @@ from ascendctl.checks.matrix_view import row_for_version
 from ascendctl.checks.registry import Outcome, passed, problem, rule, skipped
 from ascendctl.checks.rules_cann import set_env_script
 from ascendctl.checks.rules_npu import not_npu
+from ascendctl_engine.host.cann import cann_env_sourced
+from ascendctl_engine.host.pyenv import family_from_build_tag
 
 if TYPE_CHECKING:
     from ascendctl.models.matrix import Release

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import re
 
-from ascendctl_engine.host.facts import NpuDevice
-
 from ascendctl.checks.context import CheckContext
 from ascendctl.checks.registry import Outcome, passed, problem, rule, skipped
+from ascendctl_engine.host.facts import NpuDevice
 
 DRIVER_FIX = (
     "install the Ascend HDK (driver + firmware) that the CANN release notes name for your CANN version, "

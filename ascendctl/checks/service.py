@@ -13,16 +13,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ascendctl_engine.host.facts import HostFacts
-from ascendctl_engine.host.gather import PortRequest, gather_host_facts
-from ascendctl_engine.host.probe import HostProbe, LocalHostProbe
-from ascendctl_engine.host.pyenv import choose_engine_python, probe_python_env
-
 from ascendctl.checks.context import CheckContext, ReleaseSource
 from ascendctl.checks.matrix_view import row_for_version, select_release
 from ascendctl.checks.registry import run_rules
 from ascendctl.checks.report import CheckReport
 from ascendctl.errors import UserInputError
+from ascendctl_engine.host.facts import HostFacts
+from ascendctl_engine.host.gather import PortRequest, gather_host_facts
+from ascendctl_engine.host.probe import HostProbe, LocalHostProbe
+from ascendctl_engine.host.pyenv import choose_engine_python, probe_python_env
 
 if TYPE_CHECKING:
     from ascendctl.models.matrix import Release, SupportMatrix

@@ -15,17 +15,33 @@ import typer
 from typer.core import TyperGroup
 
 from ascendctl import __version__
+from ascendctl.cli import check as check_cmd
+from ascendctl.cli import engine as engine_cmd
+from ascendctl.cli import logs as logs_cmd
+from ascendctl.cli import matrix as matrix_cmd
+from ascendctl.cli import model as model_cmd
+from ascendctl.cli import plan as plan_cmd
+from ascendctl.cli import ps as ps_cmd
+from ascendctl.cli import render as render_cmd
 from ascendctl.cli import schema as schema_cmd
+from ascendctl.cli import serve as serve_cmd
+from ascendctl.cli import stop as stop_cmd
 from ascendctl.cli import validate as validate_cmd
 from ascendctl.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, AscendctlError
 
-_state = {"debug": os.environ.get("ASCENDCTL_DEBUG", "") not in ("", "0")}
+
+def _debug_from_env() -> bool:
+    return os.environ.get("ASCENDCTL_DEBUG", "") not in ("", "0")
+
+
+_state = {"debug": _debug_from_env()}
 
 
 class _HandledGroup(TyperGroup):
     """Maps every exception to one exit code and a message without a traceback (unless --debug)."""
 
     def invoke(self, ctx: Any) -> Any:
+        _state["debug"] = _debug_from_env()  # each invocation starts clean; the root callback reads --debug
         try:
             return super().invoke(ctx)
         except _PASS_THROUGH:
@@ -87,6 +103,17 @@ def _root(
 
 app.command("validate")(validate_cmd.validate)
 app.command("schema")(schema_cmd.schema)
+app.add_typer(engine_cmd.app, name="engine")
+app.add_typer(model_cmd.app, name="model")
+app.command("serve")(serve_cmd.serve)
+app.command("ps")(ps_cmd.ps)
+app.command("logs")(logs_cmd.logs)
+app.command("stop")(stop_cmd.stop)
+app.command("check")(check_cmd.check)
+app.command("matrix")(matrix_cmd.matrix)
+app.command("plan")(plan_cmd.plan)
+app.command("pin")(plan_cmd.pin)
+app.command("render")(render_cmd.render)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from ascendctl_engine import envs, models
 from typer.testing import CliRunner
 
 from ascendctl.cli import app
+from ascendctl_engine import envs, models
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from ascendctl_engine.host.cann import (
     atb_env_sourced,
     cann_env_sourced,

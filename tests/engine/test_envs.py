@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
+
 from ascendctl_engine import envs
 from ascendctl_engine.cmdrun import SubprocessRunner, capture
 from ascendctl_engine.install_plan import AliasDistribution, EngineReleaseSpec, InstallPlan, plan_install

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from ascendctl_engine.install_plan import (
     HUAWEI_INDEX,
     HUAWEI_VARIANT_INDEX,

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
+
 from ascendctl_engine import models
 
 PY = Path("/engine/bin/python")

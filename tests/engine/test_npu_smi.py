@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from ascendctl_engine.host.npu_smi import (
     family_from_name,
     family_from_soc_version,

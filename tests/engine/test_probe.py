@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from ascendctl_engine.host import (
     CommandResult,
     EnginePython,

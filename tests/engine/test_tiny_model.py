@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from ascendctl_engine.inenv import script_path
 from ascendctl_engine.models import tree_digest
 
