@@ -104,17 +104,7 @@ def render_compatibility_md(matrix: SupportMatrix) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for h in matrix.hardware:
-        limits = [f"dtype {'/'.join(h.limits.dtypes)}"]
-        if not h.limits.triton:
-            limits.append("no triton-ascend")
-        if not h.limits.npugraph_ex:
-            limits.append("npugraph_ex off")
-        if h.limits.max_capture_sizes:
-            limits.append(f"≤ {h.limits.max_capture_sizes} capture sizes")
-        if h.limits.graph_min_cann:
-            limits.append(f"graph mode needs CANN ≥ {h.limits.graph_min_cann}")
-        if h.limits.min_devices > 1:
-            limits.append(f"≥ {h.limits.min_devices} devices")
+        limits = [f"dtype {'/'.join(h.limits.dtypes)}", *(x for x in h.limits.describe() if not x.startswith("dtype"))]
         out.append(
             f"| {h.id} | {h.name} | {h.status} | {', '.join(h.npu_smi_names) or '—'} | {h.soc_version_default} "
             f"| {h.chips_per_card or '—'} | {'/'.join(map(str, h.hbm_gb_per_chip))} | {h.devices_per_server or '—'} "

@@ -356,19 +356,7 @@ def _hardware_table(hws: list[Hardware]) -> None:
         ],
     )
     for h in hws:
-        limits = []
-        if "bfloat16" not in h.limits.dtypes:
-            limits.append("dtype " + "/".join(h.limits.dtypes))
-        if not h.limits.triton:
-            limits.append("no triton")
-        if not h.limits.npugraph_ex:
-            limits.append("npugraph_ex off")
-        if h.limits.max_capture_sizes:
-            limits.append(f"≤{h.limits.max_capture_sizes} capture sizes")
-        if h.limits.graph_min_cann:
-            limits.append(f"graph needs CANN ≥ {h.limits.graph_min_cann}")
-        if h.limits.min_devices > 1:
-            limits.append(f"≥{h.limits.min_devices} devices")
+        limits = h.limits.describe()
         t.add_row(
             h.id,
             h.name,

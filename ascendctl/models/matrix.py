@@ -193,6 +193,21 @@ class HardwareLimits(StrictModel):
     min_devices: Annotated[int, Field(ge=1, description="Fewest devices a deployment uses.")] = 1
     notes: Annotated[list[Ref], Field(description="Other limits, with references.")] = []
 
+    def describe(self) -> list[str]:
+        """The limits as short phrases, for tables (`matrix hardware`, docs/compatibility.md)."""
+        out = [f"dtype {'/'.join(self.dtypes)}"] if "bfloat16" not in self.dtypes else []
+        if not self.triton:
+            out.append("no triton-ascend")
+        if not self.npugraph_ex:
+            out.append("npugraph_ex off")
+        if self.max_capture_sizes:
+            out.append(f"≤ {self.max_capture_sizes} capture sizes")
+        if self.graph_min_cann:
+            out.append(f"graph mode needs CANN ≥ {self.graph_min_cann}")
+        if self.min_devices > 1:
+            out.append(f"≥ {self.min_devices} devices")
+        return out
+
 
 class Hardware(StrictModel):
     """One Ascend hardware family."""
