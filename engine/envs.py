@@ -470,10 +470,22 @@ def _run_checked(
     if code != 0:
         raise EngineEnvError(
             f"{what} failed (exit {code}): {' '.join(argv)}",
-            hint="fix the cause shown above and run the same command again: finished steps are kept",
+            hint=_install_hint(argv, tail),
             output=tail[-15:],
         )
     return tail
+
+
+def _install_hint(argv: Sequence[str], tail: Sequence[str]) -> str:
+    text = "\n".join(tail)
+    if any("+cpu" in a for a in argv) and ("Cannot install torch" in text or "No matching distribution" in text):
+        # The CPU build of torch is not on PyPI: pip must see the PyTorch CPU index or a local wheel folder.
+        return (
+            "pip could not find the CPU build of torch; run again with "
+            "--extra-index-url https://download.pytorch.org/whl/cpu (or a pip find-links folder that has it); "
+            "finished steps are kept"
+        )
+    return "fix the cause shown above and run the same command again: finished steps are kept"
 
 
 def _probe(runner: CommandRunner, python: Path, modules: Sequence[str], *, log: Log) -> dict[str, Any]:

