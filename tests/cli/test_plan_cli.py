@@ -37,6 +37,19 @@ def test_plan_json_contract_for_every_curated_profile(profile: Path) -> None:
     assert isinstance(data["warnings"], list) and isinstance(data["provenance"], dict)
 
 
+@pytest.mark.parametrize("profile", CURATED, ids=[p.name for p in CURATED])
+def test_serve_dry_run_json_is_the_plan_json(profile: Path) -> None:
+    dry = run("serve", str(profile), "--dry-run", "--json")
+    assert dry.exit_code == 0, dry.output
+    assert json.loads(dry.stdout) == json.loads(run("plan", str(profile), "--json").stdout)
+
+
+def test_serve_json_without_dry_run_is_invalid_input() -> None:
+    result = run("serve", str(CURATED[0]), "--json")
+    assert result.exit_code == 2
+    assert "--json is only for --dry-run" in result.output
+
+
 def test_serve_dry_run_prints_the_plan() -> None:
     profile = str(REPO / "profiles" / "qwen3-32b-w8a8-a2.yaml")
     dry = run("serve", profile, "--dry-run")
