@@ -53,3 +53,11 @@ clean:
 .PHONY: bench
 bench: venv
 	$(BIN)/python benchmarks/latency.py
+
+# Serving benchmarks with the real CPU engine (~4 min on 2 cores): `ascendctl serve` next to the same argv+env
+# started by hand (time to ready, throughput; arms alternate), then the demo's throughput/TTFT/TPOT at 32
+# concurrent requests. Load from `vllm bench serve` of the engine environment; everything on 127.0.0.1.
+.PHONY: bench-serve
+bench-serve: models
+	$(BIN)/python benchmarks/serve_overhead.py
+	$(BIN)/python benchmarks/demo_throughput.py

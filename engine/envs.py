@@ -478,7 +478,8 @@ def _run_checked(
 
 def _install_hint(argv: Sequence[str], tail: Sequence[str]) -> str:
     text = "\n".join(tail)
-    if any("+cpu" in a for a in argv) and ("Cannot install torch" in text or "No matching distribution" in text):
+    torch_missing = "Cannot install torch" in text or "No matching distribution found for torch" in text
+    if any("+cpu" in a for a in argv) and torch_missing:
         # The CPU build of torch is not on PyPI: pip must see the PyTorch CPU index or a local wheel folder.
         return (
             "pip could not find the CPU build of torch; run again with "
