@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -221,35 +222,43 @@ def k8s_nodes(plan: Plan, secret_name: str) -> list[NodeView]:
             env.append(EnvVar("POD_IP", field_path="status.podIP"))
         env += [EnvVar(k, secret=secret_name, source=ref.describe()) for k, ref in command.secret_env.items()]
         if layout.role == "head":
-            argv = [_k8s_value(a, own, head_address, kube=True) for a in command.argv]
-            pre = [[_k8s_value(a, own, head_address, kube=True) for a in p] for p in command.pre_commands]
-            shell = _shell_script(pre, argv) if pre else None
-            views.append(NodeView(layout.index, layout.role, argv, env, pre, shell))
+            # The leader advertises its own pod IP (Ray's --node-ip-address, the DP address it binds).
+            shell = bool(command.pre_commands)
+            refs = [(own, _ref("POD_IP", shell))]
+            argv = [_with_refs(a, refs) for a in command.argv]
+            pre = [[_with_refs(a, refs) for a in p] for p in command.pre_commands]
+            views.append(
+                NodeView(layout.index, layout.role, argv, env, pre, _shell_script(pre, argv) if shell else None)
+            )
         else:
-            argv = _worker_argv(command.argv, own, head_address, layout.dp_ranks)
-            pre = [[_k8s_value(a, own, head_address, kube=False) for a in p] for p in command.pre_commands]
+            refs = [(head_address, _ref("LWS_LEADER_ADDRESS", True)), (own, _ref("POD_IP", True))]
+            argv = _worker_argv(command.argv, refs, layout.dp_ranks)
+            pre = [[_with_refs(a, refs) for a in p] for p in command.pre_commands]
             views.append(NodeView(layout.index, layout.role, argv, env, pre, _shell_script(pre, argv)))
     return views
 
 
-def _k8s_value(arg: str, own: str | None, head: str | None, *, kube: bool) -> str:
-    # `$(VAR)` is expanded by Kubernetes in command/args; `$VAR` by the shell in `sh -c` scripts.
-    own_ref, head_ref = ("$(POD_IP)", "$(LWS_LEADER_ADDRESS)") if kube else ("${POD_IP}", "${LWS_LEADER_ADDRESS}")
-    if head and head in arg:
-        arg = arg.replace(head, head_ref)
-    if own and own != head and own in arg:
-        arg = arg.replace(own, own_ref)
+def _ref(var: str, shell: bool) -> str:
+    # Kubernetes expands `$(VAR)` in command/args itself; inside an `sh -c` script the shell expands `${VAR}`.
+    return f"${{{var}}}" if shell else f"$({var})"
+
+
+def _with_refs(arg: str, refs: Sequence[tuple[str | None, str]]) -> str:
+    """Replace whole addresses (not prefixes of longer ones: 10.0.0.1 inside 10.0.0.12) by references."""
+    for address, ref in refs:
+        if address:
+            arg = re.sub(rf"(?<![\w.]){re.escape(address)}(?![\w.])", lambda _m, r=ref: r, arg)
     return arg
 
 
-def _worker_argv(argv: Sequence[str], own: str | None, head: str | None, dp_ranks: int) -> list[str]:
+def _worker_argv(argv: Sequence[str], refs: Sequence[tuple[str | None, str]], dp_ranks: int) -> list[str]:
     out: list[str] = []
     previous = ""
     for arg in argv:
         if previous == "--data-parallel-start-rank":
             out.append(f"$((LWS_WORKER_INDEX * {dp_ranks}))")
         else:
-            out.append(_k8s_value(arg, own, head, kube=False))
+            out.append(_with_refs(arg, refs))
         previous = arg
     return out
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import stat
 import subprocess
@@ -163,9 +164,9 @@ def test_two_node_deepseek_renders_a_leaderworkerset_equal_to_the_planned_comman
     layout = plan.deployment.nodes
     pod_ip = {0: layout[0].address, 1: layout[1].address}
 
-    # Leader: Kubernetes expands $(LWS_LEADER_ADDRESS) itself; substitute it the same way.
+    # Leader: it advertises its pod IP, which Kubernetes expands from $(POD_IP); substitute it the same way.
     leader = _container(lws, "leaderTemplate")
-    argv = [a.replace("$(LWS_LEADER_ADDRESS)", layout[0].address) for a in [*leader["command"], *leader["args"]]]
+    argv = [a.replace("$(POD_IP)", layout[0].address) for a in [*leader["command"], *leader["args"]]]
     assert argv == list(head_cmd.argv)
     assert _pod_env(leader, pod_ip[0]) == dict(head_cmd.env)
 
@@ -178,6 +179,39 @@ def test_two_node_deepseek_renders_a_leaderworkerset_equal_to_the_planned_comman
     assert argv == list(worker_cmd.argv)
     assert _pod_env(worker, pod_ip[1]) == dict(worker_cmd.env)
     assert "ports" not in worker and "startupProbe" not in worker  # headless: no HTTP server
+
+
+def test_ray_leaderworkerset_starts_ray_before_serving_and_wires_addresses(tmp_path: Path) -> None:
+    files, plan = _render(ROOT / "tests/fixtures/profiles/qwen3-235b-a22b-ray-2node-a2.yaml", "k8s")
+    lws = next(yaml.safe_load_all(files["k8s.yaml"]))
+    head_cmd, worker_cmd = plan.commands
+    layout = plan.deployment.nodes
+    leader = _container(lws, "leaderTemplate")
+    leader_env = {"POD_IP": layout[0].address, "LWS_LEADER_ADDRESS": "leader.svc"}
+    # The fake `vllm` prints its argv; a fake `ray` records its own so the order can be checked.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ray").write_text('#!/bin/sh\necho "ray $*" >> "$RAY_LOG"\n')
+    (bin_dir / "ray").chmod(0o755)
+    log = tmp_path / "ray.log"
+    argv = _run_worker_shell(leader["command"][2], tmp_path, {**leader_env, "RAY_LOG": str(log)})
+    assert argv == list(head_cmd.argv)
+    assert log.read_text().split() == list(head_cmd.pre_commands[0])  # ray start --head ... ran first
+    worker = _container(lws, "workerTemplate")
+    script = worker["command"][2]
+    assert script.startswith("exec ray start")
+    expected = shlex.join(worker_cmd.argv).replace(layout[0].address, "${LWS_LEADER_ADDRESS}")
+    expected = expected.replace(layout[1].address, "${POD_IP}")
+    assert shlex.split(script.removeprefix("exec ")) == shlex.split(expected)
+
+
+def test_addresses_are_replaced_whole_never_inside_a_longer_address() -> None:
+    from ascendctl.render import _with_refs
+
+    refs = [("10.0.0.1", "${LEADER}")]
+    assert _with_refs("10.0.0.1:6379", refs) == "${LEADER}:6379"
+    assert _with_refs("10.0.0.12", refs) == "10.0.0.12"
+    assert _with_refs("110.0.0.1", refs) == "110.0.0.1"
 
 
 def _pod_env(container: dict, pod_ip: str) -> dict[str, str]:
