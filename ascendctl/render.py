@@ -16,7 +16,7 @@ import json
 import math
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -247,8 +247,13 @@ def _with_refs(arg: str, refs: Sequence[tuple[str | None, str]]) -> str:
     """Replace whole addresses (not prefixes of longer ones: 10.0.0.1 inside 10.0.0.12) by references."""
     for address, ref in refs:
         if address:
-            arg = re.sub(rf"(?<![\w.]){re.escape(address)}(?![\w.])", lambda _m, r=ref: r, arg)
+            # `ref` is passed through a function so its `$`/`\` are never read as a replacement template.
+            arg = re.sub(rf"(?<![\w.]){re.escape(address)}(?![\w.])", _constant(ref), arg)
     return arg
+
+
+def _constant(text: str) -> Callable[[re.Match[str]], str]:
+    return lambda _match: text
 
 
 def _worker_argv(argv: Sequence[str], refs: Sequence[tuple[str | None, str]], dp_ranks: int) -> list[str]:
