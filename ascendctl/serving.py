@@ -93,6 +93,8 @@ def load_target(profile_path: Path, overrides: Sequence[str], node: int | None) 
     from ascendctl.profile_loader import load_profile
 
     profile = load_profile(profile_path, overrides)
+    # The engine first: `ascendctl model prepare` itself runs inside the engine environment.
+    engine = engine_env_for(profile, profile_path)
     check_prepared_model(profile)
     commands = plan_commands(profile)
     if node is None:
@@ -107,7 +109,6 @@ def load_target(profile_path: Path, overrides: Sequence[str], node: int | None) 
     if not chosen:
         known = ", ".join(str(c.node) for c in commands)
         raise UserInputError(f"--node {node}: {profile.metadata.name} has nodes {known}")
-    engine = engine_env_for(profile, profile_path)
     return ServeTarget(profile, profile_path, tuple(overrides), node, chosen[0], len(commands), engine)
 
 

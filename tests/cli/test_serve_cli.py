@@ -80,6 +80,16 @@ def test_missing_engine_environment_names_the_install_command(tmp_path: Path, fr
     assert f"install it with: ascendctl engine install {profile}" in result.stderr
 
 
+def test_missing_engine_is_reported_before_an_unprepared_model(tmp_path: Path, free_port: int) -> None:
+    # `model prepare` runs inside the engine environment, so the engine install is the first thing to say.
+    profile = write_profile(tmp_path, free_port)
+    profile.write_text(profile.read_text().replace(f"source: {tmp_path / 'model'}", "source: prepared:tiny-random"))
+    result = runner.invoke(app, ["serve", str(profile)])
+    assert result.exit_code == 1
+    assert "ascendctl engine install" in result.stderr
+    assert "model prepare" not in result.stderr
+
+
 def test_unprepared_model_fails_before_launch_with_the_prepare_command(
     fake_cpu_engine_env: Path, tmp_path: Path, free_port: int
 ) -> None:
