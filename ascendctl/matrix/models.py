@@ -1,0 +1,113 @@
+"""Model families: lookup by name, alias or HF architecture (with did-you-mean) and support status per release."""
+
+from __future__ import annotations
+
+import re
+
+from ascendctl.errors import UserInputError
+from ascendctl.matrix.names import _did_you_mean, _norm, _suggest
+from ascendctl.matrix.verdicts import Level, Reason
+from ascendctl.models.matrix import ModelFamily, ModelSupport, Release, SupportMatrix, parse_version
+
+# The support matrix (`support` rows of model families) describes this release.
+MODEL_MATRIX_RELEASE = "v0.23.0"
+_HISTORY_HARDWARE = ("a2", "a3")  # older support lists predate 300I Duo / 950 support
+
+
+def _model_keys(fam: ModelFamily) -> list[str]:
+    keys = [fam.id, fam.name, *fam.aliases, *fam.architectures]
+    keys += [part for part in re.split(r"\s*/\s*", fam.name) if len(part) >= 4 and re.search(r"[a-zA-Z]", part)]
+    return keys
+
+
+def _preference(fam: ModelFamily, task: str | None) -> tuple[int, int]:
+    pooling = {"embed": "embedding", "rerank": "reranker"}.get(task or "")
+    if task is None:
+        task_rank = 0
+    elif pooling:
+        task_rank = 0 if pooling in fam.types else 1
+    else:  # generate
+        task_rank = 0 if fam.kind == "generative" else 1
+    return (task_rank, 0 if fam.tier == "core" else 1)
+
+
+def find_models(matrix: SupportMatrix, query: str, *, task: str | None = None) -> list[ModelFamily]:
+    """Families a name matches, best first: id, name, alias or HF architecture (case-insensitive).
+
+    A Hub id's organisation is ignored (`Qwen/Qwen3-8B` → `Qwen3-8B`); when nothing matches exactly, the
+    family whose name is the longest prefix of the query wins (`Qwen3-235B-A22B-Instruct` → Qwen3-235B-A22B).
+    `task` (`generate`, `embed`, `rerank`) breaks ties between families sharing an architecture.
+    """
+    q = _norm(query.rsplit("/", 1)[-1] if "/" in query and not query.startswith("/") else query)
+    exact = [f for f in matrix.models if q in {_norm(k) for k in _model_keys(f)}]
+    if not exact:
+        best = 0
+        for f in matrix.models:
+            for k in _model_keys(f):
+                nk = _norm(k)
+                if len(nk) >= 4 and q.startswith(nk) and q[len(nk) : len(nk) + 1] in ("-", "") and len(nk) >= best:
+                    if len(nk) > best:
+                        exact, best = [], len(nk)
+                    if f not in exact:
+                        exact.append(f)
+    order = {f.id: i for i, f in enumerate(matrix.models)}
+    return sorted(exact, key=lambda f: (*_preference(f, task), order[f.id]))
+
+
+def lookup_model(matrix: SupportMatrix, query: str, *, task: str | None = None) -> ModelFamily:
+    """The best family for a name or architecture; `UserInputError` with did-you-mean when none matches."""
+    hits = find_models(matrix, query, task=task)
+    if hits:
+        return hits[0]
+    names = [k for f in matrix.models for k in (f.name, *f.aliases, f.id)]
+    raise UserInputError(
+        f"unknown model {query!r}{_suggest(_did_you_mean(query, names))} (`ascendctl matrix models` lists them)"
+    )
+
+
+def model_support(family: ModelFamily, hardware: str) -> ModelSupport | None:
+    """The v0.23.0 matrix row of a family for one hardware family (a row naming no hardware covers all)."""
+    for row in family.support:
+        if hardware in row.hardware:
+            return row
+    for row in family.support:
+        if not row.hardware:
+            return row
+    return None
+
+
+def _model_status(matrix: SupportMatrix, fam: ModelFamily, rel: Release, hardware: str) -> tuple[str, list[Reason]]:
+    """Status of a family on (release, hardware): supported / experimental / untested / unsupported / absent."""
+    src = fam.source
+    if fam.first_release and rel.key < parse_version(fam.first_release):
+        return "unsupported", [Reason(f"{fam.name} is supported from {fam.first_release}", src, "error")]
+    matrix_release = parse_version(MODEL_MATRIX_RELEASE)
+    if rel.key < matrix_release and hardware in _HISTORY_HARDWARE:
+        snaps = [h for h in fam.history if parse_version(h.release) <= rel.key]
+        if snaps:
+            snap = max(snaps, key=lambda h: parse_version(h.release))
+            ref = matrix.model_history_sources.get(snap.release, snap.release)
+            ref = f"{ref}; {snap.ref}" if snap.ref else ref
+            level: Level = {"supported": "ok", "unsupported": "error"}.get(snap.status, "warning")  # type: ignore[assignment]
+            return snap.status, [Reason(f"{fam.name} is {snap.status} in the {snap.release} support list", ref, level)]
+    row = model_support(fam, hardware)
+    if row is None:
+        listed = sorted({h for r in fam.support for h in r.hardware})
+        where = f" (listed for {', '.join(listed)})" if listed else ""
+        return "absent", [
+            Reason(
+                f"{fam.name} is not in the {MODEL_MATRIX_RELEASE} support matrix for {hardware}{where}", src, "error"
+            )
+        ]
+    level = {"supported": "ok", "unsupported": "error"}.get(row.status, "warning")  # type: ignore[assignment]
+    note = f" ({row.note})" if row.note else ""
+    reasons = [
+        Reason(f"{fam.name} is {row.status} on {hardware} in the {MODEL_MATRIX_RELEASE} matrix{note}", src, level)
+    ]
+    if rel.key < matrix_release:
+        reasons.append(
+            Reason(
+                f"model status is recorded for {MODEL_MATRIX_RELEASE}; not verified for {rel.version}", src, "warning"
+            )
+        )
+    return row.status, reasons

@@ -1,0 +1,54 @@
+"""Result types of `explain`: a `Reason` (finding + reference + level) and the `Verdict` that collects them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Level = Literal["ok", "warning", "error"]
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One finding of `explain`: what was checked, the reference behind it, and whether it blocks."""
+
+    message: str
+    reference: str
+    level: Level = "ok"  # ok: a fact in favour; warning: works with caveats; error: blocks the combination
+
+    def to_dict(self) -> dict[str, str]:
+        return {"level": self.level, "message": self.message, "reference": self.reference}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Answer of `explain`: supported or not, with every reason (and its reference) and what to try instead."""
+
+    supported: bool
+    backend: str
+    release: str
+    hardware: str | None
+    model: str | None  # the model family id the query resolved to
+    quant: str
+    reasons: list[Reason] = field(default_factory=list)
+    suggestions: list[str] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[Reason]:
+        return [r for r in self.reasons if r.level == "error"]
+
+    @property
+    def warnings(self) -> list[Reason]:
+        return [r for r in self.reasons if r.level == "warning"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "supported": self.supported,
+            "backend": self.backend,
+            "release": self.release,
+            "hardware": self.hardware,
+            "model": self.model,
+            "quant": self.quant,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "suggestions": list(self.suggestions),
+        }

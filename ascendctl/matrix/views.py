@@ -1,0 +1,67 @@
+"""JSON shapes of `ascendctl matrix … --json` (documented in docs/matrix.md, pinned by tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ascendctl.matrix.models import model_support
+from ascendctl.matrix.quantization import _launch_rules_for
+from ascendctl.models.matrix import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
+
+
+def release_json(release: Release) -> dict[str, Any]:
+    """One release row as `ascendctl matrix releases --json` prints it.
+
+    Contract keys (always present): vllm_ascend (tag, null for cpu/cuda rows), vllm, python (PEP 440
+    specifier), cann, torch, torch_npu, triton_ascend, date (ISO date or null), images (family → image),
+    status (final | rc). Also: version (the row's pin), backend, package, cann_alt, mooncake, mooncake_image,
+    mindie_turbo, transformers, base_image, disagreements, known_issues, notes, source.
+    """
+    r = release
+    return {
+        "vllm_ascend": r.vllm_ascend,
+        "version": r.version,
+        "backend": r.backend,
+        "package": r.package,
+        "status": r.status,
+        "date": r.date.isoformat() if r.date else None,
+        "vllm": r.vllm,
+        "python": r.python,
+        "cann": r.cann,
+        "cann_alt": r.cann_alt,
+        "torch": r.torch,
+        "torch_npu": r.torch_npu,
+        "triton_ascend": r.triton_ascend,
+        "mooncake": r.mooncake,
+        "mooncake_image": r.mooncake_image,
+        "mindie_turbo": r.mindie_turbo,
+        "transformers": r.transformers,
+        "base_image": r.base_image,
+        "images": dict(r.images),
+        "disagreements": [d.model_dump() for d in r.disagreements],
+        "known_issues": [i.model_dump() for i in r.known_issues],
+        "notes": [n.model_dump() for n in r.notes],
+        "source": r.source,
+    }
+
+
+def model_json(family: ModelFamily) -> dict[str, Any]:
+    """One model family (`ascendctl matrix models --json`): the data as written, plus `status` per hardware."""
+    out = family.model_dump(mode="json")
+    out["status"] = {h: (row.status if (row := model_support(family, h)) else None) for h in _HW_ORDER}
+    return out
+
+
+_HW_ORDER = ("a2", "a3", "300i-duo", "950")
+
+
+def hardware_json(hardware: Hardware) -> dict[str, Any]:
+    """One hardware family (`ascendctl matrix hardware --json`)."""
+    return hardware.model_dump(mode="json")
+
+
+def quantization_json(matrix: SupportMatrix, quant: QuantizationType) -> dict[str, Any]:
+    """One quantization type with the launch rules of its method (`ascendctl matrix quantizations --json`)."""
+    out = quant.model_dump(mode="json")
+    out["launch"] = [r.model_dump(mode="json") for r in _launch_rules_for(matrix, quant)]
+    return out
