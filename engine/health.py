@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import errno
 import json
-import socket
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
+
+from ascendctl_engine.ports import bind_error
 
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -83,22 +84,17 @@ def wait_ready(
 
 
 def port_in_use(host: str, port: int) -> str | None:
-    """Why `host:port` cannot be bound right now (None when it can). Binds the way the engine's server does
-    (SO_REUSEADDR, so sockets in TIME_WAIT do not count) and closes at once."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                return f"{host}:{port} is already in use by another process"
-            if exc.errno == errno.EADDRNOTAVAIL:
-                return f"{host} is not an address of this host"
-            if exc.errno == errno.EACCES:
-                return f"no permission to bind {host}:{port} (ports below 1024 need privileges)"
-            return f"cannot bind {host}:{port}: {exc.strerror or exc}"
-    return None
+    """Why `host:port` cannot be bound right now (None when it can)."""
+    exc = bind_error(host, port)
+    if exc is None:
+        return None
+    if exc.errno == errno.EADDRINUSE:
+        return f"{host}:{port} is already in use by another process"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"{host} is not an address of this host"
+    if exc.errno == errno.EACCES:
+        return f"no permission to bind {host}:{port} (ports below 1024 need privileges)"
+    return f"cannot bind {host}:{port}: {exc.strerror or exc}"
 
 
 @dataclass(frozen=True)

@@ -244,10 +244,15 @@ def launch(
     resolved = resolve_secrets(cmd.secret_env, inherited) if secrets is None else dict(secrets)
     argv = resolve_argv(cmd.argv, executable)
     env = build_env(cmd, inherited, resolved)
+    return EngineProcess(_spawn(argv, env, cwd, what=argv[0]), sink, on_line)
+
+
+def _spawn(argv: Sequence[str], env: Mapping[str, str], cwd: Path | None, *, what: str) -> subprocess.Popen[bytes]:
+    """Start `argv` (never through a shell) in its own session, output merged into one pipe."""
     try:
-        popen = subprocess.Popen(
-            argv,
-            env=env,
+        return subprocess.Popen(
+            list(argv),
+            env=dict(env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -256,8 +261,7 @@ def launch(
             close_fds=True,
         )
     except OSError as exc:
-        raise LaunchError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
-    return EngineProcess(popen, sink, on_line)
+        raise LaunchError(f"cannot start {what}: {exc.strerror or exc}") from None
 
 
 def run_pre_commands(
@@ -282,18 +286,7 @@ def run_pre_commands(
             program = str(bindir / program)
         argv = [program, *pre[1:]]
         sink.event(f"pre-command: {' '.join(argv)}")
-        try:
-            popen = subprocess.Popen(
-                argv,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise LaunchError(f"cannot start pre-command {program}: {exc.strerror or exc}") from None
-        proc = EngineProcess(popen, sink)
+        proc = EngineProcess(_spawn(argv, env, None, what=f"pre-command {program}"), sink)
         code = proc.wait(timeout)
         if code is None:
             proc.signal_group(signal.SIGKILL)

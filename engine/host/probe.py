@@ -13,12 +13,13 @@ import errno
 import os
 import platform
 import shutil
-import socket
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
+
+from ascendctl_engine.ports import bind_error
 
 MAX_READ_BYTES = 1024 * 1024
 DEFAULT_TIMEOUT = 10.0
@@ -164,17 +165,12 @@ class LocalHostProbe:
         return CommandResult(done.returncode, done.stdout, done.stderr)
 
     def port_in_use(self, host: str, port: int) -> bool:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        with socket.socket(family, socket.SOCK_STREAM) as sock:
-            # The engine's server sets SO_REUSEADDR too: TIME_WAIT leftovers do not block it.
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                sock.bind((host, port))
-            except OSError as exc:
-                if exc.errno == errno.EADDRINUSE:
-                    return True
-                raise
-        return False
+        exc = bind_error(host, port)
+        if exc is None:
+            return False
+        if exc.errno == errno.EADDRINUSE:
+            return True
+        raise exc  # not "in use" but unbindable (e.g. not an address of this host): the caller reports it
 
     def machine(self) -> str:
         """This machine's architecture; for another root, what its `/proc/sys/kernel/arch` says (or "")."""
