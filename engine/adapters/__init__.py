@@ -4,8 +4,9 @@
     result = plan_commands(intent)      # AdapterResult: commands, provenance, warnings, unsupported, eras
 
 Each topic (graph mode, parallelism, EPLB, quantization, …) is a table of eras keyed by version ranges
-(`eras.REGISTRY`); `plan_commands` picks one era per topic and runs it. Every emitted flag is checked
-against the per-vLLM-tag flag table (`flags.load_flag_table()`).
+(`eras.REGISTRY`); `plan_commands` picks one era per topic and runs it. Every emitted flag, JSON key,
+`--additional-config` key and `VLLM_ASCEND_*` variable is checked against what the release accepts
+(`acceptance.acceptance_for`: the real-parser snapshot of its vLLM pin and the vllm-ascend tag's key table).
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from ascendctl_engine.adapters import graph as _graph
 from ascendctl_engine.adapters import model as _model
 from ascendctl_engine.adapters import parallel as _parallel
 from ascendctl_engine.adapters import scheduler as _scheduler
+from ascendctl_engine.adapters.acceptance import ReleaseAcceptance, acceptance_for
 from ascendctl_engine.adapters.builder import AdapterResult, CommandBuilder
 from ascendctl_engine.adapters.eras import REGISTRY, TOPICS, Era, EraError, select
-from ascendctl_engine.adapters.flags import FlagTable, load_flag_table
 from ascendctl_engine.adapters.intent import (
     EngineIntent,
     EplbIntent,
@@ -44,9 +45,11 @@ __all__ = [
     "ModelIntent",
     "NodeIntent",
     "ParallelIntent",
+    "ReleaseAcceptance",
     "SchedulerIntent",
     "ServerIntent",
     "SpeculativeIntent",
+    "acceptance_for",
     "eras_for",
     "plan_commands",
 ]
@@ -62,9 +65,10 @@ def eras_for(intent: EngineIntent) -> dict[str, Era]:
     return out
 
 
-def plan_commands(intent: EngineIntent, table: FlagTable | None = None) -> AdapterResult:
+def plan_commands(intent: EngineIntent, accepted: ReleaseAcceptance | None = None) -> AdapterResult:
     """Run every topic's era for `intent` and assemble the per-node commands."""
-    builder = CommandBuilder(intent, table or load_flag_table())
+    accepted = accepted or acceptance_for(intent.backend, intent.vllm, intent.vllm_ascend)
+    builder = CommandBuilder(intent, accepted)
     for topic, chosen in eras_for(intent).items():
         builder.eras[topic] = chosen.label
         chosen.apply(intent, builder)

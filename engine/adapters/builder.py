@@ -1,5 +1,6 @@
-"""Collects what the era adapters decide, checks every flag against the flag table, and assembles the
-per-node `EngineCommand`s.
+"""Collects what the era adapters decide, checks every flag, JSON key, `--additional-config` key and
+`VLLM_ASCEND_*` variable against what the target release accepts (`acceptance.ReleaseAcceptance`: the real-parser
+snapshot of its vLLM pin and the vllm-ascend tag's key table), and assembles the per-node `EngineCommand`s.
 
 Adapters never build argv strings themselves: they call `arg()`, `compile_key()`, `additional_key()`,
 `env_default()` with a reason, and the builder records the provenance of each value.
@@ -12,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ascendctl_engine.adapters.flags import FlagTable, canonical_flag, flag_tokens
+from ascendctl_engine.adapters.acceptance import ReleaseAcceptance
+from ascendctl_engine.adapters.flags import canonical_flag, flag_tokens
 from ascendctl_engine.adapters.intent import EngineIntent
 from ascendctl_engine.spec import EngineCommand, SecretRef
 
@@ -89,7 +91,7 @@ def _json(value: Any) -> str:
 @dataclass(eq=False)
 class CommandBuilder:
     intent: EngineIntent
-    table: FlagTable
+    accepted: ReleaseAcceptance
     args: dict[str, Arg] = field(default_factory=dict)
     node_args: dict[int, dict[str, Arg]] = field(default_factory=dict)
     compilation: dict[str, Any] = field(default_factory=dict)
@@ -115,8 +117,8 @@ class CommandBuilder:
         return self.intent.vllm
 
     def accepts(self, flag: str) -> bool:
-        """Whether the target vLLM is known to accept `flag` (state `yes`)."""
-        return self.table.state(flag, self.vllm) == "yes"
+        """Whether the target vLLM's real parser has `flag` (from its snapshot)."""
+        return self.accepted.has_flag(flag)
 
     # ---------------------------------------------------------------- recording
     def warn(self, message: str) -> None:
@@ -140,21 +142,14 @@ class CommandBuilder:
         node: int | None = None,
         server: bool = False,
     ) -> bool:
-        """Emit `flag` (with values) if the target vLLM accepts it. Returns whether it was emitted.
+        """Emit `flag` (with values) if the target vLLM's parser has it. Returns whether it was emitted.
 
-        Unknown flags: `required` ones are emitted with a warning, optional ones are dropped with one.
-        Flags the vLLM is known to reject are never emitted: `required` → a broken constraint.
+        A flag the parser lacks is never emitted: `required` → a broken constraint, optional → a warning.
         """
-        state = self.table.state(flag, self.vllm)
-        if state == "no":
-            message = f"vLLM {self.vllm} has no `{flag}` ({self.table.source(flag)}); it was needed for: {why}"
+        if not self.accepted.has_flag(flag):
+            message = f"vLLM {self.vllm} has no `{flag}` ({self.accepted.parser.source}); it was needed for: {why}"
             (self.fail if required else self.warn)(message)
             return False
-        if state == "unknown":
-            if not required:
-                self.warn(f"`{flag}` not emitted: not verified to exist in vLLM {self.vllm} (for: {why})")
-                return False
-            self.warn(f"`{flag}` is not verified to exist in vLLM {self.vllm}; emitted anyway (for: {why})")
         tokens: list[str] = []
         for value in values:
             if value is None:
@@ -201,6 +196,7 @@ class CommandBuilder:
             for key in intent.additional_config:
                 self.provenance[f"--additional-config.{key}"] = "user: engine.additional_config"
             planned_additional = merged
+        self._check_additional(planned_additional)
         if planned_additional:
             self.arg(
                 "--additional-config",
@@ -232,7 +228,9 @@ class CommandBuilder:
                     argv_list += a.values
                 argv_list += extra
                 argv = tuple(argv_list)
+                self._check_argv(argv, extra)
             env, sources = self._node_env(i)
+            self._check_env(env)
             env_sources[i] = sources
             serves_http = i not in self.worker_argv and not headless
             secret: dict[str, SecretRef] = {}
@@ -252,6 +250,7 @@ class CommandBuilder:
             )
         for name, (_value, why) in self.env.items():
             self.provenance[f"env:{name}"] = why
+        self.provenance.update(self.accepted.describe())
         return AdapterResult(
             commands=tuple(commands),
             provenance=self.provenance,
@@ -285,20 +284,14 @@ class CommandBuilder:
         return f"http://{host}:{self.intent.server.port}/health"
 
     def _checked_extra_args(self) -> list[str]:
+        """The profile's extra args, with warnings for repeats and `--config`; whether the release accepts them
+        is decided with the rest of the argv by the parser snapshot (`_check_argv`)."""
         extra = list(self.intent.extra_args)
         if not extra:
             return extra
         planned = {_flag_key(f) for f in self.args}
         for token in flag_tokens(extra):
             name = _flag_key(token)
-            state = self.table.state(token, self.vllm)
-            if state == "no":
-                self.fail(
-                    f"engine.extra_args: vLLM {self.vllm} rejects `{token}` ({self.table.source(token)}); "
-                    "the engine would exit at startup"
-                )
-            elif state == "unknown":
-                self.warn(f"engine.extra_args: `{token}` is not verified to exist in vLLM {self.vllm}")
             if name in planned:
                 self.warn(f"engine.extra_args repeats the planned `{name}`; vLLM takes the last value (yours)")
             if canonical_flag(token) == "--config":
@@ -308,3 +301,22 @@ class CommandBuilder:
                 )
             self.provenance[f"extra:{token}"] = "user: engine.extra_args"
         return extra
+
+    def _check_argv(self, argv: Sequence[str], extra: Sequence[str]) -> None:
+        """Replay one node's argv through the release's real-parser snapshot: every rejection (a flag it lacks,
+        a bad choice or value, a JSON key it rejects or drops) is a broken constraint."""
+        extra_flags = {canonical_flag(t) for t in flag_tokens(list(extra))}
+        for problem in self.accepted.argv_problems(argv):
+            mine = canonical_flag(problem.token) in extra_flags
+            self.fail(f"engine.extra_args: {problem.message}" if mine else problem.message)
+
+    def _check_additional(self, planned: Mapping[str, Any]) -> None:
+        for message in self.accepted.key_problems(planned):
+            self.fail(f"--additional-config: {message}")
+
+    def _check_env(self, env: Mapping[str, str]) -> None:
+        for name in env:
+            problem = self.accepted.env_problem(name)
+            if problem is not None:
+                origin = "runtime.env" if name in self.intent.user_env else "planned env"
+                self.fail(f"{origin} {name}: {problem}")

@@ -160,7 +160,9 @@ def render(columns: Sequence[ReleaseColumn], *, command: str) -> str:
         "A profile states intent once; the planner turns it into the flags and environment of the release it "
         "pins. Each topic below is a table of eras keyed by version ranges (vllm-ascend versions for Ascend, "
         "vLLM versions for the upstream engine); exactly one era applies per release. Every emitted flag is "
-        "checked against the per-vLLM-tag flag table (`engine/data/vllm_flags.yaml`).",
+        "checked against the real-parser snapshot of that vLLM (`engine/data/parsers/`) and, on Ascend, every "
+        "`--additional-config` key and `VLLM_ASCEND_*` variable against the tag's key table "
+        "(`engine/data/ascend_keys/`).",
         "",
         "## Intent → what is planned, per release",
         "",

@@ -160,12 +160,15 @@ def eplb_static(intent: EngineIntent, b: CommandBuilder) -> None:
         b.additional_key("expert_map_path", e.expert_map_path, why=_why(intent, "expert_map_path"))
 
 
-def _top_level(intent: EngineIntent, b: CommandBuilder, *, guards: bool) -> None:
+def _top_level(intent: EngineIntent, b: CommandBuilder, *, guards: bool, policy_type: bool = True) -> None:
     if _implementation(intent, b, upstream_ok=False) is None:
         return
     _mrv1_checks(intent, b)
     reverse = {v: k for k, v in TOP_LEVEL.items()}
     for key, value, why in _mrv1_values(intent):
+        if key == "eplb_policy_type" and not policy_type:
+            b.fail(f"engine.eplb.policy_type: vllm-ascend {intent.vllm_ascend} reads no EPLB policy type (for: {why})")
+            continue
         b.additional_key(reverse[key], value, why=f"{why} (top-level key in this era)")
     if guards:
         _guards(intent, b)
@@ -179,10 +182,11 @@ def _top_level(intent: EngineIntent, b: CommandBuilder, *, guards: bool) -> None
     backends=NPU,
     summary="top-level `dynamic_eplb`, `num_iterations_eplb_update`, `num_wait_worker_iterations`, "
     "`expert_map_path`, `expert_map_record_path`, `init_redundancy_expert`",
-    source="v0.11.0rc0 additional_config.md; no env guard in v0.11.0rc0 (git grep DYNAMIC_EPLB)",
+    source="v0.11.0rc0 additional_config.md; no env guard in v0.11.0rc0 (git grep DYNAMIC_EPLB); "
+    "no `eplb_policy_type` key (engine/data/ascend_keys/v0.11.0rc0.json)",
 )
 def eplb_top_level_noguard(intent: EngineIntent, b: CommandBuilder) -> None:
-    _top_level(intent, b, guards=False)
+    _top_level(intent, b, guards=False, policy_type=False)
 
 
 @era(

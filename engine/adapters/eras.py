@@ -40,7 +40,6 @@ TOPICS: tuple[str, ...] = (
     "engine-v1",
     "env",
     "network",
-    "config-keys",
 )
 
 ALL_BACKENDS = frozenset({"npu", "cuda", "cpu"})

@@ -141,15 +141,16 @@ def _torchair_era(intent: EngineIntent, b: CommandBuilder, *, enable_key: str, f
 
 @era(
     "graph",
-    "aclgraph+torchair (enable key)",
+    "aclgraph+torchair (rc1)",
     axis="vllm_ascend",
     spec=">=0.9.0rc1,<0.9.0rc2",
     backends=NPU,
-    summary="ACL graph piecewise by default; DeepSeek-class: `torchair_graph_config.enable` + Ascend scheduler",
-    source="v0.9.0rc1:docs/source/user_guide/graph_mode.md (key `enable`), vllm-ascend.md §6.2",
+    summary="ACL graph piecewise by default; DeepSeek-class: `torchair_graph_config.enabled` + Ascend scheduler",
+    source="v0.9.0rc1:vllm_ascend/ascend_config.py reads `enabled` (engine/data/ascend_keys/v0.9.0rc1.json; the "
+    "tag's graph_mode.md says `enable`, which the code ignores), vllm-ascend.md §6.2",
 )
 def graph_torchair_rc1(intent: EngineIntent, b: CommandBuilder) -> None:
-    _torchair_era(intent, b, enable_key="enable", full_decode=False)
+    _torchair_era(intent, b, enable_key="enabled", full_decode=False)
 
 
 @era(

