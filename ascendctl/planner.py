@@ -238,6 +238,16 @@ def _verdict(
     return problems, warnings, suggestions
 
 
+def _support_table(matrix: SupportMatrix, family: ModelFamily | None, row: Release, hardware: str | None) -> str | None:
+    """Which release's model table judged the family (the row's `tag:path:line`, or the table when unlisted)."""
+    if family is None or row.backend != "npu" or hardware is None:
+        return None
+    from ascendctl.matrix.model_tables import judge
+
+    judged = judge(matrix, family, row, hardware)
+    return judged.row.source if judged.row is not None else judged.table_ref
+
+
 def _host_problems(profile: Profile, host: HostFacts | None) -> list[str]:
     if host is None:
         return []
@@ -508,6 +518,7 @@ def plan_profile(
             multimodal=traits.multimodal,
             traits_from=traits.why,
             config_path=config.path if config else None,
+            support_table=_support_table(matrix, family, row, profile.target.hardware),
         ),
         nodes=nodes,
         settings=settings,

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from ascendctl.errors import UserInputError
 from ascendctl.matrix import (
@@ -34,11 +33,13 @@ from ascendctl.matrix import (
     release_for_pin,
     release_json,
 )
+from ascendctl.matrix.load import built_data
 from ascendctl.models.matrix import SupportMatrix
 
 
-def _load_yaml(text: str) -> object:
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+def _load_yaml(text: str) -> Any:
+    """The built matrix data (knowledge YAML + upstream extracts), as the loader builds it."""
+    return built_data(text)
 
 
 DATA = Path(__file__).resolve().parents[1] / "ascendctl" / "data" / "matrix.yaml"
@@ -57,7 +58,8 @@ def npu(m: SupportMatrix, version: str) -> Any:
 
 
 def test_latest_stable_is_the_newest_final_per_backend(m: SupportMatrix) -> None:
-    assert release_for_pin(m, "npu", "latest-stable").version == "v0.23.0"  # v0.24.0rc1/v0.25.1rc1 are rc
+    # The PyPI-only patch release v0.23.0.post1 is final and newer than v0.23.0 (v0.24.0rc1/v0.25.1rc1 are rc).
+    assert release_for_pin(m, "npu", "latest-stable").version == "v0.23.0.post1"
     assert release_for_pin(m, "npu", "latest").version == "v0.25.1rc1"
     assert release_for_pin(m, "cpu", "latest-stable").version == "0.32.0"
     assert release_for_pin(m, "cuda", "latest-stable").version == "0.33.0"
@@ -66,7 +68,7 @@ def test_latest_stable_is_the_newest_final_per_backend(m: SupportMatrix) -> None
 def test_latest_stable_follows_the_data() -> None:
     data = _load_yaml(DATA.read_text(encoding="utf-8"))
     for r in data["releases"]:
-        if r["version"] == "v0.23.0":
+        if r["version"] in ("v0.23.0", "v0.23.0.post1"):
             r["status"] = "rc"
     assert latest_stable(matrix_from_data(data), "npu").version == "v0.18.0"
 
@@ -102,7 +104,7 @@ def test_compatible_releases(m: SupportMatrix) -> None:
     tnpu = {r.version for r in compatible_releases(m, torch_npu="2.8.0.post2")}
     assert tnpu == {"v0.13.0", "v0.13.0rc3"}
     both = compatible_releases(m, python="3.12.1", cann="9.1.0")
-    assert [r.version for r in both] == ["v0.23.0"]
+    assert [r.version for r in both] == ["v0.23.0.post1", "v0.23.0"]
 
 
 # --- hardware and models -----------------------------------------------------------------------------------
@@ -202,7 +204,7 @@ def test_explain_hardware_not_in_release(m: SupportMatrix) -> None:
     v = explain(m, model="Qwen3-8B", hardware="a3", release="v0.9.1")
     assert not v.supported
     assert any("does not support Atlas A3" in r.message for r in v.problems)
-    assert "use release v0.23.0 (newest final release supporting a3)" in v.suggestions
+    assert "use release v0.23.0.post1 (newest final release supporting a3)" in v.suggestions
 
 
 def test_explain_quant_not_on_hardware(m: SupportMatrix) -> None:
@@ -230,9 +232,14 @@ def test_explain_constraint_limited_to_a_release(m: SupportMatrix) -> None:
 
 
 def test_explain_history_and_first_release(m: SupportMatrix) -> None:
-    old = explain(m, model="Gemma-3", hardware="a2", release="v0.10.0rc1")
-    assert not old.supported and "#496" in old.problems[0].reference
-    assert explain(m, model="Gemma-3", hardware="a2", release="v0.11.0").supported
+    # Each release is judged by its own model table: v0.9.1 lists Gemma-3 as unsupported (#496), v0.10.0rc1 not.
+    old = explain(m, model="Gemma-3", hardware="a2", release="v0.9.1")
+    assert not old.supported and "#496" in old.problems[0].message
+    assert old.problems[0].reference.startswith("v0.9.1:docs/source/user_guide/support_matrix/supported_models.md:")
+    assert explain(m, model="Gemma-3", hardware="a2", release="v0.10.0rc1").supported
+    # Every extracted tag has a table of its own; the verdict names the one it used.
+    assert any("v0.10.0rc1's table" in r.message for r in explain(m, model="Gemma-3", hardware="a2",
+                                                                   release="v0.10.0rc1").reasons)  # fmt: skip
     early = explain(m, model="Qwen3-8B", hardware="a2", release="v0.8.4rc1")
     assert not early.supported and "from v0.8.4rc2" in early.problems[0].message
 
@@ -298,7 +305,7 @@ def test_feature_status_snapshots(m: SupportMatrix) -> None:
 
 def test_filter_releases(m: SupportMatrix) -> None:
     assert {r.version for r in filter_releases(m, hardware="950")} == {
-        "v0.21.0rc1", "v0.22.1rc1", "v0.23.0rc1", "v0.23.0", "v0.24.0rc1", "v0.25.1rc1",
+        "v0.21.0rc1", "v0.22.1rc1", "v0.23.0rc1", "v0.23.0", "v0.23.0.post1", "v0.24.0rc1", "v0.25.1rc1",
     }  # fmt: skip
     assert [r.version for r in filter_releases(m, release="0.13")] == [
         "v0.13.0",
@@ -311,7 +318,7 @@ def test_filter_releases(m: SupportMatrix) -> None:
     emb = filter_releases(m, model="Qwen3-Embedding")
     assert emb and all(r.key >= npu(m, "v0.9.2rc1").key for r in emb)
     mx = filter_releases(m, quant="w8a8_mxfp8")
-    assert mx and min(r.key for r in mx) == npu(m, "v0.23.0").key
+    assert mx and min(r.key for r in mx) == npu(m, "v0.21.0rc1").key  # registered earlier; 950 starts here
     ct = filter_releases(m, quant="compressed-tensors")
     assert {"cpu", "cuda"} <= {r.backend for r in ct}
     with pytest.raises(UserInputError, match="no release matches"):

@@ -1,23 +1,19 @@
-"""scripts/new_release.py: the maintainer path for a new release row (run on copies of the data)."""
+"""scripts/new_release.py: a new release is built from its own extract (here: a fake extractor that writes one
+for a made-up tag), never copied from the previous row; a dry run leaves the tree alone."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-import yaml
-
-from ascendctl.matrix import matrix_from_data, release_for_pin
-
-
-def _load_yaml(text: str) -> object:
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-
 
 REPO = Path(__file__).resolve().parents[1]
+UPSTREAM = REPO / "ascendctl" / "data" / "upstream"
+KEYS = REPO / "engine" / "data" / "ascend_keys"
 
 
 def load_script() -> ModuleType:
@@ -28,49 +24,62 @@ def load_script() -> ModuleType:
     return module
 
 
+def fake_extractor(cann: str, readme_cann: str | None = None) -> object:
+    """Writes an extract for v0.26.0rc1: v0.25.1rc1's files re-tagged, with its CANN pins replaced (and, if given,
+    a README line stating another CANN)."""
+
+    def run(tag: str, upstream_out: Path, keys_out: Path) -> None:
+        text = (UPSTREAM / "v0.25.1rc1.json").read_text().replace("v0.25.1rc1", tag)
+        data = json.loads(text)
+        for pin in data["pins"]["cann"]:
+            pin["value"] = cann
+        if readme_cann:
+            data["pins"]["cann"].append({"value": readme_cann, "source": f"{tag}:README.md:60"})
+        (upstream_out / f"{tag}.json").write_text(json.dumps(data))
+        (keys_out / f"{tag}.json").write_text((KEYS / "v0.25.1rc1.json").read_text().replace("v0.25.1rc1", tag))
+
+    return run
+
+
 @pytest.fixture
-def copies(tmp_path: Path) -> tuple[Path, Path]:
-    data = tmp_path / "matrix.yaml"
-    shutil.copy(REPO / "ascendctl" / "data" / "matrix.yaml", data)
-    return data, tmp_path / "compatibility.md"
+def tree(tmp_path: Path) -> tuple[Path, Path, Path]:
+    matrix = tmp_path / "matrix.yaml"
+    shutil.copy(REPO / "ascendctl" / "data" / "matrix.yaml", matrix)
+    shutil.copytree(UPSTREAM, tmp_path / "upstream")
+    shutil.copytree(KEYS, tmp_path / "keys")
+    return matrix, tmp_path / "upstream", tmp_path / "keys"
 
 
-ARGS = ["--vllm", "0.26.0", "--cann", "9.1.0", "--torch-npu", "2.10.0.post4", "--triton", "3.2.2",
-        "--date", "2026-09-01", "--source", "test: main:docs/source/community/versioning_policy.md"]  # fmt: skip
+def test_the_row_comes_from_the_new_tags_extract(tree: tuple[Path, Path, Path]) -> None:
+    matrix, up, keys = tree
+    lines: list[str] = []
+    code = load_script().add_release(
+        "v0.26.0rc1", fake_extractor("9.0.1"), matrix=matrix, upstream_dir=up, keys_dir=keys, write=True,
+        out=lines.append,
+    )  # fmt: skip
+    assert code == 0, lines
+    assert lines[0] == "v0.26.0rc1 (rc)"
+    assert any(line.startswith("  cann: 9.0.1  [v0.26.0rc1:Dockerfile:") for line in lines), lines
+    assert "  - version: v0.26.0rc1\n    backend: npu\n" in matrix.read_text()
+    assert (up / "v0.26.0rc1.json").exists() and (keys / "v0.26.0rc1.json").exists()
 
 
-def test_adds_a_validated_row_and_regenerates_docs(
-    copies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    data, docs = copies
-    script = load_script()
-    assert script.main(["v0.26.0rc1", *ARGS, "--matrix", str(data), "--docs", str(docs), "--write"]) == 0
-    m = matrix_from_data(_load_yaml(data.read_text()))
-    row = release_for_pin(m, "npu", "latest")
-    assert (row.version, row.status, row.vllm, row.cann, row.torch_npu) == (
-        "v0.26.0rc1",
-        "rc",
-        "0.26.0",
-        "9.1.0",
-        "2.10.0.post4",
+def test_a_disagreement_is_reported_for_a_decision(tree: tuple[Path, Path, Path]) -> None:
+    matrix, up, keys = tree
+    lines: list[str] = []
+    code = load_script().add_release(
+        "v0.26.0rc1", fake_extractor("9.1.0", "9.0.1"), matrix=matrix, upstream_dir=up, keys_dir=keys, write=False,
+        out=lines.append,
+    )  # fmt: skip
+    assert code == 1
+    assert any(line.startswith("decide: v0.26.0rc1: upstream disagrees on `cann`") for line in lines), lines
+
+
+def test_dry_run_leaves_the_tree_alone(tree: tuple[Path, Path, Path]) -> None:
+    matrix, up, keys = tree
+    before = matrix.read_text()
+    load_script().add_release(
+        "v0.26.0rc1", fake_extractor("9.0.1"), matrix=matrix, upstream_dir=up, keys_dir=keys, out=lambda _: None
     )
-    assert row.torch == "2.10.0" and row.python == ">=3.10,<3.13"  # copied from the newest row
-    assert row.images["950"] == "quay.io/ascend/vllm-ascend:v0.26.0rc1-a5"
-    assert row.base_image == "quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12"
-    assert "| v0.26.0rc1 | rc |" in docs.read_text()
-    assert "wrote" in capsys.readouterr().err
-
-
-def test_dry_run_leaves_files_alone(copies: tuple[Path, Path]) -> None:
-    data, docs = copies
-    before = data.read_text()
-    assert load_script().main(["0.26.0", *ARGS, "--matrix", str(data), "--docs", str(docs)]) == 0
-    assert data.read_text() == before and not docs.exists()
-
-
-def test_rejects_a_duplicate_or_unknown_template(copies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    data, docs = copies
-    script = load_script()
-    assert script.main(["v0.23.0", *ARGS, "--matrix", str(data), "--docs", str(docs), "--write"]) == 1
-    assert "listed twice" in capsys.readouterr().err
-    assert script.main(["v0.26.0rc1", *ARGS, "--like", "v0.99.0", "--matrix", str(data), "--docs", str(docs)]) == 2
+    assert matrix.read_text() == before
+    assert not (up / "v0.26.0rc1.json").exists() and not (keys / "v0.26.0rc1.json").exists()

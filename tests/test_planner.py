@@ -47,7 +47,7 @@ def test_settings_record_user_and_default_values(tmp_path: Path) -> None:
 def test_release_rows(tmp_path: Path) -> None:
     plan = plan_profile(load_profile(write(tmp_path, NPU)))
     r = plan.deployment.release
-    assert (r.version, r.vllm, r.cann, r.status) == ("v0.23.0", "0.23.0", "9.1.0", "final")  # latest-stable
+    assert (r.version, r.vllm, r.cann, r.status) == ("v0.23.0.post1", "0.23.0", "9.1.0", "final")  # latest-stable
     assert "profile default: release latest-stable" in r.why
     older = plan_profile(load_profile(write(tmp_path, NPU)), release="v0.13.0").deployment.release
     assert (older.version, older.why) == ("v0.13.0", "--release v0.13.0")

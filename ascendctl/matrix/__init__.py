@@ -41,7 +41,7 @@ from ascendctl.matrix.load import (
     matrix_from_texts,
     matrix_json_text,
 )
-from ascendctl.matrix.models import MODEL_MATRIX_RELEASE, find_models, lookup_model, model_support
+from ascendctl.matrix.models import find_models, lookup_model, model_support
 from ascendctl.matrix.quantization import (
     QuantLaunch,
     quantization_by_id,
@@ -66,7 +66,6 @@ __all__ = [
     "LATEST_STABLE",
     "MATRIX_JSON",
     "MATRIX_YAML",
-    "MODEL_MATRIX_RELEASE",
     "Backend",
     "Fit",
     "HostReport",

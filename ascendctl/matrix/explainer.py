@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ascendctl.errors import UserInputError
-from ascendctl.matrix.features import _MATRIX_COLUMNS, _feature_by_id, constraint_hits, feature_status
+from ascendctl.matrix.features import _feature_by_id, constraint_hits, feature_status
 from ascendctl.matrix.hardware import hardware_by_id, hardware_supported
-from ascendctl.matrix.models import MODEL_MATRIX_RELEASE, _model_status, find_models, lookup_model, model_support
+from ascendctl.matrix.model_tables import TableJudgement, judge
+from ascendctl.matrix.models import _model_status, find_models, lookup_model
 from ascendctl.matrix.quantization import quantization_by_id, quantization_launch, quantization_support
 from ascendctl.matrix.release_pins import latest_stable, release_for_pin, releases
 from ascendctl.matrix.verdicts import Level, Reason, Verdict
@@ -102,27 +103,30 @@ def _explain_npu(
     # 2. model × hardware × release
     status, found = _model_status(matrix, fam, rel, hw.id)
     reasons += found
+    judged = judge(matrix, fam, rel, hw.id)
     if status in ("unsupported", "absent"):
         ok_hw = sorted({h for s in fam.support if s.status in ("supported", "experimental") for h in s.hardware})
         if ok_hw and hw.id not in ok_hw:
             suggestions.append(f"run {fam.name} on {', '.join(ok_hw)}")
         if fam.first_release and rel.key < parse_version(fam.first_release):
             suggestions.append(f"use release {fam.first_release} or newer")
-        if rel.key < parse_version(MODEL_MATRIX_RELEASE):
-            suggestions.append(f"use release {latest_stable(matrix, 'npu').version}")
-    row = model_support(fam, hw.id)
+        stable = latest_stable(matrix, "npu")
+        if rel.key < stable.key:
+            suggestions.append(f"use release {stable.version}")
+    row = judged.support
+    columns = set(matrix.model_table_columns.values())
     for f in features:
         cell = row.features.get(f) if row else None
         if cell == "no":
-            reasons.append(Reason(f"{f} is not supported for {fam.name} on {hw.id}", fam.source, "error"))
+            reasons.append(Reason(f"{f} is not supported for {fam.name} on {hw.id}", _cite(judged), "error"))
             suggestions.append(f"drop {f}")
         elif cell in ("untested", "experimental"):
-            reasons.append(Reason(f"{f} is {cell} for {fam.name} on {hw.id}", fam.source, "warning"))
+            reasons.append(Reason(f"{f} is {cell} for {fam.name} on {hw.id}", _cite(judged), "warning"))
         elif cell == "yes":
-            reasons.append(Reason(f"{f} is supported for {fam.name} on {hw.id}", fam.source, "ok"))
-        elif row is not None and f in _MATRIX_COLUMNS:
-            msg = f"the {MODEL_MATRIX_RELEASE} matrix states nothing about {f} for {fam.name} on {hw.id}"
-            reasons.append(Reason(msg, fam.source, "warning"))
+            reasons.append(Reason(f"{f} is supported for {fam.name} on {hw.id}", _cite(judged), "ok"))
+        elif row is not None and f in columns:
+            msg = f"{judged.table_tag}'s model table states nothing about {f} for {fam.name} on {hw.id}"
+            reasons.append(Reason(msg, judged.table_ref, "warning"))
         fstat = feature_status(matrix, f, rel)
         if fstat in ("absent", "planned", "deprecated"):
             reasons.append(Reason(f"{f} is {fstat} in {rel.version}", "supported_features.md at that tag", "error"))
@@ -164,7 +168,7 @@ def _explain_npu(
             reasons.append(Reason(f"{fam.name} supports {qt.id} from {since}", fam.source, "error"))
             suggestions.append(f"use release {since} or newer")
         if qt.id in ("w8a8", "w8a8_dynamic") and row is not None and row.w8a8 == "no":
-            reasons.append(Reason(f"{fam.name} has no W8A8 support on {hw.id}", fam.source, "error"))
+            reasons.append(Reason(f"{fam.name} has no W8A8 support on {hw.id}", _cite(judged), "error"))
 
     # 4. feature constraints
     for c in constraint_hits(matrix, rel, features=features, quant=qt.id, model=fam, hardware=hw.id):
@@ -172,3 +176,8 @@ def _explain_npu(
         reasons.append(Reason(f"{c.message} ({c.verdict})", c.source, level))
         if level == "error":
             suggestions.append(f"avoid combining {' + '.join(c.combination)}")
+
+
+def _cite(judged: TableJudgement) -> str:
+    """The table row a model fact comes from (`tag:path:line`), or the table when no row matched."""
+    return judged.row.source if judged.row is not None else judged.table_ref

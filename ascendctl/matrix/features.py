@@ -48,24 +48,6 @@ def _feature_blocked(matrix: SupportMatrix, feature: str, release: Release) -> b
     )
 
 
-# Feature columns of the upstream model tables (a blank cell there means "not stated").
-_MATRIX_COLUMNS = frozenset(
-    [
-        "chunked-prefill",
-        "prefix-cache",
-        "lora",
-        "speculative",
-        "async-scheduling",
-        "tp",
-        "pp",
-        "ep",
-        "dp",
-        "pd",
-        "piecewise-graph",
-        "full-graph",
-        "mlp-prefetch",
-    ]
-)
 _GRAPH_FEATURES = {"piecewise-graph", "full-graph", "full-decode-only-graph", "xlite-graph"}
 
 

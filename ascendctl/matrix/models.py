@@ -9,10 +9,6 @@ from ascendctl.matrix.names import _did_you_mean, _norm, _suggest
 from ascendctl.matrix.verdicts import Level, Reason
 from ascendctl.models.matrix import ModelFamily, ModelSupport, Release, SupportMatrix, parse_version
 
-# The support matrix (`support` rows of model families) describes this release.
-MODEL_MATRIX_RELEASE = "v0.23.0"
-_HISTORY_HARDWARE = ("a2", "a3")  # older support lists predate 300I Duo / 950 support
-
 
 def _model_keys(fam: ModelFamily) -> list[str]:
     keys = [fam.id, fam.name, *fam.aliases, *fam.architectures]
@@ -66,7 +62,7 @@ def lookup_model(matrix: SupportMatrix, query: str, *, task: str | None = None) 
 
 
 def model_support(family: ModelFamily, hardware: str) -> ModelSupport | None:
-    """The v0.23.0 matrix row of a family for one hardware family (a row naming no hardware covers all)."""
+    """The overview row of a family for one hardware family (from the newest final release's model table)."""
     for row in family.support:
         if hardware in row.hardware:
             return row
@@ -77,37 +73,21 @@ def model_support(family: ModelFamily, hardware: str) -> ModelSupport | None:
 
 
 def _model_status(matrix: SupportMatrix, fam: ModelFamily, rel: Release, hardware: str) -> tuple[str, list[Reason]]:
-    """Status of a family on (release, hardware): supported / experimental / untested / unsupported / absent."""
+    """Status of a family on (release, hardware) in that release's own model table (or the nearest earlier one):
+    supported / experimental / untested / unsupported / absent."""
+    from ascendctl.matrix.model_tables import judge
+
     src = fam.source
     if fam.first_release and rel.key < parse_version(fam.first_release):
         return "unsupported", [Reason(f"{fam.name} is supported from {fam.first_release}", src, "error")]
-    matrix_release = parse_version(MODEL_MATRIX_RELEASE)
-    if rel.key < matrix_release and hardware in _HISTORY_HARDWARE:
-        snaps = [h for h in fam.history if parse_version(h.release) <= rel.key]
-        if snaps:
-            snap = max(snaps, key=lambda h: parse_version(h.release))
-            ref = matrix.model_history_sources.get(snap.release, snap.release)
-            ref = f"{ref}; {snap.ref}" if snap.ref else ref
-            level: Level = {"supported": "ok", "unsupported": "error"}.get(snap.status, "warning")  # type: ignore[assignment]
-            return snap.status, [Reason(f"{fam.name} is {snap.status} in the {snap.release} support list", ref, level)]
-    row = model_support(fam, hardware)
-    if row is None:
-        listed = sorted({h for r in fam.support for h in r.hardware})
-        where = f" (listed for {', '.join(listed)})" if listed else ""
-        return "absent", [
-            Reason(
-                f"{fam.name} is not in the {MODEL_MATRIX_RELEASE} support matrix for {hardware}{where}", src, "error"
-            )
-        ]
-    level = {"supported": "ok", "unsupported": "error"}.get(row.status, "warning")  # type: ignore[assignment]
-    note = f" ({row.note})" if row.note else ""
-    reasons = [
-        Reason(f"{fam.name} is {row.status} on {hardware} in the {MODEL_MATRIX_RELEASE} matrix{note}", src, level)
-    ]
-    if rel.key < matrix_release:
-        reasons.append(
-            Reason(
-                f"model status is recorded for {MODEL_MATRIX_RELEASE}; not verified for {rel.version}", src, "warning"
-            )
-        )
-    return row.status, reasons
+    j = judge(matrix, fam, rel, hardware)
+    which = (
+        f"{j.table_tag}'s table"
+        if j.own_table
+        else f"{j.table_tag}'s table (the nearest earlier; {rel.version} has none)"
+    )
+    if j.row is None:
+        return "absent", [Reason(f"{fam.name} is not listed for {hardware} in {which}", j.table_ref, "error")]
+    level: Level = {"supported": "ok", "unsupported": "error"}.get(j.status, "warning")  # type: ignore[assignment]
+    note = f" ({j.row.note})" if j.row.note else ""
+    return j.status, [Reason(f"{fam.name} is {j.status} on {hardware} in {which}{note}", j.row.source, level)]

@@ -145,6 +145,13 @@ class Release(StrictModel):
     ] = []
     known_issues: Annotated[list[Ref], Field(description="Known problems of this release, with references.")] = []
     notes: Annotated[list[Ref], Field(description="Other facts worth knowing before deploying this release.")] = []
+    sources: Annotated[
+        dict[str, str],
+        Field(
+            description="Field (`cann`, `images.a3`, ...) → the upstream `tag:path:line` that states it, or the "
+            "recorded decision that overrides it (npu rows; built from the extracts)."
+        ),
+    ] = {}
     source: Annotated[Source, Field(description="Where the row's pins come from.")]
 
     _version_ok = field_validator("version", "vllm")(_check_version)
@@ -258,14 +265,6 @@ class ModelSupport(StrictModel):
     note: str = ""
 
 
-class ModelHistory(StrictModel):
-    release: Annotated[NonEmpty, Field(description="The release whose support list states this.")]
-    status: ModelStatus
-    ref: Annotated[str, Field(description="Tracking issue, when the list names one.")] = ""
-
-    _release_ok = field_validator("release")(_check_version)
-
-
 class ModelFamily(StrictModel):
     """A model family of the v0.23.0 support matrix (plus families only older lists mention)."""
 
@@ -279,14 +278,19 @@ class ModelFamily(StrictModel):
     kind: Annotated[ModelKind, Field(description="generative or pooling.")]
     modality: Modality
     tier: Annotated[Tier, Field(description="core (per-feature table) or extended (compatibility list).")]
-    support: Annotated[list[ModelSupport], Field(description="v0.23.0 matrix rows for this family.")] = []
+    table_names: Annotated[
+        list[NonEmpty], Field(description="Other spellings of the family in upstream supported-models tables.")
+    ] = []
+    support: Annotated[
+        list[ModelSupport],
+        Field(description="Overview rows from the newest final release's model table (filled by the build)."),
+    ] = []
     first_release: Annotated[
         str | None, Field(description="First vllm-ascend release supporting the family, where stated.")
     ] = None
     quant_since: Annotated[
         dict[Quantization, str], Field(description="First release supporting a quantization, where stated.")
     ] = {}
-    history: Annotated[list[ModelHistory], Field(description="Status in older releases' support lists.")] = []
     source: Source
 
     @field_validator("first_release")
@@ -335,8 +339,17 @@ class FeatureConstraint(StrictModel):
 
 class QuantSupport(StrictModel):
     hardware: list[HardwareFamily]
-    releases: Annotated[str, Field(description="vllm-ascend versions (PEP 440 specifier).")]
+    releases: Annotated[
+        str,
+        Field(
+            description="vllm-ascend versions (PEP 440 specifier); in matrix.yaml `from-registry` = from the first "
+            "tag whose scheme registry registers the type (resolved by the build)."
+        ),
+    ]
     note: str = ""
+    decision: Annotated[
+        str, Field(description="Why an explicit range differs from the scheme registry's first tag (recorded).")
+    ] = ""
     source: Source
 
     _releases_ok = field_validator("releases")(_check_specifier)
@@ -382,9 +395,12 @@ class SupportMatrix(StrictModel):
     feature_constraints: list[FeatureConstraint]
     quantizations: list[QuantizationType]
     quantization_launch: list[QuantLaunchRule]
-    model_history_sources: Annotated[
-        dict[str, str], Field(description="Release → the support list file the `history` entries come from.")
+    model_table_columns: Annotated[
+        dict[str, str], Field(description="Upstream model-table column header → feature id, `bf16` or `w8a8`.")
     ]
+    model_overview: Annotated[
+        str, Field(description="`tag:path` of the model table the `support` overview rows come from (built).")
+    ] = ""
     models: list[ModelFamily]
 
     @model_validator(mode="after")
@@ -460,13 +476,13 @@ def _check_models(m: SupportMatrix) -> list[str]:
                     out.append(f"model {fam.id}: unknown feature {feat!r}")
         for dup in _duplicates(seen_hw):
             out.append(f"model {fam.id}: hardware {dup} appears in two support rows")
-        stated = [fam.first_release, *fam.quant_since.values(), *(h.release for h in fam.history)]
+        stated = [fam.first_release, *fam.quant_since.values()]
         for version in stated:
             if version is not None and str(parse_version(version)) not in npu_versions:
                 out.append(f"model {fam.id}: release {version} is not a release row")
-    for version in m.model_history_sources:
-        if str(parse_version(version)) not in npu_versions:
-            out.append(f"model_history_sources: {version} is not a release row")
+    for header, target in m.model_table_columns.items():
+        if target not in feature_ids and target not in ("bf16", "w8a8"):
+            out.append(f"model_table_columns: {header!r} maps to unknown feature {target!r}")
     for f in m.features:
         for version in f.status:
             if str(parse_version(version)) not in npu_versions:

@@ -112,6 +112,7 @@ class ModelFacts:
     multimodal: bool
     traits_from: str
     config_path: str | None  # config.json that was read, when local
+    support_table: str | None = None  # `tag:path[:line]` of the model-table row (or table) that judged the family
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -122,6 +123,7 @@ class ModelFacts:
             "multimodal": self.multimodal,
             "traits_from": self.traits_from,
             "config": self.config_path,
+            "support_table": self.support_table,
         }
 
 

@@ -63,10 +63,11 @@ def test_default_view_is_the_release_table() -> None:
 
 def test_filters_narrow_the_release_json() -> None:
     rows = json.loads(run("--json", "--hardware", "950").stdout)
-    assert rows and all("950" in r["images"] for r in rows)
+    assert rows and "v0.20.2rc1" not in {r["version"] for r in rows}  # 950 support starts at v0.21.0rc1
+    assert {r["version"] for r in rows if "950" in r["images"]} == {"v0.23.0", "v0.23.0.post1"}
     assert [
         r["version"] for r in json.loads(run("--json", "--release", "latest-stable", "--backend", "npu").stdout)
-    ] == ["v0.23.0"]
+    ] == ["v0.23.0.post1"]
     quant = json.loads(run("--json", "--quant", "w8a8sc", "--backend", "npu").stdout)
     assert {r["version"] for r in quant} >= {"v0.18.0", "v0.23.0"} and "v0.13.0" not in {r["version"] for r in quant}
 
@@ -123,7 +124,7 @@ def test_explain_unsupported_exits_1_with_reasons() -> None:
 
 def test_explain_defaults_to_latest_stable() -> None:
     verdict = json.loads(run("--explain", "Qwen3-8B", "--hardware", "a2", "--json").stdout)
-    assert verdict["release"] == "v0.23.0" and verdict["quant"] == "none"
+    assert verdict["release"] == "v0.23.0.post1" and verdict["quant"] == "none"
 
 
 def test_unknown_names_exit_2_with_did_you_mean() -> None:
