@@ -294,8 +294,11 @@ def test_constraint_hits_need_every_atom(m: SupportMatrix) -> None:
 
 def test_feature_status_snapshots(m: SupportMatrix) -> None:
     assert feature_status(m, "context-parallel", npu(m, "v0.11.0")) == "absent"
-    assert feature_status(m, "context-parallel", npu(m, "v0.13.0rc1")) == "absent"
+    # Per-tag snapshots from each tag's own table: v0.13.0rc1 lists Context Parallel as experimental.
+    assert feature_status(m, "context-parallel", npu(m, "v0.13.0rc1")) == "experimental"
     assert feature_status(m, "context-parallel", npu(m, "v0.14.0rc1")) == "functional"
+    cp = next(f for f in m.features if f.id == "context-parallel")
+    assert cp.status_sources["v0.13.0rc1"].startswith("v0.13.0rc1:docs/source/user_guide/")
     assert feature_status(m, "lora", npu(m, "v0.23.0")) == "experimental"
     assert feature_status(m, "async-scheduling", npu(m, "v0.23.0")) is None
 

@@ -315,7 +315,36 @@ def build_matrix_data(knowledge: Mapping[str, Any], upstream: Upstream) -> Built
     for quant in data.get("quantizations") or []:
         problems += _quant_support(quant, spans, first_of)
     problems += _model_overview(data, out_rows)
+    problems += _feature_statuses(data)
     return Built(data, problems)
+
+
+def _feature_statuses(data: dict[str, Any]) -> list[str]:
+    """`features[].status` from every tag's supported-features table: a snapshot where the status changes."""
+    from ascendctl import upstream
+
+    problems: list[str] = []
+    tables = [(tag, upstream.feature_table(tag)) for tag in upstream.extract_tags()]
+    for feature in data.get("features") or []:
+        name = feature.get("table_name")
+        if not name:
+            continue
+        if feature.get("status"):
+            problems.append(f"feature {feature['id']}: `status` is built from the extracts; remove it from the YAML")
+        status: dict[str, str] = {}
+        sources: dict[str, str] = {}
+        last: str | None = None
+        for tag, table in tables:
+            if table is None:
+                continue
+            row = table.find(name)
+            now = (row.status or "absent") if row is not None else "absent"
+            if now != last:
+                status[tag] = now
+                sources[tag] = row.source if row is not None else f"{tag}:{table.path} (not listed)"
+                last = now
+        feature["status"], feature["status_sources"] = status, sources
+    return problems
 
 
 def _model_overview(data: dict[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[str]:

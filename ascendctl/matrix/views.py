@@ -15,7 +15,8 @@ def release_json(release: Release) -> dict[str, Any]:
     Contract keys (always present): vllm_ascend (tag, null for cpu/cuda rows), vllm, python (PEP 440
     specifier), cann, torch, torch_npu, triton_ascend, date (ISO date or null), images (family → image),
     status (final | rc). Also: version (the row's pin), backend, package, cann_alt, mooncake, mooncake_image,
-    mindie_turbo, transformers, base_image, disagreements, known_issues, notes, source.
+    mindie_turbo, transformers, base_image, disagreements, known_issues, notes, sources (field → `tag:path:line`
+    or the decision that overrides it), source.
     """
     r = release
     return {
@@ -41,6 +42,7 @@ def release_json(release: Release) -> dict[str, Any]:
         "disagreements": [d.model_dump() for d in r.disagreements],
         "known_issues": [i.model_dump() for i in r.known_issues],
         "notes": [n.model_dump() for n in r.notes],
+        "sources": dict(r.sources),
         "source": r.source,
     }
 

@@ -310,9 +310,15 @@ class Feature(StrictModel):
     id: Annotated[NonEmpty, Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
     name: NonEmpty
     description: str = ""
+    table_name: Annotated[
+        str, Field(description="The feature's row name in upstream supported_features.md tables (build input).")
+    ] = ""
     status: Annotated[
         dict[str, FeatureStatus],
-        Field(description="Status snapshots: release → status; a snapshot holds until the next one."),
+        Field(description="Status snapshots: release → status; a snapshot holds until the next one (built)."),
+    ] = {}
+    status_sources: Annotated[
+        dict[str, str], Field(description="Release → the `tag:path:line` of the table row of that snapshot (built).")
     ] = {}
 
 
