@@ -69,3 +69,15 @@ def test_the_overview_comes_from_the_newest_final_release() -> None:
         ("a2", "a3"): "supported",
         ("950",): "experimental",  # "A2/A3/Ascend950 (Ascend950 experimental)"
     }
+
+
+def test_plan_json_names_the_table_row_that_judged_the_model() -> None:
+    from pathlib import Path
+
+    from ascendctl.planner import plan_profile
+    from ascendctl.profile_loader import load_profile
+
+    profile = load_profile(Path(__file__).resolve().parents[1] / "profiles" / "qwen3-32b-w8a8-a2.yaml")
+    for release in ("v0.23.0", "v0.13.0"):
+        model = plan_profile(profile, release=release).to_json()["model"]
+        assert model["support_table"].startswith(f"{release}:docs/source/user_guide/"), model

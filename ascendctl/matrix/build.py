@@ -27,20 +27,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 # The pins of an Ascend release row that upstream files state (`Release` fields of the same names).
-RELEASE_FIELDS: tuple[str, ...] = (
-    "vllm",
-    "python",
-    "cann",
-    "torch",
-    "torch_npu",
-    "triton_ascend",
-    "mooncake",
-    "mooncake_image",
-    "mindie_turbo",
-    "transformers",
-    "base_image",
-    "date",
-)
+from ascendctl.upstream import RELEASE_FIELDS
+
 # What an Ascend row of matrix.yaml may hold: everything else comes from the extract.
 KNOWLEDGE_KEYS = frozenset({"version", "backend", "decisions", "known_issues", "notes"})
 # Fields a release row must have; the rest may be absent upstream (null).

@@ -117,6 +117,7 @@ def support_row(row: upstream.ModelRow, hardware: Sequence[str], columns: Mappin
         features=features,
         max_len=_max_len(row.max_model_len),
         note=row.note,
+        source=row.source,
     )
 
 

@@ -263,6 +263,7 @@ class ModelSupport(StrictModel):
     features: Annotated[dict[str, Cell], Field(description="Feature id → cell (absent: not stated upstream).")] = {}
     max_len: Annotated[int | None, Field(ge=1, description="Longest verified context, in tokens.")] = None
     note: str = ""
+    source: Annotated[str, Field(description="`tag:path:line` of the upstream table row this states.")] = ""
 
 
 class ModelFamily(StrictModel):
