@@ -124,16 +124,20 @@ def render_compatibility_md(matrix: SupportMatrix) -> str:
         out.append(f"| {q.id} | {q.method} | {q.modelslim_type or '—'} | {where} |")
     out += [
         "",
-        "How a method is switched on (first matching rule wins):",
+        "How ModelSlim (`ascend`) weights are switched on, per era of the adapters (compressed-tensors and fp8 "
+        "are read from config.json in every era: no flag):",
         "",
-        "| rule | method | vllm-ascend | `--quantization` required | auto-detected | source |",
-        "|---|---|---|---|---|---|",
+        "| era | vllm-ascend | `--quantization ascend` | auto-detected | source |",
+        "|---|---|---|---|---|",
     ]
-    for rule in matrix.quantization_launch:
-        out.append(
-            f"| {rule.id} | {rule.method} | `{rule.releases or 'all'}` | {'yes' if rule.flag_required else 'no'} "
-            f"| {'yes' if rule.auto_detect else 'no'} | {_cell(rule.source)} |"
-        )
+    from ascendctl.matrix.views import launch_eras
+
+    for e in launch_eras("ascend"):
+        if "npu" in e["backends"]:
+            out.append(
+                f"| {e['era']} | `{e['releases']}` | {e['flag']} | {'yes' if e['auto_detect'] else 'no'} "
+                f"| {_cell(e['source'])} |"
+            )
     out += [
         "",
         f"## Models (overview: `{matrix.model_overview}`; each release is judged by its own table)",

@@ -30,6 +30,7 @@ from ascendctl.matrix import (
     model_json,
     quantization_flag_required,
     quantization_launch,
+    quantization_support,
     release_for_pin,
     release_json,
 )
@@ -156,7 +157,7 @@ def test_model_lookup_did_you_mean(m: SupportMatrix) -> None:
 @pytest.mark.parametrize(
     ("version", "required"),
     [
-        ("v0.9.0rc2", True),
+        ("v0.9.0rc1", True),  # the CLI choice appears (platform hook)
         ("v0.13.0", True),
         ("v0.14.0rc1", True),
         ("v0.15.0rc1", False),  # auto-detection added (#6645)
@@ -168,16 +169,19 @@ def test_model_lookup_did_you_mean(m: SupportMatrix) -> None:
 def test_quantization_flag_eras(m: SupportMatrix, version: str, required: bool) -> None:
     assert quantization_flag_required(m, npu(m, version), "w8a8_dynamic") is required
     launch = quantization_launch(m, npu(m, version), "w8a8_dynamic")
-    assert launch.argv == (("--quantization", "ascend") if required else ())
+    # Required or not, the plan keeps the flag explicit once the CLI accepts `ascend` (optional where detected).
+    assert launch.argv == ("--quantization", "ascend")
+    assert launch.auto_detect is not required
 
 
 def test_quantization_launch_special_cases(m: SupportMatrix) -> None:
-    v073 = quantization_launch(m, npu(m, "v0.7.3"), "w8a8")
-    assert v073.flag_required and v073.packages == {"mindie_turbo": "2.0rc1"}
+    v073 = quantization_launch(m, npu(m, "v0.7.3"), "w8a8")  # MindIE Turbo: vLLM 0.7.3's CLI has no `ascend`
+    assert not v073.flag_required and v073.argv == () and v073.packages == {"mindie_turbo": "2.0rc1"}
+    assert quantization_launch(m, npu(m, "v0.8.5rc1"), "w8a8").argv == ()  # detected from the quant config
     assert not quantization_flag_required(m, npu(m, "v0.13.0"), "compressed-tensors")
     assert not quantization_flag_required(m, npu(m, "v0.13.0"), "none")
     sc = quantization_launch(m, npu(m, "v0.18.0"), "w8a8sc")
-    assert sc.argv == ("--load-format", "sharded_state")
+    assert sc.argv == ("--quantization", "ascend", "--load-format", "sharded_state")
     cpu = release_for_pin(m, "cpu", "latest-stable")
     assert not quantization_flag_required(m, cpu, "compressed-tensors")
 
@@ -190,7 +194,7 @@ def test_explain_supported_with_references(m: SupportMatrix) -> None:
     assert v.supported and v.model == "qwen3-dense" and v.release == "v0.23.0"
     assert not v.problems
     assert all(r.reference for r in v.reasons)
-    assert any(r.message.startswith("launch: no --quantization flag") for r in v.reasons)
+    assert any(r.message.startswith("launch: pass --quantization ascend (optional") for r in v.reasons)
     assert v.to_dict()["reasons"][0].keys() == {"level", "message", "reference"}
 
 
@@ -439,11 +443,12 @@ def test_model_json_status(m: SupportMatrix) -> None:
 def test_changing_the_data_changes_answers() -> None:
     data = _load_yaml(DATA.read_text(encoding="utf-8"))
     edited = copy.deepcopy(data)
-    for rule in edited["quantization_launch"]:
-        if rule["id"] == "auto-detect":
-            rule["flag_required"] = True
+    for q in edited["quantizations"]:
+        if q["id"] == "w8a8":
+            q["support"] = [s for s in q["support"] if "a2" not in s["hardware"]]
     m2 = matrix_from_data(edited)
-    assert quantization_flag_required(m2, release_for_pin(m2, "npu", "v0.23.0"), "w8a8")
+    assert quantization_support(m2, release_for_pin(m2, "npu", "v0.23.0"), "a2", "w8a8") is None
+    assert quantization_support(load_matrix(), release_for_pin(m2, "npu", "v0.23.0"), "a2", "w8a8") is not None
 
 
 def test_explain_blank_matrix_cell_is_a_warning(m: SupportMatrix) -> None:

@@ -189,19 +189,21 @@ def quant_tables(m: SupportMatrix, qts: list[QuantizationType]) -> None:
             where += f"; engines: {','.join(q.engines)}"
         t.add_row(q.id, q.method, q.modelslim_type or "—", where)
     rules = _table(
-        "How each method is switched on", ["rule", "method", "vllm-ascend", "flag required", "auto-detect", "reference"]
+        "How each method is switched on", ["era", "method", "vllm-ascend", "--quantization", "auto-detect", "reference"]
     )
-    methods = {q.method for q in qts}
-    for r in m.quantization_launch:
-        if r.method in methods:
-            rules.add_row(
-                r.id,
-                r.method,
-                r.releases or "all",
-                "yes" if r.flag_required else "no",
-                "yes" if r.auto_detect else "no",
-                r.source,
-            )
+    from ascendctl.matrix.views import launch_eras
+
+    if any(q.method == "ascend" for q in qts):
+        for e in launch_eras("ascend"):
+            if "npu" in e["backends"]:
+                rules.add_row(
+                    e["era"],
+                    "ascend",
+                    e["releases"],
+                    e["flag"],
+                    "yes" if e["auto_detect"] else "no",
+                    e["source"],
+                )
     t.print()
     if rules.row_count:
         rules.print()

@@ -9,7 +9,7 @@ from ascendctl.matrix.features import _feature_by_id, constraint_hits, feature_s
 from ascendctl.matrix.hardware import hardware_by_id, hardware_supported
 from ascendctl.matrix.model_tables import TableJudgement, judge
 from ascendctl.matrix.models import _model_status, find_models, lookup_model
-from ascendctl.matrix.quantization import quantization_by_id, quantization_launch, quantization_support
+from ascendctl.matrix.quantization import QuantLaunch, quantization_by_id, quantization_launch, quantization_support
 from ascendctl.matrix.release_pins import latest_stable, release_for_pin, releases
 from ascendctl.matrix.verdicts import Level, Reason, Verdict
 from ascendctl.models.matrix import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix, parse_version
@@ -160,7 +160,7 @@ def _explain_npu(
             if sup.note:
                 reasons.append(Reason(f"{qt.name}: {sup.note}", sup.source, "warning"))
             launch = quantization_launch(matrix, rel, qt.id)
-            how = f"pass {' '.join(launch.argv)}" if launch.argv else "no --quantization flag needed (auto-detected)"
+            how = _launch_phrase(launch)
             pk = f"; install {', '.join(f'{k}=={v}' for k, v in launch.packages.items())}" if launch.packages else ""
             reasons.append(Reason(f"launch: {how}{pk}", launch.reference, "ok"))
         since = fam.quant_since.get(qt.id)
@@ -181,3 +181,13 @@ def _explain_npu(
 def _cite(judged: TableJudgement) -> str:
     """The table row a model fact comes from (`tag:path:line`), or the table when no row matched."""
     return judged.row.source if judged.row is not None else judged.table_ref
+
+
+def _launch_phrase(launch: QuantLaunch) -> str:
+    """What the plan does to switch a quantization on (the adapters' era decides; the plan emits the same)."""
+    if not launch.argv:
+        return "no --quantization flag needed" + (" (auto-detected)" if launch.auto_detect else "")
+    args = " ".join(launch.argv)
+    if "--quantization" in launch.argv and not launch.flag_required:
+        return f"pass {args} (optional: the release also detects it; the plan keeps it explicit)"
+    return f"pass {args}"

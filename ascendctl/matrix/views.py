@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from ascendctl.matrix.models import model_support
-from ascendctl.matrix.quantization import _launch_rules_for
 from ascendctl.models.matrix import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
 
 
@@ -63,7 +62,31 @@ def hardware_json(hardware: Hardware) -> dict[str, Any]:
 
 
 def quantization_json(matrix: SupportMatrix, quant: QuantizationType) -> dict[str, Any]:
-    """One quantization type with the launch rules of its method (`ascendctl matrix quantizations --json`)."""
+    """One quantization type with how its method is switched on per era (`ascendctl matrix quantizations --json`):
+    `launch` lists the adapters' quantization eras (`era`, `releases`, `flag`, `auto_detect`, `packages`, `source`)."""
     out = quant.model_dump(mode="json")
-    out["launch"] = [r.model_dump(mode="json") for r in _launch_rules_for(matrix, quant)]
+    out["launch"] = launch_eras(quant.method)
+    return out
+
+
+def launch_eras(method: str) -> list[dict[str, Any]]:
+    """How a quantization method is switched on, era by era: the adapters' quantization eras (ModelSlim `ascend`
+    weights follow each era's `flag` trait; config.json methods need no flag in any era)."""
+    from ascendctl_engine.adapters.eras import eras_of
+
+    out = []
+    for era in eras_of("quantization"):
+        flag = str(era.traits.get("flag", "none")) if method == "ascend" else "none"
+        out.append(
+            {
+                "era": era.name,
+                "backends": sorted(era.backends),
+                "releases": era.spec or "all",
+                "axis": era.axis,
+                "flag": flag,
+                "auto_detect": bool(era.traits.get("auto_detect", False)) if method == "ascend" else True,
+                "packages": dict(era.traits.get("packages") or {}) if method == "ascend" else {},
+                "source": era.source,
+            }
+        )
     return out

@@ -372,24 +372,8 @@ class QuantizationType(StrictModel):
     layers: list[Literal["linear", "moe", "attention"]] = []
     support: Annotated[list[QuantSupport], Field(description="Hardware × release ranges where it runs.")] = []
     engines: Annotated[list[Literal["cpu", "cuda"]], Field(description="Non-NPU engines that load it too.")] = []
-    extra_args: Annotated[list[NonEmpty], Field(description="Other engine arguments it needs.")] = []
     notes: list[Ref] = []
     source: Source
-
-
-class QuantLaunchRule(StrictModel):
-    """How a quantization method is switched on, for a range of vllm-ascend releases."""
-
-    id: Annotated[NonEmpty, Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
-    method: QuantMethod
-    releases: Annotated[str, Field(description="vllm-ascend versions (PEP 440 specifier).")]
-    flag_required: Annotated[bool, Field(description="Whether `--quantization <method>` must be passed.")]
-    auto_detect: Annotated[bool, Field(description="Whether the engine detects the method from the model dir.")]
-    packages: Annotated[dict[str, str], Field(description="Extra packages it needs (name → version).")] = {}
-    note: str = ""
-    source: Source
-
-    _releases_ok = field_validator("releases")(_check_specifier)
 
 
 class SupportMatrix(StrictModel):
@@ -401,7 +385,6 @@ class SupportMatrix(StrictModel):
     features: list[Feature]
     feature_constraints: list[FeatureConstraint]
     quantizations: list[QuantizationType]
-    quantization_launch: list[QuantLaunchRule]
     model_table_columns: Annotated[
         dict[str, str], Field(description="Upstream model-table column header → feature id, `bf16` or `w8a8`.")
     ]
@@ -515,9 +498,6 @@ def _check_rules(m: SupportMatrix) -> list[str]:
                 match = _ATOM.match(alt)
                 if not match or match.group(2) not in known[match.group(1)]:
                     out.append(f"feature constraint {c.combination}: unknown atom {alt!r}")
-    ids = [r.id for r in m.quantization_launch]
-    for dup in _duplicates(ids):
-        out.append(f"quantization_launch rule {dup} is listed twice")
     return out
 
 

@@ -11,6 +11,9 @@ Each topic (graph mode, parallelism, EPLB, quantization, …) is a table of eras
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from ascendctl_engine.adapters import env as _env
 from ascendctl_engine.adapters import eplb as _eplb
 from ascendctl_engine.adapters import graph as _graph
@@ -45,6 +48,7 @@ __all__ = [
     "ModelIntent",
     "NodeIntent",
     "ParallelIntent",
+    "QuantRule",
     "ReleaseAcceptance",
     "SchedulerIntent",
     "ServerIntent",
@@ -52,7 +56,52 @@ __all__ = [
     "acceptance_for",
     "eras_for",
     "plan_commands",
+    "quantization_argv",
+    "quantization_rule",
 ]
+
+
+@dataclass(frozen=True)
+class QuantRule:
+    """How ModelSlim (`--quantization ascend`) weights are switched on in one release — the quantization era's
+    own traits, so `matrix --explain`, the docs and the plan give one answer."""
+
+    flag: str  # required | optional (planned explicitly, detected anyway) | none | unavailable
+    auto_detect: bool  # the engine detects the method from the model directory
+    packages: Mapping[str, str]  # extra packages the era needs (v0.7.3: MindIE Turbo)
+    era: str  # the era's label
+    source: str
+
+
+def quantization_rule(backend: str, vllm: str, vllm_ascend: str | None) -> QuantRule:
+    """The quantization era of a release, as data (see `QuantRule`)."""
+    probe = EngineIntent(backend=backend, vllm=vllm, vllm_ascend=vllm_ascend, model=ModelIntent(source="model"))  # type: ignore[arg-type]
+    chosen = select("quantization", probe)
+    if chosen is None:
+        raise EraError(f"no quantization era for {backend}")
+    traits = chosen.traits
+    return QuantRule(
+        flag=str(traits.get("flag", "none")),
+        auto_detect=bool(traits.get("auto_detect", False)),
+        packages=dict(traits.get("packages") or {}),
+        era=chosen.label,
+        source=chosen.source,
+    )
+
+
+def quantization_argv(
+    backend: str, vllm: str, vllm_ascend: str | None, quantization: str, method: str
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the `vllm serve` arguments the quantization era plans for these weights, what it cannot do) — exactly
+    what `plan_commands` emits for the quantization topic, for `matrix --explain` to print."""
+    model = ModelIntent(source="model", quantization=quantization, quant_method=method)
+    intent = EngineIntent(backend=backend, vllm=vllm, vllm_ascend=vllm_ascend, model=model)  # type: ignore[arg-type]
+    builder = CommandBuilder(intent, acceptance_for(backend, vllm, vllm_ascend))
+    chosen = select("quantization", intent)
+    if chosen is not None:
+        chosen.apply(intent, builder)
+    argv = tuple(token for arg in builder.args.values() for token in (arg.flag, *arg.values))
+    return argv, tuple(builder.unsupported)
 
 
 def eras_for(intent: EngineIntent) -> dict[str, Era]:

@@ -9,10 +9,11 @@ registry compares versions.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import cache
-from typing import Literal
+from types import MappingProxyType
+from typing import Any, Literal
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -55,6 +56,9 @@ class Era:
     summary: str  # what this era emits, for docs/intent-to-flags.md
     source: str
     apply: Apply
+    # Structured facts of the era that others ask instead of keeping a copy (e.g. the quantization topic's
+    # `flag`: required / optional / none / unavailable, `auto_detect`, `packages`).
+    traits: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def version_of_intent(self, intent: EngineIntent) -> str | None:
         return intent.vllm_ascend if self.axis == "vllm_ascend" else intent.vllm
@@ -117,14 +121,16 @@ def era(
     backends: frozenset[str] | set[str] = ALL_BACKENDS,
     summary: str,
     source: str,
+    traits: Mapping[str, Any] | None = None,
 ) -> Callable[[Apply], Apply]:
     """Register the decorated function as the `topic` adapter for releases in `spec`."""
     if topic not in TOPICS:
         raise ValueError(f"unknown era topic {topic!r}")
     _clauses(spec)  # fail at import on a bad range
+    frozen = MappingProxyType(dict(traits or {}))
 
     def register(fn: Apply) -> Apply:
-        REGISTRY.append(Era(topic, name, axis, spec, frozenset(backends), summary, source, fn))
+        REGISTRY.append(Era(topic, name, axis, spec, frozenset(backends), summary, source, fn, frozen))
         return fn
 
     return register

@@ -100,6 +100,7 @@ def _quant_flag(intent: EngineIntent, b: CommandBuilder, why: str) -> None:
     backends=NPU,
     summary="no ModelSlim quantization",
     source="v0.7.3 FAQ #10: W8A8 arrives in v0.8.4rc2 (v0.7.3 only with MindIE Turbo)",
+    traits={"flag": "unavailable", "auto_detect": False},
 )
 @era(
     "quantization",
@@ -109,6 +110,7 @@ def _quant_flag(intent: EngineIntent, b: CommandBuilder, why: str) -> None:
     backends=NPU,
     summary="no ModelSlim quantization",
     source="v0.7.3 FAQ #10: W8A8 is supported natively from v0.8.4rc2",
+    traits={"flag": "unavailable", "auto_detect": False},
 )
 def quant_unavailable(intent: EngineIntent, b: CommandBuilder) -> None:
     if _quant_none_or_detected(intent, b):
@@ -127,6 +129,7 @@ def quant_unavailable(intent: EngineIntent, b: CommandBuilder) -> None:
     backends=NPU,
     summary="no flag; ModelSlim weights load through MindIE Turbo 2.0rc1 (install it in the engine env)",
     source="vllm-ascend.md §1.1 notes and §5.1 (v0.7.3 quantizer imports mindie_turbo)",
+    traits={"flag": "none", "auto_detect": False, "packages": {"mindie_turbo": "2.0rc1"}},
 )
 def quant_mindie(intent: EngineIntent, b: CommandBuilder) -> None:
     if _quant_none_or_detected(intent, b):
@@ -144,6 +147,7 @@ def quant_mindie(intent: EngineIntent, b: CommandBuilder) -> None:
     summary="no flag: `ascend` is not a CLI choice yet; the method comes from the model's quant config",
     source="v0.8.5rc1:vllm_ascend/quantization/quant_config.py (override_quantization_method); "
     "v0.9.0rc1:vllm_ascend/platform.py:88 adds `ascend` to the --quantization choices (key table)",
+    traits={"flag": "none", "auto_detect": True},
 )
 def quant_config_detected(intent: EngineIntent, b: CommandBuilder) -> None:
     if _quant_none_or_detected(intent, b):
@@ -164,6 +168,7 @@ def quant_config_detected(intent: EngineIntent, b: CommandBuilder) -> None:
     backends=NPU,
     summary="`--quantization ascend` (required for ModelSlim weights)",
     source="v0.9.0rc1:vllm_ascend/platform.py:88 (the CLI choice appears); v0.9.1 quantization.md; vllm-ascend.md §5.1",
+    traits={"flag": "required", "auto_detect": False},
 )
 @era(
     "quantization",
@@ -173,6 +178,7 @@ def quant_config_detected(intent: EngineIntent, b: CommandBuilder) -> None:
     backends=NPU,
     summary="`--quantization ascend` (required again: auto-detection reverted)",
     source="vllm-ascend.md §5.1 (#6873 reverted the detection in v0.16.0rc1)",
+    traits={"flag": "required", "auto_detect": False},
 )
 def quant_required(intent: EngineIntent, b: CommandBuilder) -> None:
     if _quant_none_or_detected(intent, b):
@@ -188,6 +194,7 @@ def quant_required(intent: EngineIntent, b: CommandBuilder) -> None:
     backends=NPU,
     summary="`--quantization ascend` kept explicit (the release also detects quant_model_description.json)",
     source="vllm-ascend.md §5.1 (#6645 auto-detection in v0.15.0rc1; explicit method always wins)",
+    traits={"flag": "optional", "auto_detect": True},
 )
 @era(
     "quantization",
@@ -197,6 +204,7 @@ def quant_required(intent: EngineIntent, b: CommandBuilder) -> None:
     backends=NPU,
     summary="`--quantization ascend` kept explicit (detection is back; an explicit method always wins)",
     source="vllm-ascend.md §5.1 (#7111 re-added detection in v0.17.0rc1)",
+    traits={"flag": "optional", "auto_detect": True},
 )
 def quant_detected(intent: EngineIntent, b: CommandBuilder) -> None:
     if _quant_none_or_detected(intent, b):
@@ -220,6 +228,7 @@ def quant_detected(intent: EngineIntent, b: CommandBuilder) -> None:
     backends=NON_NPU,
     summary="no flag for compressed-tensors / fp8 (read from config.json); ModelSlim types are NPU-only",
     source="vllm.md §2.6 (QuantizationMethods); vllm-ascend.md §5.1",
+    traits={"flag": "unavailable", "auto_detect": True},
 )
 def quant_upstream(intent: EngineIntent, b: CommandBuilder) -> None:
     if _quant_none_or_detected(intent, b):

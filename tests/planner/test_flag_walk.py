@@ -115,25 +115,25 @@ def test_nothing_the_release_rejects_is_planned_silently(row: Any) -> None:
         assert result.provenance["decision:flag-check"].startswith(f"vLLM {accepted.parser.built_from} ")
 
 
-# The matrix's quantization_launch rules and the quantization eras agree; where the tag's platform hook does not
-# add `ascend` to vLLM's `--quantization` choices (the key table says), the adapters plan no flag.
+# `matrix --explain` and `plan` give one answer on how a quantization is launched: the explainer asks the
+# adapters' quantization era, and the plan's argv carries exactly what it says (every release × quantization).
+QUANTS = [q for q in MATRIX.quantizations if q.method not in ("none", "auto")]
 
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r.backend == "npu"], ids=lambda r: r.version)
-def test_quantization_eras_agree_with_the_matrix(row: Any) -> None:
-    result = plan_commands(base(row, model=ModelIntent(source="m", quantization="w8a8", quant_method="ascend")))
-    try:
-        launch = quantization_launch(MATRIX, row, "w8a8")
-    except UserInputError:  # the matrix has no way to load w8a8 on this row: neither do the adapters
-        assert result.unsupported
-        return
-    emitted = "--quantization" in result.commands[0].argv
-    keys = acceptance_for(row.backend, row.vllm, row.vllm_ascend).keys
-    assert keys is not None
-    if not keys.quantization_cli_choice:
-        assert not emitted, "no --quantization flag where the CLI does not accept `ascend`"
-        return
-    if launch.flag_required:
-        assert emitted, f"{row.version}: the matrix requires --quantization ascend"
-    if launch.auto_detect and emitted:
-        assert "optional" in result.provenance["--quantization"]
+def test_explain_and_plan_launch_every_quantization_alike(row: Any) -> None:
+    for qt in QUANTS:
+        model = ModelIntent(source="m", quantization=qt.id, quant_method=qt.method)
+        result = plan_commands(base(row, model=model))
+        argv = result.commands[0].argv
+        try:
+            launch = quantization_launch(MATRIX, row, qt.id)
+        except UserInputError:  # the matrix has no way to load it on this row: neither do the adapters
+            assert result.unsupported, (row.version, qt.id)
+            continue
+        assert ("--quantization" in argv) == ("--quantization" in launch.argv), (row.version, qt.id, launch)
+        for flag, value in zip(launch.argv[::2], launch.argv[1::2], strict=True):
+            assert flag in argv and argv[argv.index(flag) + 1] == value, (row.version, qt.id, flag, argv)
+        if "--quantization" in launch.argv:  # the release's own parser (with its plugin's choices) takes it
+            accepted = acceptance_for(row.backend, row.vllm, row.vllm_ascend)
+            assert not accepted.argv_problems(["vllm", "serve", "m", *launch.argv]), (row.version, qt.id)
