@@ -18,8 +18,10 @@ NPU_COLUMNS = ("v0.9.1", "v0.11.0", "v0.13.0", "v0.15.0rc1", "v0.18.0", "v0.23.0
 
 def columns() -> list[ReleaseColumn]:
     from ascendctl.matrix import load_matrix, release_for_pin
+    from ascendctl.matrix.hardware import hardware_traits
 
     matrix = load_matrix()
+    traits = {h.id: hardware_traits(h) for h in matrix.hardware}
     rows = [release_for_pin(matrix, "npu", v) for v in NPU_COLUMNS]
     rows += [release_for_pin(matrix, "cpu", "latest-stable"), release_for_pin(matrix, "cuda", "latest-stable")]
     return [
@@ -29,6 +31,7 @@ def columns() -> list[ReleaseColumn]:
             vllm=r.vllm,
             vllm_ascend=r.vllm_ascend,
             cann=r.cann,
+            traits=traits,
         )
         for r in rows
     ]

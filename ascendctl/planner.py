@@ -29,6 +29,7 @@ from ascendctl.plan_lint import LintInput, lint
 from ascendctl_engine.adapters import (
     EngineIntent,
     EplbIntent,
+    HardwareTraits,
     ModelIntent,
     NodeIntent,
     ParallelIntent,
@@ -288,10 +289,19 @@ def _nodes(profile: Profile) -> tuple[NodeLayout, ...]:
     return tuple(out)
 
 
+def _traits(matrix: SupportMatrix, hardware: str | None) -> HardwareTraits:
+    """The target family's limits from the matrix's hardware table (the adapters read these, not family names)."""
+    from ascendctl.matrix import hardware_by_id
+    from ascendctl.matrix.hardware import hardware_traits
+
+    return hardware_traits(hardware_by_id(matrix, hardware)) if hardware else HardwareTraits()
+
+
 def build_intent(
     profile: Profile,
     row: Release,
     *,
+    matrix: SupportMatrix,
     model_source: str,
     traits_arch: str,
     multimodal: bool,
@@ -308,6 +318,7 @@ def build_intent(
     return EngineIntent(
         backend=t.backend,
         hardware=t.hardware,
+        traits=_traits(matrix, t.hardware),
         vllm=row.vllm,
         vllm_ascend=row.vllm_ascend,
         cann=cann,
@@ -451,6 +462,7 @@ def plan_profile(
     intent = build_intent(
         profile,
         row,
+        matrix=matrix,
         model_source=resolved,
         traits_arch=traits.arch,
         multimodal=traits.multimodal,

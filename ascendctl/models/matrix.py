@@ -198,6 +198,12 @@ class HardwareLimits(StrictModel):
         str | None, Field(description="Oldest CANN with which graph mode works on this family.")
     ] = None
     min_devices: Annotated[int, Field(ge=1, description="Fewest devices a deployment uses.")] = 1
+    few_streams: Annotated[
+        bool, Field(description="Few streams: graph capture keeps to a short capture-size list by default.")
+    ] = False
+    hccl_aiv: Annotated[
+        bool, Field(description="Whether HCCL may run on the AI vector cores (HCCL_OP_EXPANSION_MODE=AIV).")
+    ] = True
     notes: Annotated[list[Ref], Field(description="Other limits, with references.")] = []
 
     def describe(self) -> list[str]:

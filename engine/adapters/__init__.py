@@ -26,6 +26,7 @@ from ascendctl_engine.adapters.eras import REGISTRY, TOPICS, Era, EraError, sele
 from ascendctl_engine.adapters.intent import (
     EngineIntent,
     EplbIntent,
+    HardwareTraits,
     ModelIntent,
     NodeIntent,
     ParallelIntent,
@@ -45,6 +46,7 @@ __all__ = [
     "EplbIntent",
     "Era",
     "EraError",
+    "HardwareTraits",
     "ModelIntent",
     "NodeIntent",
     "ParallelIntent",

@@ -251,6 +251,11 @@ class CommandBuilder:
         for name, (_value, why) in self.env.items():
             self.provenance[f"env:{name}"] = why
         self.provenance.update(self.accepted.describe())
+        if self.accepted.parser.decision:
+            self.warn(
+                f"flags are checked against the vLLM {self.accepted.parser.built_from} parser, standing in for "
+                f"{self.accepted.parser.version}: {self.accepted.parser.decision}"
+            )
         return AdapterResult(
             commands=tuple(commands),
             provenance=self.provenance,

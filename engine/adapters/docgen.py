@@ -4,8 +4,8 @@ can never drift from the adapters (a test regenerates it and compares)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ascendctl_engine.adapters import plan_commands
@@ -14,6 +14,7 @@ from ascendctl_engine.adapters.flags import canonical_flag
 from ascendctl_engine.adapters.intent import (
     EngineIntent,
     EplbIntent,
+    HardwareTraits,
     ModelIntent,
     NodeIntent,
     ParallelIntent,
@@ -30,6 +31,8 @@ class ReleaseColumn:
     vllm: str
     vllm_ascend: str | None
     cann: str | None = None
+    # Hardware family → its traits (from the support matrix, passed in by the caller: engine/ imports no matrix).
+    traits: Mapping[str, HardwareTraits] = field(default_factory=dict)
 
 
 Change = Callable[[EngineIntent], EngineIntent | None]  # None: the sample does not apply to that backend
@@ -88,6 +91,10 @@ SAMPLES: tuple[tuple[str, Change], ...] = (
 
 
 def _base(col: ReleaseColumn) -> EngineIntent:
+    return _with_traits(col, _bare(col))
+
+
+def _bare(col: ReleaseColumn) -> EngineIntent:
     return EngineIntent(
         backend=col.backend,  # type: ignore[arg-type]
         hardware="a2" if col.backend == "npu" else None,
@@ -133,10 +140,17 @@ def _leaves(obj: Any, prefix: str = "") -> list[str]:
     return [f"{prefix}={json.dumps(obj)}"]
 
 
+def _with_traits(col: ReleaseColumn, intent: EngineIntent) -> EngineIntent:
+    if intent.hardware is None:
+        return intent
+    return replace(intent, traits=col.traits.get(intent.hardware, HardwareTraits()))
+
+
 def _cell(col: ReleaseColumn, change: Change) -> str:
     changed = change(_base(col))
     if changed is None:
         return "—"
+    changed = _with_traits(col, changed)
     base_items, _, base_warnings = _items(_base(col))
     items, problems, warnings = _items(changed)
     if problems:

@@ -98,7 +98,7 @@ def env_npu(intent: EngineIntent, b: CommandBuilder) -> None:
         "false",
         why="ascend default: exported by the multi-rank tutorials (146×, vllm-ascend.md §7.3)",
     )
-    if intent.hardware != "300i-duo":
+    if intent.traits.hccl_aiv:
         b.env_default(
             "HCCL_OP_EXPANSION_MODE",
             "AIV",

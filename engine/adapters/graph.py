@@ -24,7 +24,6 @@ CUDAGRAPH = {
 # generate) and §9.5/§9.6 (embedding / reranker).
 DUO_SIZES_GENERATE = (1, 2, 4, 8, 16, 32)
 DUO_SIZES_POOLING = (1024, 512)
-MAX_CAPTURE_SIZES_950 = 4  # v0.22.1rc1+ vllm_ascend/platform.py MAX_CAPTURE_SIZES_FOR_950
 AUTO_WHY = (
     "auto: FULL_DECODE_ONLY is the documented recommendation for generative models from v0.12.0rc1 "
     "(RN v0.12.0rc1; Qwen3-Dense, Qwen3-235B-A22B, DeepSeek-R1 and Qwen-VL tutorials, vllm-ascend.md §9)"
@@ -51,13 +50,20 @@ def _user_sizes(intent: EngineIntent, b: CommandBuilder) -> None:
         b.capture_sizes_why = intent.source("engine.graph.capture_sizes")
 
 
+def _min_cann(intent: EngineIntent) -> str:
+    return (
+        f"{intent.traits.label} graph compilation needs CANN ≥ {intent.traits.graph_min_cann} (matrix hardware limits)"
+    )
+
+
 def _duo_cann_blocks_graphs(intent: EngineIntent, b: CommandBuilder) -> bool:
-    """300I Duo graph compilation needs CANN ≥ 9.0.0 (Qwen-VL-Dense.md, vllm-ascend.md §6.2)."""
-    if intent.hardware != "300i-duo":
+    """Whether the family's minimum CANN for graph compilation (hardware trait) blocks graphs on this CANN."""
+    need = intent.traits.graph_min_cann
+    if need is None:
         return False
-    old = below(intent.cann, "9.0.0")
+    old = below(intent.cann, need)
     if old is None:
-        b.warn("Atlas 300I Duo graph mode needs CANN ≥ 9.0.0 (Qwen-VL-Dense.md); the CANN version is unknown")
+        b.warn(f"{intent.traits.label} graph mode needs CANN ≥ {need}; the CANN version is unknown")
     return bool(old)
 
 
@@ -105,8 +111,8 @@ def _torchair_era(intent: EngineIntent, b: CommandBuilder, *, enable_key: str, f
         return
     if _duo_cann_blocks_graphs(intent, b):
         if mode != "auto":
-            b.fail(f"engine.graph.mode {mode}: Atlas 300I Duo graph compilation needs CANN ≥ 9.0.0")
-        _eager(intent, b, "auto: Atlas 300I Duo graph compilation needs CANN ≥ 9.0.0 (Qwen-VL-Dense.md)")
+            b.fail(f"engine.graph.mode {mode}: {_min_cann(intent)}")
+        _eager(intent, b, f"auto: {_min_cann(intent)}")
         return
     if intent.model.arch == "mla" and not (full_decode and mode != "auto"):
         why = (
@@ -195,7 +201,7 @@ def _aclgraph(intent: EngineIntent, b: CommandBuilder, *, full_and_piecewise: bo
     duo_blocked = _duo_cann_blocks_graphs(intent, b)
     if mode == "auto":
         if duo_blocked:
-            _eager(intent, b, "auto: Atlas 300I Duo graph compilation needs CANN ≥ 9.0.0 (Qwen-VL-Dense.md)")
+            _eager(intent, b, f"auto: {_min_cann(intent)}")
             return
         if intent.model.task != "generate":
             b.graph_mode = "default"
@@ -204,7 +210,7 @@ def _aclgraph(intent: EngineIntent, b: CommandBuilder, *, full_and_piecewise: bo
             _cudagraph(b, "full-decode-only", AUTO_WHY)
     else:
         if duo_blocked:
-            b.fail(f"engine.graph.mode {mode}: Atlas 300I Duo graph compilation needs CANN ≥ 9.0.0")
+            b.fail(f"engine.graph.mode {mode}: {_min_cann(intent)}")
         if mode == "full-and-piecewise" and not full_and_piecewise:
             b.fail(
                 "engine.graph.mode full-and-piecewise needs vllm-ascend ≥ v0.21.0rc1 (earlier platform.py turns "
@@ -214,15 +220,15 @@ def _aclgraph(intent: EngineIntent, b: CommandBuilder, *, full_and_piecewise: bo
             _warn_full_and_piecewise(intent, b)
         _cudagraph(b, mode, _mode_why(intent))
     _user_sizes(intent, b)
-    if intent.hardware == "300i-duo" and not intent.capture_sizes:
+    if intent.traits.few_streams and not intent.capture_sizes:
         sizes = DUO_SIZES_POOLING if intent.model.task != "generate" else DUO_SIZES_GENERATE
         b.capture_sizes = sizes
         b.capture_sizes_why = (
-            "ascend default: Atlas 300I Duo has few streams, capture few sizes (vllm-ascend.md §6.2, "
+            f"ascend default: {intent.traits.label} has few streams, capture few sizes (vllm-ascend.md §6.2, "
             "300I Duo tutorials §9.1/§9.5)"
         )
-    if cap_950 and intent.hardware == "950":
-        _cap_950(b)
+    if cap_950 and intent.traits.max_capture_sizes is not None:
+        _cap_sizes(intent, b, intent.traits.max_capture_sizes)
 
 
 def _warn_full_and_piecewise(intent: EngineIntent, b: CommandBuilder) -> None:
@@ -238,25 +244,27 @@ def _warn_full_and_piecewise(intent: EngineIntent, b: CommandBuilder) -> None:
         b.warn("FULL_AND_PIECEWISE needs HDK ≥ 25.5.1 and CANN ≥ 8.5.0 (RN v0.21.0rc1); the driver was not probed")
 
 
-def _cap_950(b: CommandBuilder) -> None:
+def _cap_sizes(intent: EngineIntent, b: CommandBuilder, cap: int) -> None:
+    """The platform keeps at most `cap` capture sizes on this family (hardware trait; the era says from when)."""
+    label = intent.traits.label
     sizes = sorted(set(b.capture_sizes or ()))
     if not sizes:
         b.warn(
-            "Ascend 950: vllm-ascend keeps only 4 of the engine's capture sizes "
+            f"{label}: vllm-ascend keeps only {cap} of the engine's capture sizes "
             "(platform.py MAX_CAPTURE_SIZES_FOR_950, v0.22.1rc1+)"
         )
         return
-    if len(sizes) <= MAX_CAPTURE_SIZES_950:
+    if len(sizes) <= cap:
         return
-    step = (len(sizes) - 1) / (MAX_CAPTURE_SIZES_950 - 1)
-    picked = [sizes[round(i * step)] for i in range(MAX_CAPTURE_SIZES_950)]
+    step = (len(sizes) - 1) / (cap - 1)
+    picked = [sizes[round(i * step)] for i in range(cap)]
     picked[0], picked[-1] = sizes[0], sizes[-1]
     b.warn(
-        f"Ascend 950 accepts at most {MAX_CAPTURE_SIZES_950} capture sizes: {sizes} → {picked}, the same "
-        "sample vllm-ascend's platform.py takes"
+        f"{label} accepts at most {cap} capture sizes: {sizes} → {picked}, the same sample vllm-ascend's "
+        "platform.py takes"
     )
     b.capture_sizes = tuple(picked)
-    b.capture_sizes_why += " (sampled to 4 for Ascend 950)"
+    b.capture_sizes_why += f" (sampled to {cap} for {label})"
 
 
 @era(
@@ -359,16 +367,16 @@ def npugraph_absent(intent: EngineIntent, b: CommandBuilder) -> None:
     source="v0.14.0rc1 additional_config.md (vllm-ascend.md §6.1)",
 )
 def npugraph_v14(intent: EngineIntent, b: CommandBuilder) -> None:
-    if intent.hardware == "300i-duo":
+    if not intent.traits.npugraph_ex:
         b.decide("npugraph_ex", "off by default in v0.14 (npugraph_ex_config.enable = false)")
 
 
 def _duo_off(intent: EngineIntent, b: CommandBuilder, path: str) -> None:
-    if intent.hardware == "300i-duo" and b.graph_mode not in ("eager",):
+    if not intent.traits.npugraph_ex and b.graph_mode not in ("eager",):
         b.additional_key(
             path,
             False,
-            why="matrix rule: Atlas 300I Duo must turn npugraph_ex off (vllm-ascend.md §6.2, 300I Duo tutorials)",
+            why=f"matrix rule: {intent.traits.label} must turn npugraph_ex off (hardware limits)",
         )
 
 

@@ -97,11 +97,26 @@ class ServerIntent:
 
 
 @dataclass(frozen=True)
+class HardwareTraits:
+    """What the target hardware family can do. The planner fills it from the support matrix's hardware table
+    (the one owner of hardware limits); adapters read traits, never family names."""
+
+    dtypes: tuple[str, ...] = ("bfloat16", "float16")  # weight dtypes the family runs
+    npugraph_ex: bool = True  # whether the npugraph_ex graph optimisation may stay on
+    max_capture_sizes: int | None = None  # most graph capture sizes the platform keeps (None: no cap)
+    graph_min_cann: str | None = None  # oldest CANN with which graph compilation works
+    few_streams: bool = False  # few streams: capture few sizes by default
+    hccl_aiv: bool = True  # HCCL may run on the AI vector cores (HCCL_OP_EXPANSION_MODE=AIV)
+    label: str = ""  # the family's name, for messages
+
+
+@dataclass(frozen=True)
 class EngineIntent:
     backend: Backend
     vllm: str  # upstream vLLM version the release pins (pip form, e.g. "0.13.0")
     model: ModelIntent
     hardware: Hardware | None = None
+    traits: HardwareTraits = field(default_factory=HardwareTraits)  # of `hardware` (defaults: no limits)
     vllm_ascend: str | None = None  # vllm-ascend version (tag or pip form), npu only
     cann: str | None = None  # CANN version: the host's when known, else the release row's
     driver: str | None = None  # Ascend HDK/driver version seen on the host (None: not probed)

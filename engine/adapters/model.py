@@ -28,11 +28,12 @@ def model_args(intent: EngineIntent, b: CommandBuilder) -> None:
     m = intent.model
     if m.served_name:
         b.arg("--served-model-name", m.served_name, why=intent.source("model.served_name"))
-    if intent.hardware == "300i-duo" and m.dtype == "auto":
+    if "bfloat16" not in intent.traits.dtypes and m.dtype == "auto":
+        only = intent.traits.dtypes[0]
         b.arg(
             "--dtype",
-            "float16",
-            why="matrix rule: Atlas 300I Duo runs float16 only (vllm-ascend.md §9.4, Qwen-VL-Dense.md)",
+            only,
+            why=f"matrix rule: {intent.traits.label or intent.hardware} runs {'/'.join(intent.traits.dtypes)} only",
         )
     elif m.dtype != "auto":
         b.arg("--dtype", m.dtype, why=intent.source("model.dtype"))

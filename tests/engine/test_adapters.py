@@ -12,6 +12,7 @@ import pytest
 from ascendctl_engine.adapters import (
     EngineIntent,
     EplbIntent,
+    HardwareTraits,
     ModelIntent,
     NodeIntent,
     ParallelIntent,
@@ -43,10 +44,25 @@ VLLM_OF = {  # vllm-ascend → vLLM, as in the support matrix (vllm-ascend.md §
 }
 
 
+def traits(hardware: str) -> HardwareTraits:
+    """The family's limits as the planner passes them: from the support matrix's hardware table."""
+    from ascendctl.matrix import hardware_by_id, load_matrix
+    from ascendctl.matrix.hardware import hardware_traits
+
+    return hardware_traits(hardware_by_id(load_matrix(), hardware))
+
+
 def npu(release: str = "v0.23.0", **kw: Any) -> EngineIntent:
     model = kw.pop("model", ModelIntent(source="org/model"))
+    hardware = kw.pop("hardware", "a2")
     return EngineIntent(
-        backend="npu", hardware=kw.pop("hardware", "a2"), vllm=VLLM_OF[release], vllm_ascend=release, model=model, **kw
+        backend="npu",
+        hardware=hardware,
+        traits=traits(hardware),
+        vllm=VLLM_OF[release],
+        vllm_ascend=release,
+        model=model,
+        **kw,
     )
 
 
@@ -396,3 +412,23 @@ def test_health_url_uses_loopback_for_wildcards() -> None:
 def test_every_result_names_its_eras(release: str) -> None:
     result = plan_commands(npu(release))
     assert {"graph", "quantization", "parallel", "env"} <= set(result.eras)
+
+
+def test_adapters_read_hardware_traits_not_family_names() -> None:
+    # A made-up family limit reaches the plan only through the traits the planner passes in.
+    fp16_only = replace(traits("a2"), dtypes=("float16",), hccl_aiv=False, label="Test family")
+    args = plan_commands(replace(npu("v0.23.0"), traits=fp16_only)).commands[0]
+    assert value(args.argv, "--dtype") == "float16" and "HCCL_OP_EXPANSION_MODE" not in args.env
+    capped = replace(traits("a2"), max_capture_sizes=2)
+    sizes = (1, 2, 4, 8)
+    result = plan_commands(replace(npu("v0.23.0", graph_mode="full-decode-only", capture_sizes=sizes), traits=capped))
+    assert config(result.commands[0].argv, "--compilation-config")["cudagraph_capture_sizes"] == [1, 8]
+    # ... and no adapter module names a hardware family (the vocabulary literal in intent.py aside).
+    import re
+    from pathlib import Path
+
+    adapters = Path(__file__).resolve().parents[2] / "engine" / "adapters"
+    for path in adapters.glob("*.py"):
+        if path.name in ("intent.py", "docgen.py"):
+            continue
+        assert not re.search(r"[\"'](300i-duo|950|a2|a3)[\"']", path.read_text()), path.name

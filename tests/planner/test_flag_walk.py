@@ -9,11 +9,13 @@ from typing import Any
 import pytest
 
 from ascendctl.errors import UserInputError
-from ascendctl.matrix import load_matrix, quantization_launch
+from ascendctl.matrix import hardware_by_id, load_matrix, quantization_launch
+from ascendctl.matrix.hardware import hardware_traits
 from ascendctl_engine.adapters import (
     TOPICS,
     EngineIntent,
     EplbIntent,
+    HardwareTraits,
     ModelIntent,
     NodeIntent,
     ParallelIntent,
@@ -35,6 +37,7 @@ def base(row: Any, **kw: Any) -> EngineIntent:
     return EngineIntent(
         backend=row.backend,
         hardware=hardware,
+        traits=hardware_traits(hardware_by_id(MATRIX, hardware)) if hardware else HardwareTraits(),
         vllm=row.vllm,
         vllm_ascend=row.vllm_ascend,
         cann=row.cann,

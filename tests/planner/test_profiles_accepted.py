@@ -52,3 +52,11 @@ def test_every_release_accepts_what_its_plan_carries(path: Path) -> None:
         if accepted.keys is not None:
             assert accepted.keys.source in plan.provenance["decision:config-key-check"]
     assert planned, f"{path.name} plans for no release at all"
+
+
+def test_a_stand_in_snapshot_is_said_in_the_plan() -> None:
+    profile = load_profile(REPO / "profiles" / "qwen3-32b-w8a8-a2.yaml")
+    plan = plan_profile(profile, release="v0.11.0rc0", allow_unsupported=True)  # pins vLLM 0.11.0rc3
+    assert any("standing in for 0.11.0rc3" in w for w in plan.warnings)
+    assert "stands in for 0.11.0rc3" in plan.provenance["decision:flag-check"]
+    assert not any("standing in" in w for w in plan_profile(profile, release="v0.11.0").warnings)
