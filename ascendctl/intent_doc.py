@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from ascendctl_engine.adapters.docgen import ReleaseColumn, render
+from ascendctl_engine.adapters.intent import HardwareTraits
 
 COMMAND = "python -m ascendctl.intent_doc > docs/intent-to-flags.md"
 # Releases shown: one per era boundary that changes the most (vllm-ascend), then the CPU and CUDA rows.
@@ -21,7 +22,7 @@ def columns() -> list[ReleaseColumn]:
     from ascendctl.matrix.hardware import hardware_traits
 
     matrix = load_matrix()
-    traits = {h.id: hardware_traits(h) for h in matrix.hardware}
+    traits: dict[str, HardwareTraits] = {h.id: hardware_traits(h) for h in matrix.hardware}
     rows = [release_for_pin(matrix, "npu", v) for v in NPU_COLUMNS]
     rows += [release_for_pin(matrix, "cpu", "latest-stable"), release_for_pin(matrix, "cuda", "latest-stable")]
     return [
