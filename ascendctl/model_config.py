@@ -11,10 +11,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+from ascendctl_engine.vocab import ModelArch
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
-ModelArch = Literal["dense", "moe", "mla"]
 
 # model_type values of DeepSeek-class models (multi-head latent attention); `kv_lora_rank` in the config
 # is the generic sign (vllm-ascend FAQ #13 names DeepSeek-V2/V3/R1).

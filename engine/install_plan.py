@@ -17,12 +17,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-Backend = Literal["cpu", "npu", "cuda"]
+from ascendctl_engine.vocab import Backend
 
 # Huawei's package indexes for Ascend wheels (torch-npu dev builds, vllm-ascend, triton-ascend).
 # Source: vllm-project/vllm-ascend main `docs/source/installation.md` (pip install step and triton-ascend

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+
+from ascendctl_engine.vocab import Role
 
 REDACTED = "<redacted>"
 
@@ -29,7 +30,7 @@ class EngineCommand:
     """One engine process on one node."""
 
     node: int  # 0 = head
-    role: Literal["head", "worker"]
+    role: Role
     # argv[0] is the logical program ("vllm"); the launcher resolves it inside the engine environment.
     argv: tuple[str, ...]
     # Variables ascendctl sets (user overrides already applied); merged over the inherited environment.

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Literal
 from packaging.version import InvalidVersion, Version
 
 from ascendctl_engine.host.facts import HostFacts
+from ascendctl_engine.vocab import Backend as TargetBackend
 
 if TYPE_CHECKING:
     from ascendctl.models.matrix import Release, SupportMatrix
     from ascendctl.models.profile import Profile
 
-TargetBackend = Literal["npu", "cuda", "cpu"]
+
 ReleaseSource = Literal["profile", "installed", "none"]
 
 

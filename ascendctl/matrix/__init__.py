@@ -52,7 +52,6 @@ from ascendctl.matrix.quantization import (
 from ascendctl.matrix.release_pins import (
     LATEST,
     LATEST_STABLE,
-    Backend,
     compatible_releases,
     latest_stable,
     release_for_pin,
@@ -60,6 +59,7 @@ from ascendctl.matrix.release_pins import (
 )
 from ascendctl.matrix.verdicts import Level, Reason, Verdict
 from ascendctl.matrix.views import hardware_json, model_json, quantization_json, release_json
+from ascendctl_engine.vocab import Backend
 
 __all__ = [
     "LATEST",

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from typing import Literal
 
 from packaging.version import Version
 
 from ascendctl.errors import UserInputError
 from ascendctl.matrix.names import _suggest, _version_or_none
 from ascendctl.models.matrix import Release, SupportMatrix, in_range, parse_version
-
-Backend = Literal["npu", "cuda", "cpu"]
 
 LATEST_STABLE = "latest-stable"
 LATEST = "latest"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict
 
 
@@ -20,35 +18,25 @@ class LenientModel(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
-Backend = Literal["npu", "cuda", "cpu"]
-HardwareFamily = Literal["a2", "a3", "300i-duo", "950"]
-GraphMode = Literal["auto", "eager", "piecewise", "full", "full-decode-only", "full-and-piecewise"]
-Task = Literal["generate", "embed", "rerank"]
-DType = Literal["auto", "bfloat16", "float16", "float32"]
-EplbMode = Literal["off", "static", "dynamic"]
+# The literal vocabularies live in one module (`ascendctl_engine.vocab`); re-exported here for the models.
+from ascendctl_engine.vocab import (  # noqa: E402
+    Backend,
+    DType,
+    EplbMode,
+    GraphMode,
+    HardwareFamily,
+    Quantization,
+    Task,
+)
 
-# Quantization names as the support matrix knows them (lower-case forms of vllm-ascend's registered
-# ModelSlim quant types, `vllm_ascend/quantization/methods/*.py`, plus the non-ModelSlim methods).
-# `none` = float weights; `auto` = let the planner/engine detect it from the model directory.
-Quantization = Literal[
-    "none",
-    "auto",
-    "w8a8",
-    "w8a8_dynamic",
-    "w8a8_mix",
-    "w8a16",
-    "w4a8_dynamic",
-    "w4a16",
-    "w4a4",
-    "w4a4_flatquant_dynamic",
-    "w8a8s",
-    "w8a8sc",
-    "w8a8_mxfp8",
-    "w4a4_mxfp4",
-    "w4a8_mxfp",
-    "w4a4_mxfp4_flatquant",
-    "w4a16_mxfp4",
-    "w8a8fp8_dynamic",
-    "fp8",
-    "compressed-tensors",
+__all__ = [
+    "Backend",
+    "DType",
+    "EplbMode",
+    "GraphMode",
+    "HardwareFamily",
+    "LenientModel",
+    "Quantization",
+    "StrictModel",
+    "Task",
 ]

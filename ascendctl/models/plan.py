@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ascendctl_engine.spec import REDACTED, EngineCommand
+from ascendctl_engine.vocab import Role
 
 LintLevel = Literal["error", "warning", "info"]
 
@@ -73,7 +74,7 @@ class ReleasePin:
 @dataclass(frozen=True, eq=False)
 class NodeLayout:
     index: int
-    role: Literal["head", "worker"]
+    role: Role
     address: str | None
     interface: str | None
     devices: int

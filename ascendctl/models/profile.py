@@ -20,6 +20,7 @@ from ascendctl.models.base import (
     StrictModel,
     Task,
 )
+from ascendctl_engine.vocab import EplbImplementation, Executor
 
 API_VERSION = "ascendctl/v1"
 
@@ -123,7 +124,7 @@ class ParallelSpec(StrictModel):
         False
     )
     executor: Annotated[
-        Literal["mp", "ray"],
+        Executor,
         Field(description="Distributed executor: `mp` (multiprocessing, default) or `ray` (needs a Ray cluster)."),
     ] = "mp"
 
@@ -153,7 +154,7 @@ class EplbSpec(StrictModel):
         int | None, Field(ge=0, description="vllm-ascend EPLB policy number (`eplb_policy_type`).")
     ] = None
     implementation: Annotated[
-        Literal["auto", "ascend", "upstream"],
+        EplbImplementation,
         Field(
             description=(
                 "`ascend`: vllm-ascend's own EPLB (`--additional-config`); `upstream`: vLLM's "

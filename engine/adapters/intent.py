@@ -11,16 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from ascendctl_engine.spec import SecretRef
-
-Backend = Literal["npu", "cuda", "cpu"]
-Hardware = Literal["a2", "a3", "300i-duo", "950"]
-GraphMode = Literal["auto", "eager", "piecewise", "full", "full-decode-only", "full-and-piecewise"]
-# dense: plain transformer; moe: mixture of experts; mla: DeepSeek-class (multi-head latent attention + MoE)
-ModelArch = Literal["dense", "moe", "mla"]
-Task = Literal["generate", "embed", "rerank"]
+from ascendctl_engine.vocab import Backend, EplbImplementation, EplbMode, Executor, GraphMode, ModelArch, Task
+from ascendctl_engine.vocab import HardwareFamily as Hardware
 
 
 @dataclass(frozen=True)
@@ -48,14 +43,14 @@ class ParallelIntent:
     data: int = 1
     data_local: int | None = None  # DP ranks per node; None: data // nodes
     expert: bool = False
-    executor: Literal["mp", "ray"] = "mp"
+    executor: Executor = "mp"
     executor_explicit: bool = False  # the profile names the executor (emit the flag even when default)
 
 
 @dataclass(frozen=True)
 class EplbIntent:
-    mode: Literal["off", "static", "dynamic"] = "off"
-    implementation: Literal["auto", "ascend", "upstream"] = "auto"
+    mode: EplbMode = "off"
+    implementation: EplbImplementation = "auto"
     redundant_experts: int = 0
     expert_map_path: str | None = None
     record_path: str | None = None

@@ -21,7 +21,6 @@ from ascendctl_engine.host.facts import (
     CudaInfo,
     DeviceNodes,
     DriverInfo,
-    Family,
     HostFacts,
     NpuDevice,
     NpuProcess,
@@ -47,6 +46,7 @@ from ascendctl_engine.host.pyenv import (
     family_from_build_tag,
     probe_python_env,
 )
+from ascendctl_engine.vocab import HardwareFamily as Family
 
 __all__ = [
     "ENGINE_PACKAGES",

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-Backend = Literal["npu", "cuda", "cpu"]
-Family = Literal["a2", "a3", "300i-duo", "950"]
-FAMILIES: tuple[Family, ...] = ("a2", "a3", "300i-duo", "950")
+from ascendctl_engine.vocab import Backend
+from ascendctl_engine.vocab import HardwareFamily as Family
+
+FAMILIES: tuple[Family, ...] = get_args(Family)
 CannLayout = Literal["toolkit", "cann9", "env"]
 
 

@@ -11,7 +11,6 @@ from typing import TypeVar
 
 from ascendctl_engine.host import cann as cann_files
 from ascendctl_engine.host.facts import (
-    Backend,
     CannInfo,
     CannLayout,
     CpuInfo,
@@ -19,7 +18,6 @@ from ascendctl_engine.host.facts import (
     CudaInfo,
     DeviceNodes,
     DriverInfo,
-    Family,
     HostFacts,
     NpuSmiInfo,
     PortStatus,
@@ -34,6 +32,8 @@ from ascendctl_engine.host.npu_smi import (
 )
 from ascendctl_engine.host.probe import HostProbe, LocalHostProbe
 from ascendctl_engine.host.pyenv import EnginePython, choose_engine_python, probe_python_env
+from ascendctl_engine.vocab import Backend
+from ascendctl_engine.vocab import HardwareFamily as Family
 
 T = TypeVar("T")
 

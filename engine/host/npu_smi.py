@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import re
 
-from ascendctl_engine.host.facts import Family, NpuDevice, NpuProcess, NpuSmiInfo
+from ascendctl_engine.host.facts import NpuDevice, NpuProcess, NpuSmiInfo
+from ascendctl_engine.vocab import HardwareFamily as Family
 
 _TITLE_RE = re.compile(r"npu-smi\s+(?P<drv>[0-9][\w.\-]*)(?:\s+Version:\s*(?P<ver>[0-9][\w.\-]*))?", re.IGNORECASE)
 _BUS_RE = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")

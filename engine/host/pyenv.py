@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ascendctl_engine.host.facts import Family, PythonEnv
+from ascendctl_engine.host.facts import PythonEnv
 from ascendctl_engine.host.npu_smi import family_from_soc_version
 from ascendctl_engine.host.probe import HostProbe
+from ascendctl_engine.vocab import HardwareFamily as Family
 
 ENGINE_PYTHON_VAR = "ASCENDCTL_ENGINE_PYTHON"
 PROBE_TIMEOUT = 30.0
