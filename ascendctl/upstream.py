@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from packaging.version import InvalidVersion, Version
 
+from ascendctl_engine.versions import parse
+
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
@@ -121,7 +123,7 @@ def _strip_v(tag: str) -> str:
 
 
 def _version(tag: str) -> Version:
-    return Version(_strip_v(tag))
+    return parse(tag)
 
 
 def _canonical_tag(tag: str) -> str:

@@ -17,7 +17,8 @@ from pydantic import ValidationError
 from ascendctl.matrix import load_matrix, matrix_from_data, release_for_pin, releases
 from ascendctl.matrix.load import built_data
 from ascendctl.models.base import HardwareFamily, Quantization
-from ascendctl.models.matrix import SCHEMA_VERSION, Release, SupportMatrix, parse_version
+from ascendctl.models.matrix import SCHEMA_VERSION, Release, SupportMatrix
+from ascendctl_engine.versions import parse as parse_version
 
 
 def _load_yaml(text: str) -> Any:

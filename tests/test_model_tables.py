@@ -9,7 +9,7 @@ from ascendctl import upstream
 from ascendctl.matrix import explain, load_matrix, release_for_pin
 from ascendctl.matrix.model_tables import family_rows, hardware_status, judge, row_hardware
 from ascendctl.matrix.models import _model_status
-from ascendctl.models.matrix import parse_version
+from ascendctl_engine.versions import parse as parse_version
 
 MATRIX = load_matrix()
 TAGS = upstream.extract_tags()

@@ -10,9 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from packaging.version import InvalidVersion, Version
-
 from ascendctl_engine.host.facts import HostFacts
+from ascendctl_engine.versions import parse_or_none as parse_version
 from ascendctl_engine.vocab import Backend as TargetBackend
 
 if TYPE_CHECKING:
@@ -23,28 +22,11 @@ if TYPE_CHECKING:
 ReleaseSource = Literal["profile", "installed", "none"]
 
 
-def parse_version(text: str | None) -> Version | None:
-    """A PEP 440 version (leading `v` allowed), or None when absent or unparseable."""
-    if not text:
-        return None
-    try:
-        return Version(text.strip().lstrip("vV"))
-    except InvalidVersion:
-        return None
-
-
 def release_tuple(text: str | None, n: int = 3) -> tuple[int, ...] | None:
     v = parse_version(text)
     if v is None:
         return None
     return (tuple(v.release) + (0,) * n)[:n]
-
-
-def same_version(a: str | None, b: str | None) -> bool:
-    va, vb = parse_version(a), parse_version(b)
-    if va is None or vb is None:
-        return (a or "").strip().lower().lstrip("v") == (b or "").strip().lower().lstrip("v")
-    return va == vb
 
 
 @dataclass(frozen=True)

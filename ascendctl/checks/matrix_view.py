@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from ascendctl.checks.context import parse_version
-from ascendctl_engine.host.cann import cann_release_key, normalize_cann_version
 from ascendctl_engine.host.facts import HostFacts
+from ascendctl_engine.versions import cann_matches
+from ascendctl_engine.versions import parse_or_none as parse_version
 
 if TYPE_CHECKING:
     from ascendctl.models.matrix import Release, SupportMatrix
@@ -92,16 +92,7 @@ def fit_rows(matrix: SupportMatrix, facts: HostFacts, backend: str) -> list[RowF
             problems.append(f"Python {py} not in {row.python}")
         if backend == "npu":
             cann = facts.cann.version
-            accepted = [c for c in (row.cann, row.cann_alt) if c]
-            if (
-                cann
-                and accepted
-                and all(
-                    cann_release_key(cann)[:2] != cann_release_key(a)[:2]
-                    and normalize_cann_version(cann) != normalize_cann_version(a)
-                    for a in accepted
-                )
-            ):
+            if cann and row.cann and not cann_matches((row.cann, row.cann_alt), cann):
                 problems.append(f"needs CANN {row.cann}, host has {cann}")
             fam = facts.family
             if fam is not None and fam in hardware and not in_range(hardware[fam].releases, row.version):

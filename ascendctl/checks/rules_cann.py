@@ -17,9 +17,8 @@ from ascendctl_engine.host.cann import (
     TOOLKIT_SET_ENV,
     atb_env_sourced,
     cann_env_sourced,
-    cann_release_key,
-    normalize_cann_version,
 )
+from ascendctl_engine.versions import cann_matches, cann_release_key
 
 if TYPE_CHECKING:
     from ascendctl.models.matrix import Hardware
@@ -103,8 +102,7 @@ def cann_release(ctx: CheckContext) -> Outcome:
     if row is None or row.backend != "npu" or not row.cann:
         return skipped("no vllm-ascend release row selected" if row is None else "the row names no CANN")
     accepted = [row.cann] + ([row.cann_alt] if row.cann_alt else [])
-    norm = normalize_cann_version(have)
-    if any(normalize_cann_version(a) == norm for a in accepted):
+    if cann_matches(accepted, have):
         return passed(f"CANN {have} is what {row.version} is tested with")
     want = row.cann
     msg = f"CANN {have} is installed but release {row.version} is tested with CANN {' / '.join(accepted)}"

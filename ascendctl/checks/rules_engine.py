@@ -13,13 +13,15 @@ from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from ascendctl.checks.context import CheckContext, parse_version, release_tuple, same_version
+from ascendctl.checks.context import CheckContext, release_tuple
 from ascendctl.checks.matrix_view import row_for_version
 from ascendctl.checks.registry import Outcome, passed, problem, rule, skipped
 from ascendctl.checks.rules_cann import set_env_script
 from ascendctl.checks.rules_npu import not_npu
 from ascendctl_engine.host.cann import cann_env_sourced
 from ascendctl_engine.host.pyenv import family_from_build_tag
+from ascendctl_engine.versions import parse_or_none as parse_version
+from ascendctl_engine.versions import same_release as same_version
 
 if TYPE_CHECKING:
     from ascendctl.models.matrix import Release

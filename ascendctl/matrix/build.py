@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 # The pins of an Ascend release row that upstream files state (`Release` fields of the same names).
 from ascendctl.upstream import RELEASE_FIELDS
+from ascendctl_engine.versions import parse, parse_or_none
 
 # What an Ascend row of matrix.yaml may hold: everything else comes from the extract.
 KNOWLEDGE_KEYS = frozenset({"version", "backend", "decisions", "known_issues", "notes"})
@@ -81,17 +82,10 @@ def _floor_of(text: str) -> str | None:
     return m.group(1).strip().lower() if m else None
 
 
-def _loose(text: str) -> Version | None:
-    try:
-        return Version(text.strip().lstrip("vV"))
-    except InvalidVersion:
-        return None
-
-
 def _floor_met(fact: FactLike, pins: Sequence[Version]) -> bool:
     """Whether `fact` is a floor (`>=X`) that some exact pin of the other candidates satisfies."""
     floor = _floor_of(str(fact.value)) if fact.value is not None else None
-    low = _loose(floor) if floor else None
+    low = parse_or_none(floor) if floor else None
     return low is not None and any(p >= low for p in pins)
 
 
@@ -123,7 +117,7 @@ def consistent_candidates(name: str, candidates: Sequence[FactLike]) -> list[Fac
       CANN beta): it describes that family's image, not the release's CANN pin.
     """
     kept = [f for f in candidates if not (name == "cann" and _path(f.source).startswith("Dockerfile."))]
-    pins = [_loose(str(f.value)) for f in kept if f.value is not None and _floor_of(str(f.value)) is None]
+    pins = [parse_or_none(str(f.value)) for f in kept if f.value is not None and _floor_of(str(f.value)) is None]
     kept = [f for f in kept if not _floor_met(f, [p for p in pins if p is not None])]
     if name == "python":
         ranges = [f for f in kept if _lower_bounds_only(str(f.value)) is None]
@@ -352,7 +346,7 @@ def _model_overview(data: dict[str, Any], rows: Sequence[Mapping[str, Any]]) -> 
             if not any(_norm(row.name) in k for _, k in keys):
                 problems.append(f"{row.source}: model {row.name!r} matches no family (add it, or a `table_names`)")
     finals = [r for r in rows if r.get("backend") == "npu" and r.get("status") == "final"]
-    newest = max(finals, key=lambda r: _tag_key(str(r["version"])), default=None)
+    newest = max(finals, key=lambda r: parse(str(r["version"])), default=None)
     found = upstream.nearest_model_table(str(newest["version"])) if newest else None
     if found is None:
         return [*problems, "no model table for the newest final release"]
@@ -417,10 +411,10 @@ def _quant_support(
         if row.get("releases") == FROM_REGISTRY:
             hardware_first = [first_of[h] for h in row.get("hardware") or [] if h in first_of]
             start, why = first_tag, f"first tag whose scheme registry has {key}"
-            if hardware_first and _tag_key(min(hardware_first, key=_tag_key)) > _tag_key(first_tag):
-                start = min(hardware_first, key=_tag_key)
+            if hardware_first and parse(min(hardware_first, key=parse)) > parse(first_tag):
+                start = min(hardware_first, key=parse)
                 why += f"; {'/'.join(row['hardware'])} support starts at {start}"
-            gaps = [tag for tag, fact in span if fact is None and _tag_key(tag) > _tag_key(start)]
+            gaps = [tag for tag, fact in span if fact is None and parse(tag) > parse(start)]
             row["releases"] = ",".join([f">={start.lstrip('v')}", *(f"!={t.lstrip('v')}" for t in gaps)])
             row["source"] = f"{first_fact.source} ({why})"
             continue
@@ -430,7 +424,3 @@ def _quant_support(
                 "and records no `decision`"
             )
     return problems
-
-
-def _tag_key(tag: str) -> Version:
-    return Version(tag.lstrip("vV"))

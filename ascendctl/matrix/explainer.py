@@ -12,7 +12,8 @@ from ascendctl.matrix.models import _model_status, find_models, lookup_model
 from ascendctl.matrix.quantization import QuantLaunch, quantization_by_id, quantization_launch, quantization_support
 from ascendctl.matrix.release_pins import latest_stable, release_for_pin, releases
 from ascendctl.matrix.verdicts import Level, Reason, Verdict
-from ascendctl.models.matrix import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix, parse_version
+from ascendctl.models.matrix import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
+from ascendctl_engine.versions import parse as parse_version
 
 
 def explain(

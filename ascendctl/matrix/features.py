@@ -14,8 +14,8 @@ from ascendctl.models.matrix import (
     Release,
     SupportMatrix,
     in_range,
-    parse_version,
 )
+from ascendctl_engine.versions import parse as parse_version
 
 
 def _feature_by_id(matrix: SupportMatrix, feature: str) -> str:

@@ -8,10 +8,12 @@ from ascendctl.errors import UserInputError
 from ascendctl.matrix.features import _feature_blocked, _feature_by_id
 from ascendctl.matrix.hardware import hardware_by_id, hardware_supported
 from ascendctl.matrix.models import _model_keys, _model_status, find_models, lookup_model
-from ascendctl.matrix.names import _norm, _suggest, _version_or_none
+from ascendctl.matrix.names import _norm, _suggest
 from ascendctl.matrix.quantization import quantization_by_id, quantization_support
 from ascendctl.matrix.release_pins import LATEST, LATEST_STABLE, _nearest_versions, release_for_pin, releases
-from ascendctl.models.matrix import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix, in_range, strip_v
+from ascendctl.models.matrix import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix, in_range
+from ascendctl_engine.versions import parse_or_none as _version_or_none
+from ascendctl_engine.versions import strip_v
 
 _SPECIFIER_START = ("<", ">", "=", "!", "~")
 

@@ -13,9 +13,9 @@ from ascendctl.matrix.hardware import (
     hardware_for_soc_version,
     hardware_supported,
 )
-from ascendctl.matrix.names import _version_or_none
 from ascendctl.matrix.release_pins import _cann_matches, releases
-from ascendctl.models.matrix import HostFactsFile, Release, SupportMatrix, in_range, strip_v
+from ascendctl.models.matrix import HostFactsFile, Release, SupportMatrix, in_range
+from ascendctl_engine.versions import same_release, strip_v
 
 Fit = Literal["runnable", "runnable-with-changes", "incompatible"]
 
@@ -139,7 +139,7 @@ def _fit(
         label = name[0]
         if have_v is None:
             changes.append(f"install {label}=={want}")
-        elif not _same_public_version(want, have_v):
+        elif not same_release(want, have_v):
             changes.append(f"install {label}=={want} (installed {have_v})")
     if problems:
         return RowFit(rel, "incompatible", [], problems)
@@ -161,16 +161,6 @@ def _wanted_packages(rel: Release) -> list[tuple[tuple[str, ...], str]]:
         out.append((("vllm",), rel.vllm))
     out.append((("torch",), rel.torch))
     return out
-
-
-def _same_public_version(want: str, have: str) -> bool:
-    wv, hv = _version_or_none(want), _version_or_none(have)
-    if wv is None or hv is None:
-        return want.strip() == have.strip()
-    # A local label on only one side (`0.32.0+cpu` vs `0.32.0`) does not count as a difference.
-    if wv.local is None or hv.local is None:
-        return wv.public == hv.public
-    return wv == hv
 
 
 def _pkg_name(name: str) -> str:

@@ -7,7 +7,8 @@ import re
 from ascendctl.errors import UserInputError
 from ascendctl.matrix.names import _did_you_mean, _norm, _suggest
 from ascendctl.matrix.verdicts import Level, Reason
-from ascendctl.models.matrix import ModelFamily, ModelSupport, Release, SupportMatrix, parse_version
+from ascendctl.models.matrix import ModelFamily, ModelSupport, Release, SupportMatrix
+from ascendctl_engine.versions import parse as parse_version
 
 
 def _model_keys(fam: ModelFamily) -> list[str]:

@@ -6,10 +6,6 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 
-from packaging.version import InvalidVersion, Version
-
-from ascendctl.models.matrix import parse_version
-
 
 def _norm(text: str) -> str:
     return re.sub(r"[\s_]+", "-", text.strip().lower())
@@ -26,12 +22,3 @@ def _did_you_mean(word: str, candidates: Iterable[str], n: int = 4) -> list[str]
 
 def _suggest(hits: Sequence[str]) -> str:
     return f"; did you mean {', '.join(hits)}?" if hits else ""
-
-
-def _version_or_none(text: str | None) -> Version | None:
-    if not text:
-        return None
-    try:
-        return parse_version(text)
-    except InvalidVersion:
-        return None

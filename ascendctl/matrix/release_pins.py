@@ -8,8 +8,11 @@ from collections.abc import Sequence
 from packaging.version import Version
 
 from ascendctl.errors import UserInputError
-from ascendctl.matrix.names import _suggest, _version_or_none
-from ascendctl.models.matrix import Release, SupportMatrix, in_range, parse_version
+from ascendctl.matrix.names import _suggest
+from ascendctl.models.matrix import Release, SupportMatrix, in_range
+from ascendctl_engine.versions import cann_matches, same_release
+from ascendctl_engine.versions import parse as parse_version
+from ascendctl_engine.versions import parse_or_none as _version_or_none
 
 LATEST_STABLE = "latest-stable"
 LATEST = "latest"
@@ -103,22 +106,12 @@ def compatible_releases(
             continue
         if cann is not None and not _cann_matches(r, cann):
             continue
-        if torch_npu is not None and not _same_version(r.torch_npu, torch_npu):
+        if torch_npu is not None and not same_release(r.torch_npu, torch_npu):
             continue
         out.append(r)
     return out
 
 
 def _cann_matches(row: Release, have: str) -> bool:
-    wanted = [v for v in (row.cann, *(d.value for d in row.disagreements if d.field == "cann")) if v]
-    h = have.strip().lower()
-    return any(h == w.lower() or h.startswith(w.lower() + ".") for w in wanted)
-
-
-def _same_version(want: str | None, have: str | None) -> bool:
-    if want is None or have is None:
-        return False
-    wv, hv = _version_or_none(want), _version_or_none(have)
-    if wv is None or hv is None:
-        return want.strip() == have.strip()
-    return wv == hv
+    """The one CANN rule (`versions.cann_matches`) against the row's CANN and the version another source names."""
+    return cann_matches((row.cann, *(d.value for d in row.disagreements if d.field == "cann")), have)

@@ -25,6 +25,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import Field, field_validator, model_validator
 
 from ascendctl.models.base import Backend, HardwareFamily, LenientModel, Quantization, StrictModel
+from ascendctl_engine.versions import parse as parse_version
 
 SCHEMA_VERSION = 1
 
@@ -50,16 +51,6 @@ Source = Annotated[
     str,
     Field(min_length=3, description="Where the fact comes from: upstream repo path + tag, or an issue reference."),
 ]
-
-
-def strip_v(version: str) -> str:
-    """`v0.13.0` → `0.13.0` (release tags carry a `v`, pip versions do not)."""
-    return version[1:] if version[:1] in ("v", "V") else version
-
-
-def parse_version(version: str) -> Version:
-    """A PEP 440 version from a tag or pip version string (leading `v` allowed)."""
-    return Version(strip_v(version.strip()))
 
 
 def _check_version(value: str) -> str:

@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from packaging.version import InvalidVersion, Version
 
+from ascendctl_engine.versions import parse
+
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
@@ -240,7 +242,7 @@ def _data_dir() -> Traversable:
 
 
 def _version(tag: str) -> Version:
-    return Version(tag[1:] if tag.startswith("v") else tag)
+    return parse(tag)
 
 
 @functools.lru_cache(maxsize=1)

@@ -19,8 +19,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ascendctl_engine.adapters.builder import CommandBuilder
-from ascendctl_engine.adapters.flags import version_of
 from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.versions import parse as version_of
 
 Axis = Literal["vllm", "vllm_ascend"]
 Apply = Callable[[EngineIntent, CommandBuilder], None]

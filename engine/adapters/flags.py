@@ -10,15 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from packaging.version import Version
-
 _FLAG = re.compile(r"^--?[A-Za-z]")
-
-
-def version_of(text: str) -> Version:
-    """A PEP 440 version from a tag (`v0.13.0rc1`) or pip form (`0.13.0`)."""
-    text = text.strip()
-    return Version(text[1:] if text[:1] in ("v", "V") else text)
 
 
 def canonical_flag(token: str) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import era
 from ascendctl_engine.adapters.intent import EngineIntent
-from ascendctl_engine.adapters.versions import below
+from ascendctl_engine.versions import below
 
 NPU = {"npu"}
 NON_NPU = {"cpu", "cuda"}

@@ -91,31 +91,6 @@ def cann_version_from_dirname(name: str) -> str | None:
     return m.group("ver") if m else None
 
 
-def normalize_cann_version(version: str) -> str:
-    """Case- and separator-insensitive form for comparisons: `8.3.RC2`, `8.3.rc2` → `8.3.rc2`;
-    image-tag spellings such as `9.1.0-beta.1` → `9.1.0.beta.1`."""
-    return version.strip().lower().replace("-", ".").lstrip("v")
-
-
-def cann_release_key(version: str) -> tuple[int, int, int, int]:
-    """A sortable key (major, minor, is_final, number): RCs and betas sort before the finals of the same
-    major.minor (`8.3.RC1` < `8.3.RC2` < `8.3.0` < `8.3.1`). Unparseable parts count as 0."""
-    parts = normalize_cann_version(version).split(".")
-
-    def num(text: str) -> int:
-        digits = re.match(r"\d+", text)
-        return int(digits.group(0)) if digits else 0
-
-    major = num(parts[0]) if parts else 0
-    minor = num(parts[1]) if len(parts) > 1 else 0
-    third = parts[2] if len(parts) > 2 else "0"
-    if third.startswith("rc"):
-        return (major, minor, 0, num(third[2:]))
-    if any(p.startswith(("beta", "alpha", "rc")) for p in parts[3:]):
-        return (major, minor, 0, 0)
-    return (major, minor, 1, num(third))
-
-
 def split_path_list(value: str | None) -> list[str]:
     return [p for p in (value or "").split(":") if p]
 

@@ -32,6 +32,7 @@ from ascendctl_engine.host.npu_smi import (
 )
 from ascendctl_engine.host.probe import HostProbe, LocalHostProbe
 from ascendctl_engine.host.pyenv import EnginePython, choose_engine_python, probe_python_env
+from ascendctl_engine.versions import cann_release_key
 from ascendctl_engine.vocab import Backend
 from ascendctl_engine.vocab import HardwareFamily as Family
 
@@ -265,7 +266,7 @@ def detect_cann(probe: HostProbe, environ: Mapping[str, str], arch: str) -> Cann
     ascend_entries = probe.list_dir(cann_files.ASCEND_ROOT) or []
     cann9_dirs = sorted(
         (n for n in ascend_entries if cann_files.cann_version_from_dirname(n)),
-        key=lambda n: cann_files.cann_release_key(cann_files.cann_version_from_dirname(n) or ""),
+        key=lambda n: cann_release_key(cann_files.cann_version_from_dirname(n) or ""),
         reverse=True,
     )
     candidates += [(f"{cann_files.ASCEND_ROOT}/{n}", "cann9") for n in cann9_dirs]
@@ -288,7 +289,7 @@ def detect_cann(probe: HostProbe, environ: Mapping[str, str], arch: str) -> Cann
     for name in toolkit_versions + [cann_files.cann_version_from_dirname(n) or "" for n in cann9_dirs]:
         if name and name not in installed:
             installed.append(name)
-    installed.sort(key=cann_files.cann_release_key)
+    installed.sort(key=cann_release_key)
 
     nnal = probe.exists(cann_files.NNAL_ATB_SET_ENV)
     base = CannInfo(

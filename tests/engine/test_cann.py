@@ -9,9 +9,7 @@ import pytest
 from ascendctl_engine.host.cann import (
     atb_env_sourced,
     cann_env_sourced,
-    cann_release_key,
     cann_version_from_dirname,
-    normalize_cann_version,
     parse_toolkit_install_info,
     parse_version_cfg,
     parse_version_info,
@@ -20,6 +18,7 @@ from ascendctl_engine.host.cann import (
 from ascendctl_engine.host.fake import FakeHostProbe
 from ascendctl_engine.host.gather import detect_cann
 from ascendctl_engine.host.probe import LocalHostProbe
+from ascendctl_engine.versions import cann_release_key, normalize_cann
 
 HOSTS = Path(__file__).resolve().parents[1] / "fixtures" / "hosts"
 
@@ -69,8 +68,8 @@ def test_dirname_and_normalization() -> None:
     assert cann_version_from_dirname("cann-2026.08.03") == "2026.08.03"
     assert cann_version_from_dirname("cann") is None
     assert cann_version_from_dirname("ascend-toolkit") is None
-    assert normalize_cann_version("8.3.RC2") == normalize_cann_version("8.3.rc2")
-    assert normalize_cann_version("9.1.0-beta.1") == "9.1.0.beta.1"
+    assert normalize_cann("8.3.RC2") == normalize_cann("8.3.rc2")
+    assert normalize_cann("9.1.0-beta.1") == "9.1.0.beta.1"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,34 @@
+"""One module owns version parsing and the CANN match rule; every consumer gives the same answer."""
+
+from __future__ import annotations
+
+from ascendctl.checks.matrix_view import fit_rows
+from ascendctl.matrix import compatible_releases, load_matrix, release_for_pin
+from ascendctl_engine.host.facts import HostFacts
+from ascendctl_engine.versions import below, cann_matches, parse, parse_or_none, same_release, strip_v
+
+
+def test_parsing() -> None:
+    assert parse("v0.13.0rc1") == parse("0.13.0rc1") and strip_v("v0.9.1") == "0.9.1"
+    assert parse_or_none("8.3.RC2") is not None and parse_or_none("not a version") is None
+    assert same_release("0.32.0+cpu", "0.32.0") and not same_release("2.7.1", "2.7.1.post1")
+    assert below("8.3.RC1", "8.5.0") is True and below(None, "8.5.0") is None
+
+
+def test_the_cann_rule() -> None:
+    assert cann_matches(["8.3.RC2"], "8.3.rc2")  # spelling
+    assert cann_matches(["9.1.0-beta"], "9.1.0-beta.1")  # a build suffix of the same release
+    assert not cann_matches(["9.1.0"], "9.1.1")  # another patch is another release
+    assert not cann_matches(["8.3.RC1"], "8.3.RC2")
+    assert cann_matches([None, "8.3.RC2"], "8.3.RC2")
+
+
+def test_matrix_views_and_check_agree_on_cann() -> None:
+    m = load_matrix()
+    v23 = release_for_pin(m, "npu", "v0.23.0")  # CANN 9.1.0 (the policy row's 9.0.1 is its alternative)
+    for host_cann, fits in (("9.1.0", True), ("9.0.1", True), ("9.1.1", False)):
+        listed = v23 in compatible_releases(m, cann=host_cann, backend="npu")
+        facts = HostFacts.from_dict({"backend": "npu", "cann": {"version": host_cann}})
+        row_fit = next(f for f in fit_rows(m, facts, "npu") if f.row.version == "v0.23.0")
+        checked = not any("CANN" in p for p in row_fit.problems)
+        assert listed is fits and checked is fits, (host_cann, listed, checked)
