@@ -5,8 +5,8 @@ ascendctl from a support-matrix row) into `InstallStep`s (argument lists for `py
 known fixes, each with the reason and its source. `ascendctl_engine.envs` executes a plan;
 `ascendctl engine install --dry-run` prints one.
 
-Release-era differences of the Ascend install live in `_NPU_ERAS` below, keyed by vllm-ascend version
-ranges, and nowhere else.
+Release-era differences of the Ascend install live in the one era registry, topic `install`
+(`ascendctl_engine.adapters.install`), keyed by vllm-ascend version ranges, and nowhere else.
 """
 
 from __future__ import annotations
@@ -21,13 +21,10 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from ascendctl_engine.adapters.install import HUAWEI_INDEX
 from ascendctl_engine.vocab import Backend
 
-# Huawei's package indexes for Ascend wheels (torch-npu dev builds, vllm-ascend, triton-ascend).
-# Source: vllm-project/vllm-ascend main `docs/source/installation.md` (pip install step and triton-ascend
-# step), `v0.9.1-dev` installation docs (the plain index), see ../shared/reference/vllm-ascend.md §8.2.
-HUAWEI_INDEX = "https://mirrors.huaweicloud.com/ascend/repos/pypi"
-HUAWEI_VARIANT_INDEX = "https://mirrors.huaweicloud.com/ascend/repos/pypi/variant"
+# Huawei's package indexes are owned by the install eras (ascendctl_engine.adapters.install).
 # On x86_64 the PyPI torch wheels are CUDA builds; torch-npu wants the CPU build of torch.
 # Source: vllm-ascend `docs/source/installation.md` ("pip config set global.extra-index-url
 # https://download.pytorch.org/whl/cpu/" for x86).
@@ -154,68 +151,36 @@ class InstallPlan:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Ascend eras
+# Ascend eras: the `install` topic of the one era registry (ascendctl_engine.adapters.install); an era's
+# traits carry the extra indexes and packages of that range of releases.
 
 
 @dataclass(frozen=True)
 class _NpuEra:
-    since: str  # first vllm-ascend version of the era (inclusive)
-    until: str | None  # first version after it (exclusive)
     indexes: tuple[str, ...]  # extra indexes for the vllm-ascend / torch-npu step
     index_source: str  # why those indexes (or none)
     extra: tuple[str, ...] = ()  # requirement strings installed after vllm-ascend
     extra_source: str = ""
 
 
-# Sources: ../shared/reference/vllm-ascend.md §1.1 (versioning policy rows), §1.2 (requirements.txt pins per
-# tag) and §8.2 (installation docs).
-_NPU_ERAS: tuple[_NpuEra, ...] = (
-    _NpuEra(
-        since="0.7.0",
-        until="0.7.3",
-        indexes=(),
-        index_source="v0.7.1rc1…v0.7.3rc2 pin PyPI torch-npu (dev builds add the Huawei index, see --pre rule)",
-    ),
-    _NpuEra(
-        since="0.7.3",
-        until="0.8.0",
-        indexes=(),
-        index_source="v0.7.3:requirements.txt pins torch-npu==2.5.1, a PyPI release",
-        extra=("mindie_turbo==2.0rc1",),
-        extra_source=(
-            "vllm-ascend v0.7.3:docs/source/installation.md (`pip install mindie_turbo==2.0rc1`) and the "
-            "v0.7.3 versioning policy (MindIE Turbo 2.0rc1 column); v0.9.1 release notes: not needed after"
-        ),
-    ),
-    _NpuEra(
-        since="0.8.0",
-        until="0.9.1rc1",
-        indexes=(),
-        index_source="v0.8.4rc2…v0.9.0rc2:requirements.txt pin torch-npu==2.5.1, a PyPI release",
-    ),
-    _NpuEra(
-        since="0.9.1rc1",
-        until="0.23.0rc1",
-        indexes=(HUAWEI_INDEX,),
-        index_source=(
-            "the v0.9.1-dev…v0.11.0-dev installation docs add the Huawei index, where torch-npu builds such as "
-            "2.5.1.post1.dev20250528 (v0.9.1rc1:requirements.txt) are published"
-        ),
-    ),
-    _NpuEra(
-        since="0.23.0rc1",
-        until=None,
-        indexes=(HUAWEI_VARIANT_INDEX, HUAWEI_INDEX),
-        index_source="v0.23.0 docs/source/installation.md: `--extra-index-url …/pypi/variant` and `…/pypi`",
-    ),
-)
-
-
 def _npu_era(version: Version) -> _NpuEra:
-    for era in _NPU_ERAS:
-        if version >= Version(era.since) and (era.until is None or version < Version(era.until)):
-            return era
-    raise PlanError(f"vllm-ascend {version} is older than the first release ascendctl knows (v0.7.1rc1)")
+    from ascendctl_engine.adapters.eras import EraError, select
+    from ascendctl_engine.adapters.intent import EngineIntent, ModelIntent
+
+    probe = EngineIntent(backend="npu", vllm="0", vllm_ascend=str(version), model=ModelIntent(source="model"))
+    try:
+        chosen = select("install", probe)
+    except EraError:
+        chosen = None
+    if chosen is None:
+        raise PlanError(f"vllm-ascend {version} is older than the first release ascendctl knows (v0.7.1rc1)")
+    t = chosen.traits
+    return _NpuEra(
+        indexes=tuple(t.get("indexes", ())),
+        index_source=str(t.get("index_source", "")),
+        extra=tuple(t.get("extra", ())),
+        extra_source=str(t.get("extra_source", "")),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ascendctl_engine.adapters import env as _env
 from ascendctl_engine.adapters import eplb as _eplb
 from ascendctl_engine.adapters import graph as _graph
+from ascendctl_engine.adapters import install as _install
 from ascendctl_engine.adapters import model as _model
 from ascendctl_engine.adapters import parallel as _parallel
 from ascendctl_engine.adapters import scheduler as _scheduler
@@ -36,7 +37,7 @@ from ascendctl_engine.adapters.intent import (
 )
 
 # The topic modules register their eras on import.
-_TOPIC_MODULES = (_model, _graph, _parallel, _eplb, _scheduler, _env)
+_TOPIC_MODULES = (_model, _graph, _parallel, _eplb, _scheduler, _env, _install)
 
 __all__ = [
     "REGISTRY",

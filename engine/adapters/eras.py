@@ -41,6 +41,7 @@ TOPICS: tuple[str, ...] = (
     "engine-v1",
     "env",
     "network",
+    "install",  # data for the engine environment's install plan (no flags)
 )
 
 ALL_BACKENDS = frozenset({"npu", "cuda", "cpu"})

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from ascendctl_engine.adapters.install import HUAWEI_INDEX, HUAWEI_VARIANT_INDEX
 from ascendctl_engine.install_plan import (
-    HUAWEI_INDEX,
-    HUAWEI_VARIANT_INDEX,
     MODEL_TOOLS,
     PYTORCH_CPU_INDEX,
     EngineReleaseSpec,
