@@ -588,10 +588,10 @@ def test_unknown_release_pin(matrix: SupportMatrix) -> None:
 def test_runnable_releases_without_a_profile(matrix: SupportMatrix) -> None:
     r = one(context(matrix), "matrix.runnable")
     assert r.status == "pass"
-    fits = {f.row.version: f for f in fit_rows(matrix, a2_facts(), "npu")}
-    assert fits["v0.13.0"].runnable
-    assert not fits["v0.23.0"].runnable  # CANN 9.1.0 and Python < 3.13 ... CANN differs
-    assert any("CANN" in p for p in fits["v0.23.0"].problems)
+    fits = {f.release.version: f for f in fit_rows(matrix, a2_facts(), "npu")}
+    assert fits["v0.13.0"].fits_host
+    assert not fits["v0.23.0"].fits_host  # CANN 9.1.0 and Python < 3.13 ... CANN differs
+    assert any("CANN" in p for p in fits["v0.23.0"].host_changes)
     py313 = a2_facts(python=replace(a2_facts().python, version="3.13.1"))  # type: ignore[type-var]
     assert one(context(matrix, py313), "matrix.runnable").status == "warn"
 

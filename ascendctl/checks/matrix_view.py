@@ -6,13 +6,10 @@ the rest (the row of an installed version, which rows fit this host) is small en
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
+from ascendctl.matrix import RowFit
 from ascendctl_engine.host.facts import HostFacts
-from ascendctl_engine.versions import cann_matches
 from ascendctl_engine.versions import parse_or_none as parse_version
 
 if TYPE_CHECKING:
@@ -57,46 +54,11 @@ def _select_release_fallback(matrix: SupportMatrix, backend: str, pin: str) -> t
     return row, None
 
 
-@dataclass(frozen=True)
-class RowFit:
-    row: Release
-    problems: tuple[str, ...]  # empty: the row can run here as the host is
-
-    @property
-    def runnable(self) -> bool:
-        return not self.problems
-
-
-def _python_fits(spec: str, version: str | None) -> bool | None:
-    if version is None:
-        return None
-    try:
-        return SpecifierSet(spec).contains(version, prereleases=True)
-    except InvalidSpecifier:
-        return None
-
-
 def fit_rows(matrix: SupportMatrix, facts: HostFacts, backend: str) -> list[RowFit]:
-    """Every row of `backend`, newest first, with what would stop it from running on this host:
-    the engine Python outside the row's range, CANN of another version, a family the row does not support."""
-    from ascendctl.models.matrix import in_range
+    """Every row of `backend`, newest first, as the one row-fit function (`ascendctl.matrix.classify_host`)
+    judges it for this host; `check` counts a row as fitting when nothing about the host itself (CANN,
+    Python, hardware family) stands in the way — engine packages can be installed."""
+    from ascendctl.matrix import classify_host
 
-    py = facts.python.version if facts.python and not facts.python.error else None
-    hardware = {h.id: h for h in matrix.hardware}
-    out: list[RowFit] = []
-    for row in matrix.releases:
-        if row.backend != backend:
-            continue
-        problems: list[str] = []
-        if _python_fits(row.python, py) is False:
-            problems.append(f"Python {py} not in {row.python}")
-        if backend == "npu":
-            cann = facts.cann.version
-            if cann and row.cann and not cann_matches((row.cann, row.cann_alt), cann):
-                problems.append(f"needs CANN {row.cann}, host has {cann}")
-            fam = facts.family
-            if fam is not None and fam in hardware and not in_range(hardware[fam].releases, row.version):
-                problems.append(f"{fam} not supported before {hardware[fam].first_release}")
-        out.append(RowFit(row, tuple(problems)))
-    out.sort(key=lambda f: f.row.key, reverse=True)
-    return out
+    host = {**facts.to_dict(), "backend": backend}
+    return classify_host(matrix, host).rows

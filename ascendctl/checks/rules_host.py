@@ -211,13 +211,13 @@ def matrix_runnable(ctx: CheckContext) -> Outcome:
     if ctx.matrix is None:
         return skipped(f"support matrix not available ({ctx.matrix_error or 'not loaded'})")
     fits = fit_rows(ctx.matrix, ctx.facts, ctx.target)
-    ok = [f.row.version for f in fits if f.runnable]
+    ok = [f.release.version for f in fits if f.fits_host]
     if not fits:
         return skipped(f"no {ctx.target} rows in the matrix")
     if ok:
         shown = ", ".join(ok[:6]) + (f" (+{len(ok) - 6} more)" if len(ok) > 6 else "")
         return passed(f"{len(ok)} of {len(fits)} {ctx.target} releases fit: {shown}")
-    reasons = sorted({p for f in fits for p in f.problems})
+    reasons = sorted({p for f in fits for p in (*f.problems, *f.host_changes)})
     return problem(
         f"no {ctx.target} release fits this host: {'; '.join(reasons[:4])}",
         "see `ascendctl matrix releases` and align the engine Python / CANN with one row",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ascendctl.matrix.hardware import (
@@ -28,6 +28,13 @@ class RowFit:
     fit: Fit
     changes: list[str]  # what to change on the host for runnable-with-changes
     problems: list[str]  # why a row is incompatible
+    # The changes that concern the host itself (CANN, Python), not an install into the engine environment:
+    # `check`'s "releases that can run on this host" counts a row as fitting when it has none of these.
+    host_changes: list[str] = field(default_factory=list)
+
+    @property
+    def fits_host(self) -> bool:
+        return not self.problems and not self.host_changes
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,8 +121,10 @@ def classify_host(matrix: SupportMatrix, facts: HostFactsFile | Mapping[str, Any
 def _fit(
     matrix: SupportMatrix, rel: Release, facts: HostFactsFile, family: str | None, pkgs: Mapping[str, str]
 ) -> RowFit:
+    """The one answer to "does this release row fit this host?" (`matrix --here`, `check`, `plan` ask it)."""
     changes: list[str] = []
     problems: list[str] = []
+    host_changes: list[str] = []
     if rel.backend == "npu":
         if family is None:
             problems.append("no Ascend hardware family detected")
@@ -129,11 +138,13 @@ def _fit(
                 changes.append(f"install CANN {rel.cann}")
             elif not _cann_matches(rel, have):
                 changes.append(f"switch CANN {have} → {rel.cann}")
+                host_changes.append(f"needs CANN {rel.cann}, host has {have}")
     py = facts.python.version
     if py is None:
         changes.append(f"use Python {_python_for(rel.python) or rel.python} (needs {rel.python})")
     elif not in_range(rel.python, py):
         changes.append(f"use Python {_python_for(rel.python) or rel.python} (host has {py}; needs {rel.python})")
+        host_changes.append(f"Python {py} not in {rel.python}")
     for name, want in _wanted_packages(rel):
         have_v = next((pkgs[n] for n in name if n in pkgs), None)
         label = name[0]
@@ -142,10 +153,10 @@ def _fit(
         elif not same_release(want, have_v):
             changes.append(f"install {label}=={want} (installed {have_v})")
     if problems:
-        return RowFit(rel, "incompatible", [], problems)
+        return RowFit(rel, "incompatible", [], problems, host_changes)
     if changes and rel.backend == "npu" and family is not None and family in rel.images:
         changes.append(f"or run the image {rel.images[family]}, which bundles these pins")
-    return RowFit(rel, "runnable-with-changes" if changes else "runnable", changes, [])
+    return RowFit(rel, "runnable-with-changes" if changes else "runnable", changes, [], host_changes)
 
 
 def _wanted_packages(rel: Release) -> list[tuple[tuple[str, ...], str]]:

@@ -98,7 +98,8 @@ EXPECTED = {
         {"cann.sourced", "cann.atb", "engine.torch-npu-cann"},
         set(),
     ),
-    "no-driver": ("cpu", None, 0, None, "8.3.RC2", "3.11.10", 1, {"npu.driver"}, set()),
+    # No NPU is found: no npu release can run here (the one row-fit function says so).
+    "no-driver": ("cpu", None, 0, None, "8.3.RC2", "3.11.10", 1, {"npu.driver"}, {"matrix.runnable"}),
     "broken-env": ("cpu", None, 0, None, None, "3.11.7", 1, {"engine.torch-npu-cann"}, set()),
 }
 

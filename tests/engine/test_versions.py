@@ -28,7 +28,7 @@ def test_matrix_views_and_check_agree_on_cann() -> None:
     v23 = release_for_pin(m, "npu", "v0.23.0")  # CANN 9.1.0 (the policy row's 9.0.1 is its alternative)
     for host_cann, fits in (("9.1.0", True), ("9.0.1", True), ("9.1.1", False)):
         listed = v23 in compatible_releases(m, cann=host_cann, backend="npu")
-        facts = HostFacts.from_dict({"backend": "npu", "cann": {"version": host_cann}})
-        row_fit = next(f for f in fit_rows(m, facts, "npu") if f.row.version == "v0.23.0")
-        checked = not any("CANN" in p for p in row_fit.problems)
+        facts = HostFacts.from_dict({"backend": "npu", "hardware": {"family": "a2"}, "cann": {"version": host_cann}})
+        row_fit = next(f for f in fit_rows(m, facts, "npu") if f.release.version == "v0.23.0")
+        checked = not any("CANN" in p for p in row_fit.host_changes)
         assert listed is fits and checked is fits, (host_cann, listed, checked)
