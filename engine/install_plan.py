@@ -177,7 +177,7 @@ def _npu_era(version: Version) -> _NpuEra:
     t = chosen.traits
     return _NpuEra(
         indexes=tuple(t.get("indexes", ())),
-        index_source=str(t.get("index_source", "")),
+        index_source=chosen.source,
         extra=tuple(t.get("extra", ())),
         extra_source=str(t.get("extra_source", "")),
     )

@@ -1,6 +1,6 @@
 """The `install` topic of the era registry: per range of vllm-ascend releases, the extra package indexes and
 packages an engine environment needs. Data only (the eras emit no flags); `ascendctl_engine.install_plan` reads
-the chosen era's traits.
+the chosen era's traits, and its `source` says why those indexes.
 
 Sources: ../shared/reference/vllm-ascend.md §1.1 (versioning policy rows), §1.2 (requirements.txt pins per tag)
 and §8.2 (installation docs).
@@ -34,7 +34,6 @@ def _nothing_to_plan(intent: EngineIntent, b: CommandBuilder) -> None:
     source="v0.7.1rc1…v0.7.3rc2 pin PyPI torch-npu (dev builds add the Huawei index, see --pre rule)",
     traits={
         "indexes": (),
-        "index_source": "v0.7.1rc1…v0.7.3rc2 pin PyPI torch-npu (dev builds add the Huawei index, see --pre rule)",
     },
 )
 def install_early(intent: EngineIntent, b: CommandBuilder) -> None:
@@ -48,10 +47,9 @@ def install_early(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.7.3,<0.8.0",
     backends=NPU,
     summary="no extra index; `mindie_turbo==2.0rc1` after vllm-ascend",
-    source="vllm-ascend v0.7.3:docs/source/installation.md; v0.7.3 versioning policy (MindIE Turbo column)",
+    source="v0.7.3:requirements.txt pins torch-npu==2.5.1, a PyPI release",
     traits={
         "indexes": (),
-        "index_source": "v0.7.3:requirements.txt pins torch-npu==2.5.1, a PyPI release",
         "extra": ("mindie_turbo==2.0rc1",),
         "extra_source": (
             "vllm-ascend v0.7.3:docs/source/installation.md (`pip install mindie_turbo==2.0rc1`) and the "
@@ -73,7 +71,6 @@ def install_mindie(intent: EngineIntent, b: CommandBuilder) -> None:
     source="v0.8.4rc2…v0.9.0rc2:requirements.txt pin torch-npu==2.5.1, a PyPI release",
     traits={
         "indexes": (),
-        "index_source": "v0.8.4rc2…v0.9.0rc2:requirements.txt pin torch-npu==2.5.1, a PyPI release",
     },
 )
 def install_pypi(intent: EngineIntent, b: CommandBuilder) -> None:
@@ -87,13 +84,12 @@ def install_pypi(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.9.1rc1,<0.23.0rc1",
     backends=NPU,
     summary="the Huawei index (torch-npu dev builds)",
-    source="the v0.9.1-dev…v0.11.0-dev installation docs",
+    source=(
+        "the v0.9.1-dev…v0.11.0-dev installation docs add the Huawei index, where torch-npu builds such as "
+        "2.5.1.post1.dev20250528 (v0.9.1rc1:requirements.txt) are published"
+    ),
     traits={
         "indexes": (HUAWEI_INDEX,),
-        "index_source": (
-            "the v0.9.1-dev…v0.11.0-dev installation docs add the Huawei index, where torch-npu builds such as "
-            "2.5.1.post1.dev20250528 (v0.9.1rc1:requirements.txt) are published"
-        ),
     },
 )
 def install_huawei(intent: EngineIntent, b: CommandBuilder) -> None:
@@ -107,10 +103,9 @@ def install_huawei(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.23.0rc1",
     backends=NPU,
     summary="the Huawei variant index, then the Huawei index",
-    source="v0.23.0 docs/source/installation.md",
+    source="v0.23.0 docs/source/installation.md: `--extra-index-url …/pypi/variant` and `…/pypi`",
     traits={
         "indexes": (HUAWEI_VARIANT_INDEX, HUAWEI_INDEX),
-        "index_source": "v0.23.0 docs/source/installation.md: `--extra-index-url …/pypi/variant` and `…/pypi`",
     },
 )
 def install_variant(intent: EngineIntent, b: CommandBuilder) -> None:
