@@ -443,6 +443,11 @@ def plan_profile(
     problems, matrix_warnings, suggestions = _verdict(matrix, profile, row, family)
     warnings += matrix_warnings
     problems += _host_problems(profile, host)
+    if host is not None and host.backend == row.backend:
+        from ascendctl.matrix.host_fit import fit_row
+
+        warnings += [f"host: {c} (plan against the host's facts; `ascendctl matrix --here` lists what fits)"
+                     for c in fit_row(matrix, row, host).host_changes]  # fmt: skip
     findings: list[LintFinding] = []
     if family is None and backend == "npu":
         findings.append(

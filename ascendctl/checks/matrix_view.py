@@ -58,7 +58,8 @@ def fit_rows(matrix: SupportMatrix, facts: HostFacts, backend: str) -> list[RowF
     """Every row of `backend`, newest first, as the one row-fit function (`ascendctl.matrix.classify_host`)
     judges it for this host; `check` counts a row as fitting when nothing about the host itself (CANN,
     Python, hardware family) stands in the way — engine packages can be installed."""
+    from dataclasses import replace
+
     from ascendctl.matrix import classify_host
 
-    host = {**facts.to_dict(), "backend": backend}
-    return classify_host(matrix, host).rows
+    return classify_host(matrix, replace(facts, backend=backend)).rows  # type: ignore[arg-type]

@@ -18,17 +18,16 @@ Views: `releases` (default), `models`, `hardware`, `quantizations`. Filters: `--
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
 if TYPE_CHECKING:
     from ascendctl.matrix import Backend, HostReport
+    from ascendctl_engine.host.facts import HostFacts
 
 VIEWS = ("releases", "models", "hardware", "quantizations")
-MAX_FACTS_BYTES = 4 * 1024 * 1024
 
 
 def matrix(
@@ -103,7 +102,9 @@ def matrix(
         return
 
     if here:
-        report = mx.classify_host(m, _read_facts(facts) if facts is not None else _probe_here())
+        from ascendctl.cli.facts import read_facts_file
+
+        report = mx.classify_host(m, read_facts_file(facts) if facts is not None else _probe_here())
         if release or model or hardware or quant or feature or backend:
             keep = {
                 r.version
@@ -140,42 +141,7 @@ def matrix(
 # Input: host facts
 
 
-def _read_facts(path: Path) -> dict[str, Any]:
-    """A host-facts JSON file: the `host` object of `ascendctl check --json`, or the whole report holding it."""
-    from ascendctl.errors import UserInputError
-
-    try:
-        raw = path.read_bytes()[: MAX_FACTS_BYTES + 1]
-    except OSError as exc:
-        raise UserInputError(f"--facts {path}: cannot read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_FACTS_BYTES:
-        raise UserInputError(f"--facts {path}: larger than {MAX_FACTS_BYTES // (1024 * 1024)} MiB")
-    try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserInputError(f"--facts {path}: not valid JSON: {exc}") from None
-    if isinstance(data, dict) and isinstance(data.get("host"), dict):
-        data = data["host"]
-    if not isinstance(data, dict):
-        raise UserInputError(f"--facts {path}: expected a JSON object with host facts")
-    return _validated_facts(data, str(path))
-
-
-def _validated_facts(data: dict[str, Any], source: str) -> dict[str, Any]:
-    from pydantic import ValidationError
-
-    from ascendctl.errors import DocumentError, Issue
-    from ascendctl.models.matrix import HostFactsFile
-
-    try:
-        HostFactsFile.model_validate(data)
-    except ValidationError as exc:
-        issues = [Issue(source, 0, 0, ".".join(str(p) for p in err["loc"]), err["msg"]) for err in exc.errors()]
-        raise DocumentError(issues) from None
-    return data
-
-
-def _probe_here() -> dict[str, Any]:
+def _probe_here() -> HostFacts:
     """Host facts from the bundled host probes (the same ones `ascendctl check` uses), engine Python included."""
     import os
     from dataclasses import replace
@@ -194,8 +160,7 @@ def _probe_here() -> dict[str, Any]:
     facts = gather_host_facts(probe)
     choice = choose_engine_python(None, env, engines_dir=paths.engines_dir(paths.data_dir(env)), backend=facts.backend)
     facts = replace(facts, python=probe_python_env(probe, choice))
-    data: dict[str, Any] = facts.to_dict()
-    return _validated_facts(data, "host probe")
+    return facts
 
 
 def _narrow(report: HostReport, keep: set[str]) -> HostReport:

@@ -37,20 +37,9 @@ FactsOption = Annotated[
 
 
 def _load_facts(path: Path | None) -> HostFacts | None:
-    if path is None:
-        return None
-    from ascendctl.errors import UserInputError
-    from ascendctl_engine.host.facts import HostFacts
+    from ascendctl.cli.facts import read_facts_file
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UserInputError(f"--facts {path}: cannot read JSON ({exc})") from None
-    if isinstance(data, dict) and isinstance(data.get("host"), dict):
-        data = data["host"]
-    if not isinstance(data, dict):
-        raise UserInputError(f"--facts {path}: expected a JSON object (the `host` of `ascendctl check --json`)")
-    return HostFacts.from_dict(data)
+    return None if path is None else read_facts_file(path)
 
 
 def build_plan(

@@ -14,7 +14,8 @@ from ascendctl.matrix.hardware import (
     hardware_supported,
 )
 from ascendctl.matrix.release_pins import _cann_matches, releases
-from ascendctl.models.matrix import HostFactsFile, Release, SupportMatrix, in_range
+from ascendctl.models.matrix import Release, SupportMatrix, in_range
+from ascendctl_engine.host.facts import HostFacts
 from ascendctl_engine.versions import same_release, strip_v
 
 Fit = Literal["runnable", "runnable-with-changes", "incompatible"]
@@ -82,45 +83,55 @@ def _python_for(spec: str) -> str | None:
     return next((p for p in _PY_CANDIDATES if in_range(spec, p)), None)
 
 
-def classify_host(matrix: SupportMatrix, facts: HostFactsFile | Mapping[str, Any]) -> HostReport:
+def classify_host(matrix: SupportMatrix, facts: HostFacts | Mapping[str, Any]) -> HostReport:
     """Classify every release row of the host's backend as runnable / runnable-with-changes / incompatible.
 
     runnable: the host as it is (CANN, Python, installed engine packages) matches the row's pins.
     runnable-with-changes: it would after the listed changes (install/upgrade a package, switch CANN or Python).
     incompatible: the hardware cannot run the row at all (family not supported by the release, no NPU found).
     """
-    if not isinstance(facts, HostFactsFile):
-        facts = HostFactsFile.model_validate(facts)
-    pkgs = {_pkg_name(k): v for k, v in facts.packages.items() if v}
-    family = facts.hardware.family if facts.hardware.family in {h.id for h in matrix.hardware} else None
-    if family is None and facts.hardware.soc_version:
-        found = hardware_for_soc_version(matrix, facts.hardware.soc_version)
-        family = found.id if found else None
-    if family is None and facts.backend == "npu":
-        for dev in facts.hardware.devices:
-            found = hardware_for_npu_name(matrix, str(dev.get("name", "")))
-            if found:
-                family = found.id
-                break
+    if not isinstance(facts, HostFacts):
+        facts = HostFacts.from_dict(facts)
+    pkgs, family = _host_view(matrix, facts)
     rows = []
     for rel in releases(matrix, facts.backend):
         rows.append(_fit(matrix, rel, facts, family, pkgs))
     return HostReport(
         backend=facts.backend,
         family=family,
-        soc_version=facts.hardware.soc_version,
-        devices=len(facts.hardware.devices),
+        soc_version=facts.soc_version,
+        devices=len(facts.devices),
         driver=facts.driver.version,
         cann=facts.cann.version,
-        python=facts.python.version,
+        python=facts.python.version if facts.python else None,
         packages=pkgs,
         rows=rows,
     )
 
 
-def _fit(
-    matrix: SupportMatrix, rel: Release, facts: HostFactsFile, family: str | None, pkgs: Mapping[str, str]
-) -> RowFit:
+def _host_view(matrix: SupportMatrix, facts: HostFacts) -> tuple[dict[str, str], str | None]:
+    """(installed engine packages by normalised name, the host's hardware family as the matrix knows it)."""
+    pkgs = {_pkg_name(k): v for k, v in facts.packages.items() if v}
+    family = facts.family if facts.family in {h.id for h in matrix.hardware} else None
+    if family is None and facts.soc_version:
+        found = hardware_for_soc_version(matrix, facts.soc_version)
+        family = found.id if found else None
+    if family is None and facts.backend == "npu":
+        for dev in facts.devices:
+            found = hardware_for_npu_name(matrix, dev.name)
+            if found:
+                family = found.id
+                break
+    return pkgs, family
+
+
+def fit_row(matrix: SupportMatrix, release: Release, facts: HostFacts) -> RowFit:
+    """How one release row fits this host (the row-fit answer `plan` reports next to `matrix --here`)."""
+    pkgs, family = _host_view(matrix, facts)
+    return _fit(matrix, release, facts, family, pkgs)
+
+
+def _fit(matrix: SupportMatrix, rel: Release, facts: HostFacts, family: str | None, pkgs: Mapping[str, str]) -> RowFit:
     """The one answer to "does this release row fit this host?" (`matrix --here`, `check`, `plan` ask it)."""
     changes: list[str] = []
     problems: list[str] = []
@@ -139,7 +150,7 @@ def _fit(
             elif not _cann_matches(rel, have):
                 changes.append(f"switch CANN {have} → {rel.cann}")
                 host_changes.append(f"needs CANN {rel.cann}, host has {have}")
-    py = facts.python.version
+    py = facts.python.version if facts.python and not facts.python.error else None
     if py is None:
         changes.append(f"use Python {_python_for(rel.python) or rel.python} (needs {rel.python})")
     elif not in_range(rel.python, py):

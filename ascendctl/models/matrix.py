@@ -24,7 +24,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 from pydantic import Field, field_validator, model_validator
 
-from ascendctl.models.base import Backend, HardwareFamily, LenientModel, Quantization, StrictModel
+from ascendctl.models.base import Backend, HardwareFamily, Quantization, StrictModel
 from ascendctl_engine.versions import parse as parse_version
 
 SCHEMA_VERSION = 1
@@ -496,23 +496,3 @@ def _check_rules(m: SupportMatrix) -> list[str]:
                 if not match or match.group(2) not in known[match.group(1)]:
                     out.append(f"feature constraint {c.combination}: unknown atom {alt!r}")
     return out
-
-
-class HostFactsFile(LenientModel):
-    """The parts of a host-facts document (`ascendctl check --json` `host` object) `matrix --here` reads."""
-
-    class _Hardware(LenientModel):
-        family: str | None = None  # a HardwareFamily id; anything else counts as unknown
-        soc_version: str | None = None
-        devices: list[dict[str, object]] = []
-
-    class _Version(LenientModel):
-        version: str | None = None
-        path: str | None = None
-
-    backend: Backend
-    hardware: _Hardware = _Hardware()
-    driver: _Version = _Version()
-    cann: _Version = _Version()
-    python: _Version = _Version()
-    packages: dict[str, str | None] = {}

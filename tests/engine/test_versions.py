@@ -32,3 +32,17 @@ def test_matrix_views_and_check_agree_on_cann() -> None:
         row_fit = next(f for f in fit_rows(m, facts, "npu") if f.release.version == "v0.23.0")
         checked = not any("CANN" in p for p in row_fit.host_changes)
         assert listed is fits and checked is fits, (host_cann, listed, checked)
+
+
+def test_plan_reports_the_same_row_fit() -> None:
+    from pathlib import Path
+
+    from ascendctl.planner import plan_profile
+    from ascendctl.profile_loader import load_profile
+
+    profile = load_profile(Path(__file__).resolve().parents[2] / "profiles" / "qwen3-32b-w8a8-a2.yaml")
+    facts = HostFacts.from_dict({"backend": "npu", "hardware": {"family": "a2"}, "cann": {"version": "9.1.1"}})
+    plan = plan_profile(profile, host=facts, release="v0.23.0")
+    assert any(w.startswith("host: needs CANN 9.1.0, host has 9.1.1") for w in plan.warnings)
+    ok = HostFacts.from_dict({"backend": "npu", "hardware": {"family": "a2"}, "cann": {"version": "9.1.0"}})
+    assert not any(w.startswith("host: needs CANN") for w in plan_profile(profile, host=ok, release="v0.23.0").warnings)
