@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ascendctl.checks.context import CheckContext
 from ascendctl.checks.registry import Outcome, passed, problem, rule, skipped
 from ascendctl.checks.rules_npu import not_npu
+from ascendctl_engine.adapters.graph import CAPTURE_MIN_CANN, CAPTURE_MIN_HDK
 from ascendctl_engine.host.cann import (
     NNAL_ATB_SET_ENV,
     TOOLKIT_SET_ENV,
@@ -116,8 +117,9 @@ def cann_release(ctx: CheckContext) -> Outcome:
 
 
 _GRAPH_MODES_NEEDING_STREAMS = ("piecewise", "full-and-piecewise")
-_MIN_HDK = "25.5.1"
-_MIN_CANN = "8.5.0"
+# The minimums are the graph adapter's (one owner); this rule also warns for piecewise capture.
+_MIN_HDK = CAPTURE_MIN_HDK
+_MIN_CANN = CAPTURE_MIN_CANN
 
 
 @rule("cann.graph-capture", "warn", "HDK / CANN new enough for the graph mode")

@@ -283,9 +283,11 @@ def engine_soc_build(ctx: CheckContext) -> Outcome:
         if ctx.release is not None:
             ref = ctx.release.images.get(host)
             image = f"use the {host} image {ref} or " if ref else ""
-        soc = ctx.facts.soc_version or {"a2": "ascend910b1", "a3": "ascend910_9391", "300i-duo": "ascend310p1"}.get(
-            host, "<your SoC>"
+        # The family's default SOC_VERSION is the matrix hardware table's (one owner).
+        default = next(
+            (h.soc_version_default for h in (ctx.matrix.hardware if ctx.matrix else ()) if h.id == host), None
         )
+        soc = ctx.facts.soc_version or default or "<your SoC>"
         return problem(
             f"vllm-ascend was built for {built_for} ({tag}) but this host is {host}: kernels fail with `the "
             "socversion … of bin package does not match the current device socverison`",

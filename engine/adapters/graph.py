@@ -24,6 +24,10 @@ CUDAGRAPH = {
 # generate) and §9.5/§9.6 (embedding / reranker).
 DUO_SIZES_GENERATE = (1, 2, 4, 8, 16, 32)
 DUO_SIZES_POOLING = (1024, 512)
+# FULL_AND_PIECEWISE needs HDK ≥ 25.5.1 and CANN ≥ 8.5.0 (RN v0.21.0rc1): below them capture runs out of streams
+# (error 207008). The one statement of these minimums; `check`'s cann.graph-capture rule asks for them too.
+CAPTURE_MIN_HDK = "25.5.1"
+CAPTURE_MIN_CANN = "8.5.0"
 AUTO_WHY = (
     "auto: FULL_DECODE_ONLY is the documented recommendation for generative models from v0.12.0rc1 "
     "(RN v0.12.0rc1; Qwen3-Dense, Qwen3-235B-A22B, DeepSeek-R1 and Qwen-VL tutorials, vllm-ascend.md §9)"
@@ -232,16 +236,20 @@ def _aclgraph(intent: EngineIntent, b: CommandBuilder, *, full_and_piecewise: bo
 
 
 def _warn_full_and_piecewise(intent: EngineIntent, b: CommandBuilder) -> None:
-    old_cann = below(intent.cann, "8.5.0")
-    old_hdk = below(intent.driver, "25.5.1")
+    old_cann = below(intent.cann, CAPTURE_MIN_CANN)
+    old_hdk = below(intent.driver, CAPTURE_MIN_HDK)
     if old_cann or old_hdk:
         b.warn(
-            "FULL_AND_PIECEWISE needs HDK ≥ 25.5.1 and CANN ≥ 8.5.0 (RN v0.21.0rc1); this host has "
+            f"FULL_AND_PIECEWISE needs HDK ≥ {CAPTURE_MIN_HDK} and CANN ≥ {CAPTURE_MIN_CANN} (RN v0.21.0rc1); "
+            "this host has "
             f"driver {intent.driver or '?'} / CANN {intent.cann or '?'}: expect a fallback to PIECEWISE or "
             "stream exhaustion (error 207008)"
         )
     elif old_hdk is None:
-        b.warn("FULL_AND_PIECEWISE needs HDK ≥ 25.5.1 and CANN ≥ 8.5.0 (RN v0.21.0rc1); the driver was not probed")
+        b.warn(
+            f"FULL_AND_PIECEWISE needs HDK ≥ {CAPTURE_MIN_HDK} and CANN ≥ {CAPTURE_MIN_CANN} (RN v0.21.0rc1); "
+            "the driver was not probed"
+        )
 
 
 def _cap_sizes(intent: EngineIntent, b: CommandBuilder, cap: int) -> None:
