@@ -75,7 +75,7 @@ def launch_eras(method: str) -> list[dict[str, Any]]:
     from ascendctl_engine.adapters.eras import eras_of
 
     out = []
-    for era in eras_of("quantization"):
+    for era in sorted(eras_of("quantization"), key=_era_start):
         flag = str(era.traits.get("flag", "none")) if method == "ascend" else "none"
         out.append(
             {
@@ -90,3 +90,13 @@ def launch_eras(method: str) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _era_start(era: Any) -> tuple[int, Any]:
+    """Oldest first: an era's lower bound (eras with none first)."""
+    from packaging.specifiers import SpecifierSet
+
+    from ascendctl_engine.versions import parse
+
+    lows = [parse(c.version) for c in SpecifierSet(era.spec) if c.operator in (">=", ">")]
+    return (1, max(lows)) if lows else (0, parse("0"))
