@@ -99,4 +99,4 @@ def _era_start(era: Any) -> tuple[int, Any]:
     from ascendctl_engine.versions import parse
 
     lows = [parse(c.version) for c in SpecifierSet(era.spec) if c.operator in (">=", ">")]
-    return (1, max(lows)) if lows else (0, parse("0"))
+    return (1, max(lows)) if lows else (0, era.name)  # unbounded eras first, by name

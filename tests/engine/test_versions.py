@@ -46,3 +46,25 @@ def test_plan_reports_the_same_row_fit() -> None:
     assert any(w.startswith("host: needs CANN 9.1.0, host has 9.1.1") for w in plan.warnings)
     ok = HostFacts.from_dict({"backend": "npu", "hardware": {"family": "a2"}, "cann": {"version": "9.1.0"}})
     assert not any(w.startswith("host: needs CANN") for w in plan_profile(profile, host=ok, release="v0.23.0").warnings)
+
+
+def test_no_hard_coded_version_boundary_outside_the_eras() -> None:
+    """`if version < "X"` lives in the era registry (engine/adapters/) or here, nowhere else."""
+    import ast
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    parsers = {"parse", "parse_version", "parse_or_none", "Version", "version_of", "below"}
+    found = []
+    for path in [*(repo / "ascendctl").rglob("*.py"), *(repo / "engine").rglob("*.py")]:
+        rel = path.relative_to(repo).as_posix()
+        if rel.startswith("engine/adapters/") or rel == "engine/versions.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            calls = [node] if isinstance(node, ast.Call) else []
+            for call in calls:
+                name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", "")
+                literal = [a for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+                if name in parsers and literal and any(ch.isdigit() for ch in literal[-1].value):
+                    found.append(f"{rel}:{call.lineno} {name}({literal[-1].value!r})")
+    assert not found, found
