@@ -164,12 +164,10 @@ class _NpuEra:
 
 
 def _npu_era(version: Version) -> _NpuEra:
-    from ascendctl_engine.adapters.eras import EraError, select
-    from ascendctl_engine.adapters.intent import EngineIntent, ModelIntent
+    from ascendctl_engine.adapters.eras import EraError, era_for_release
 
-    probe = EngineIntent(backend="npu", vllm="0", vllm_ascend=str(version), model=ModelIntent(source="model"))
     try:
-        chosen = select("install", probe)
+        chosen = era_for_release("install", "npu", "0", str(version))  # install eras key on vllm-ascend only
     except EraError:
         chosen = None
     if chosen is None:

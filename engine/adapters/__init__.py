@@ -23,7 +23,7 @@ from ascendctl_engine.adapters import parallel as _parallel
 from ascendctl_engine.adapters import scheduler as _scheduler
 from ascendctl_engine.adapters.acceptance import ReleaseAcceptance, acceptance_for
 from ascendctl_engine.adapters.builder import AdapterResult, CommandBuilder
-from ascendctl_engine.adapters.eras import REGISTRY, TOPICS, Era, EraError, select
+from ascendctl_engine.adapters.eras import REGISTRY, TOPICS, Era, EraError, era_for_release, select
 from ascendctl_engine.adapters.intent import (
     EngineIntent,
     EplbIntent,
@@ -78,8 +78,7 @@ class QuantRule:
 
 def quantization_rule(backend: str, vllm: str, vllm_ascend: str | None) -> QuantRule:
     """The quantization era of a release, as data (see `QuantRule`)."""
-    probe = EngineIntent(backend=backend, vllm=vllm, vllm_ascend=vllm_ascend, model=ModelIntent(source="model"))  # type: ignore[arg-type]
-    chosen = select("quantization", probe)
+    chosen = era_for_release("quantization", backend, vllm, vllm_ascend)
     if chosen is None:
         raise EraError(f"no quantization era for {backend}")
     traits = chosen.traits

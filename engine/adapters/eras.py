@@ -19,7 +19,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ascendctl_engine.adapters.builder import CommandBuilder
-from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.adapters.intent import EngineIntent, ModelIntent
 from ascendctl_engine.versions import parse as version_of
 
 Axis = Literal["vllm", "vllm_ascend"]
@@ -154,6 +154,13 @@ def select(topic: str, intent: EngineIntent) -> Era | None:
     version = intent.vllm_ascend if axis == "vllm_ascend" else intent.vllm
     names = ", ".join(e.label for e in matching) or "none"
     raise EraError(f"topic {topic!r}: {len(matching)} eras match {intent.backend} {version}: {names}")
+
+
+def era_for_release(topic: str, backend: str, vllm: str, vllm_ascend: str | None) -> Era | None:
+    """The era of `topic` for a release alone (no deployment intent): for topics whose eras are data, such as
+    `quantization` traits and `install`."""
+    probe = EngineIntent(backend=backend, vllm=vllm, vllm_ascend=vllm_ascend, model=ModelIntent(source="model"))  # type: ignore[arg-type]
+    return select(topic, probe)
 
 
 def eras_of(topic: str) -> list[Era]:

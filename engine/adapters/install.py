@@ -8,105 +8,72 @@ and §8.2 (installation docs).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import era
 from ascendctl_engine.adapters.intent import EngineIntent
 
-NPU = {"npu"}
 # Huawei's package indexes for Ascend wheels (torch-npu dev builds, vllm-ascend, triton-ascend).
 # Source: vllm-project/vllm-ascend main `docs/source/installation.md` (pip install step and triton-ascend
 # step), `v0.9.1-dev` installation docs (the plain index), see ../shared/reference/vllm-ascend.md §8.2.
 HUAWEI_INDEX = "https://mirrors.huaweicloud.com/ascend/repos/pypi"
 HUAWEI_VARIANT_INDEX = "https://mirrors.huaweicloud.com/ascend/repos/pypi/variant"
 
+# (name, vllm-ascend range, summary, source = why those indexes, traits)
+_ERAS: tuple[tuple[str, str, str, str, dict[str, Any]], ...] = (
+    (
+        "pypi torch-npu",
+        ">=0.7.0,<0.7.3",
+        "no extra index",
+        "v0.7.1rc1…v0.7.3rc2 pin PyPI torch-npu (dev builds add the Huawei index, see --pre rule)",
+        {"indexes": ()},
+    ),
+    (
+        "mindie-turbo",
+        ">=0.7.3,<0.8.0",
+        "no extra index; `mindie_turbo==2.0rc1` after vllm-ascend",
+        "v0.7.3:requirements.txt pins torch-npu==2.5.1, a PyPI release",
+        {
+            "indexes": (),
+            "extra": ("mindie_turbo==2.0rc1",),
+            "extra_source": (
+                "vllm-ascend v0.7.3:docs/source/installation.md (`pip install mindie_turbo==2.0rc1`) and the "
+                "v0.7.3 versioning policy (MindIE Turbo 2.0rc1 column); v0.9.1 release notes: not needed after"
+            ),
+        },
+    ),
+    (
+        "pypi torch-npu 2.5.1",
+        ">=0.8.0,<0.9.1rc1",
+        "no extra index",
+        "v0.8.4rc2…v0.9.0rc2:requirements.txt pin torch-npu==2.5.1, a PyPI release",
+        {"indexes": ()},
+    ),
+    (
+        "huawei index",
+        ">=0.9.1rc1,<0.23.0rc1",
+        "the Huawei index (torch-npu dev builds)",
+        "the v0.9.1-dev…v0.11.0-dev installation docs add the Huawei index, where torch-npu builds such as "
+        "2.5.1.post1.dev20250528 (v0.9.1rc1:requirements.txt) are published",
+        {"indexes": (HUAWEI_INDEX,)},
+    ),
+    (
+        "huawei variant index",
+        ">=0.23.0rc1",
+        "the Huawei variant index, then the Huawei index",
+        "v0.23.0 docs/source/installation.md: `--extra-index-url …/pypi/variant` and `…/pypi`",
+        {"indexes": (HUAWEI_VARIANT_INDEX, HUAWEI_INDEX)},
+    ),
+)
+
 
 def _nothing_to_plan(intent: EngineIntent, b: CommandBuilder) -> None:
     """Install eras carry data for the install plan; a serving plan takes nothing from them."""
 
 
-@era(
-    "install",
-    "pypi torch-npu",
-    axis="vllm_ascend",
-    spec=">=0.7.0,<0.7.3",
-    backends=NPU,
-    summary="no extra index",
-    source="v0.7.1rc1…v0.7.3rc2 pin PyPI torch-npu (dev builds add the Huawei index, see --pre rule)",
-    traits={
-        "indexes": (),
-    },
-)
-def install_early(intent: EngineIntent, b: CommandBuilder) -> None:
-    _nothing_to_plan(intent, b)
-
-
-@era(
-    "install",
-    "mindie-turbo",
-    axis="vllm_ascend",
-    spec=">=0.7.3,<0.8.0",
-    backends=NPU,
-    summary="no extra index; `mindie_turbo==2.0rc1` after vllm-ascend",
-    source="v0.7.3:requirements.txt pins torch-npu==2.5.1, a PyPI release",
-    traits={
-        "indexes": (),
-        "extra": ("mindie_turbo==2.0rc1",),
-        "extra_source": (
-            "vllm-ascend v0.7.3:docs/source/installation.md (`pip install mindie_turbo==2.0rc1`) and the "
-            "v0.7.3 versioning policy (MindIE Turbo 2.0rc1 column); v0.9.1 release notes: not needed after"
-        ),
-    },
-)
-def install_mindie(intent: EngineIntent, b: CommandBuilder) -> None:
-    _nothing_to_plan(intent, b)
-
-
-@era(
-    "install",
-    "pypi torch-npu 2.5.1",
-    axis="vllm_ascend",
-    spec=">=0.8.0,<0.9.1rc1",
-    backends=NPU,
-    summary="no extra index",
-    source="v0.8.4rc2…v0.9.0rc2:requirements.txt pin torch-npu==2.5.1, a PyPI release",
-    traits={
-        "indexes": (),
-    },
-)
-def install_pypi(intent: EngineIntent, b: CommandBuilder) -> None:
-    _nothing_to_plan(intent, b)
-
-
-@era(
-    "install",
-    "huawei index",
-    axis="vllm_ascend",
-    spec=">=0.9.1rc1,<0.23.0rc1",
-    backends=NPU,
-    summary="the Huawei index (torch-npu dev builds)",
-    source=(
-        "the v0.9.1-dev…v0.11.0-dev installation docs add the Huawei index, where torch-npu builds such as "
-        "2.5.1.post1.dev20250528 (v0.9.1rc1:requirements.txt) are published"
-    ),
-    traits={
-        "indexes": (HUAWEI_INDEX,),
-    },
-)
-def install_huawei(intent: EngineIntent, b: CommandBuilder) -> None:
-    _nothing_to_plan(intent, b)
-
-
-@era(
-    "install",
-    "huawei variant index",
-    axis="vllm_ascend",
-    spec=">=0.23.0rc1",
-    backends=NPU,
-    summary="the Huawei variant index, then the Huawei index",
-    source="v0.23.0 docs/source/installation.md: `--extra-index-url …/pypi/variant` and `…/pypi`",
-    traits={
-        "indexes": (HUAWEI_VARIANT_INDEX, HUAWEI_INDEX),
-    },
-)
-def install_variant(intent: EngineIntent, b: CommandBuilder) -> None:
-    _nothing_to_plan(intent, b)
+for _name, _spec, _summary, _source, _traits in _ERAS:
+    era(
+        "install", _name, axis="vllm_ascend", spec=_spec, backends={"npu"}, summary=_summary, source=_source,
+        traits=_traits,
+    )(_nothing_to_plan)  # fmt: skip
