@@ -110,6 +110,8 @@ def set_data_dir(path: Path | None) -> None:
 def clear_cache() -> None:
     extract.cache_clear()
     extract_tags.cache_clear()
+    model_table.cache_clear()
+    feature_table.cache_clear()
 
 
 def _root() -> Traversable:
@@ -396,6 +398,7 @@ _CANONICAL = {"supported": "✅", "unsupported": "❌", "untested": "🟡", "exp
 _CELL_SYMBOL = {"yes": "✅", "no": "❌", "untested": "🟡", "experimental": "🔵"}
 
 
+@functools.cache
 def model_table(tag: str) -> ModelTable | None:
     """The supported-models table(s) of `tag` itself (None when the tag has none)."""
     data = extract(tag).get("models")
@@ -468,6 +471,7 @@ class FeatureTable:
         return next((r for r in self.rows if r.name.lower() == want), None)
 
 
+@functools.cache
 def feature_table(tag: str) -> FeatureTable | None:
     """The supported-features table of `tag` itself (None when the tag has none)."""
     data = extract(tag).get("features")
