@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
 
 from ascendctl_engine import paths
 from ascendctl_engine.cmdrun import CommandRunner, SubprocessRunner, capture
 from ascendctl_engine.inenv import script_path
 from ascendctl_engine.install_plan import AliasDistribution, InstallPlan, InstallStep, env_name
+from ascendctl_engine.versions import parse_or_none
 
 MANIFEST = "manifest.json"
 STATE_DIR = ".ascendctl"
@@ -261,10 +261,8 @@ def version_mismatches(expected: Mapping[str, str], found: Mapping[str, str]) ->
         if have is None:
             problems.append(f"{name} is not installed (expected {want})")
             continue
-        try:
-            same = Version(have) == Version(want)
-        except InvalidVersion:
-            same = have == want
+        hv, wv = parse_or_none(have), parse_or_none(want)
+        same = hv == wv if hv is not None and wv is not None else have == want
         if not same:
             problems.append(f"{name} {have} is installed, the release pins {want}")
     return problems
