@@ -24,6 +24,7 @@ from ascendctl.matrix import (
     releases,
 )
 from ascendctl.models.matrix import Release, SupportMatrix
+from ascendctl_engine.vocab import HARDWARE_FAMILIES
 
 DOC_PATH = Path("docs") / "compatibility.md"
 REGENERATE = "python -m ascendctl.matrix_docs --write"
@@ -145,14 +146,14 @@ def render_compatibility_md(matrix: SupportMatrix) -> str:
         "✅ supported · 🔵 experimental · 🟡 not tested · ❌ not supported · — not listed. "
         "`ascendctl matrix models --hardware H` shows the features per family.",
         "",
-        "| model | types | a2 | a3 | 300i-duo | 950 | architectures |",
-        "|---|---|---|---|---|---|---|",
+        f"| model | types | {' | '.join(HARDWARE_FAMILIES)} | architectures |",
+        "|---|---|" + "---|" * len(HARDWARE_FAMILIES) + "---|",
     ]
     for f in matrix.models:
         if not f.support:
             continue
         cells = []
-        for hw in ("a2", "a3", "300i-duo", "950"):
+        for hw in HARDWARE_FAMILIES:
             row = model_support(f, hw)
             cells.append(_GLYPH[row.status] if row else "—")
         out.append(f"| {_cell(f.name)} | {'/'.join(f.types)} | {' | '.join(cells)} | {', '.join(f.architectures)} |")

@@ -60,11 +60,12 @@ def render_plan(plan: Plan, *, node: int | None = None, why: bool = False) -> li
         out.append("why:")
         for key, text in plan.provenance.items():
             out.append(f"  {key}: {text}")
-    findings = [f for f in d.lint if f.level != "error"]
+    # failures are refusals (or, allowed, warnings below); show what works but deserves a look
+    findings = [f for f in d.findings if f.notable and f.status != "fail"]
     if findings:
         out.append("")
-        out.append("lint:")
-        out += [f"  [{f.level}] {f.rule}: {f.message}" for f in findings]
+        out.append("findings:")
+        out += [f"  [{'info' if f.undecided else f.status}] {f.id}: {f.message}" for f in findings]
     if plan.warnings:
         out.append("")
         out += [f"warning: {w}" for w in plan.warnings]

@@ -23,9 +23,9 @@ from pydantic import BaseModel
 
 from ascendctl.errors import UserInputError
 from ascendctl.model_config import ModelConfig, model_traits, read_model_config
-from ascendctl.models.plan import Deployment, LintFinding, ModelFacts, NodeLayout, Plan, ReleasePin, Setting
+from ascendctl.models.plan import Deployment, ModelFacts, NodeLayout, Plan, ReleasePin, Setting
 from ascendctl.models.profile import Profile
-from ascendctl.plan_lint import LintInput, lint
+from ascendctl.rules.plan import PlanFacts, plan_findings
 from ascendctl_engine.adapters import (
     EngineIntent,
     EplbIntent,
@@ -208,16 +208,23 @@ def _verdict(
 ) -> tuple[list[str], list[str], list[str]]:
     """(problems, warnings, suggestions) of the matrix for this combination."""
     from ascendctl.matrix import explain, hardware_by_id, hardware_supported
+    from ascendctl.matrix.features import constraint_hits
 
     problems: list[str] = []
     warnings: list[str] = []
     suggestions: list[str] = []
     hw = profile.target.hardware
     if family is None:
+        # No family to judge, but the combination rules still hold (a W4A8 checkpoint breaks EPLB whatever it is).
         if row.backend == "npu" and hw is not None:
             hardware = hardware_by_id(matrix, hw)
             if not hardware_supported(hardware, row):
                 problems.append(f"{row.version} does not support {hardware.name} (supported: {hardware.releases})")
+            for c in constraint_hits(
+                matrix, row, features=_features(profile), quant=profile.model.quantization, hardware=hw
+            ):
+                text = f"matrix: {c.message} ({c.verdict}) ({c.source})"
+                (problems if c.verdict == "unsupported" else warnings).append(text)
         return problems, warnings, suggestions
     verdict = explain(
         matrix,
@@ -411,7 +418,7 @@ def plan_profile(
 ) -> Plan:
     """Resolve `profile` into a `Plan` (see the module docstring). Raises `UserInputError` for an unknown
     release and `UnsupportedPlan` for broken constraints (unless allowed)."""
-    from ascendctl.matrix import load_matrix, model_support, release_for_pin
+    from ascendctl.matrix import hardware_by_id, load_matrix, model_support, release_for_pin
 
     matrix = matrix or load_matrix()
     backend = profile.target.backend
@@ -448,18 +455,6 @@ def plan_profile(
 
         warnings += [f"host: {c} (plan against the host's facts; `ascendctl matrix --here` lists what fits)"
                      for c in fit_row(matrix, row, host).host_changes]  # fmt: skip
-    findings: list[LintFinding] = []
-    if family is None and backend == "npu":
-        findings.append(
-            LintFinding(
-                "model-in-matrix",
-                "warning",
-                f"{profile.model.source} is not in the support matrix: model support is not verified "
-                "(`ascendctl matrix models` lists the families)",
-                "ascendctl/data/matrix.yaml",
-            )
-        )
-
     nodes = _nodes(profile)
     sources = _sources(settings)
     if profile.engine.parallel.data_per_node is None and profile.target.nodes > 1:
@@ -481,25 +476,28 @@ def plan_profile(
     problems += list(result.unsupported)
     warnings += list(result.warnings)
 
-    duo_len = None
-    if family is not None and hardware == "300i-duo":
+    verified_len = None
+    if family is not None and hardware is not None:
         support = model_support(family, hardware)
-        duo_len = support.max_len if support else None
-    findings += lint(
-        LintInput(
+        verified_len = support.max_len if support else None
+    host_env = dict(host.env) if host is not None else {}
+    findings = plan_findings(
+        PlanFacts(
             profile=profile,
-            hardware=hardware,
-            arch=traits.arch,
             graph_mode=result.graph_mode,
+            arch=traits.arch,
             config=config,
             model_is_local=is_local,
-            duo_max_len=duo_len,
-            env=profile.runtime.env,
+            hardware=hardware_by_id(matrix, hardware) if hardware is not None else None,
+            in_matrix=family is not None,
+            verified_max_len=verified_len,
+            env={**host_env, **profile.runtime.env},
+            broken=tuple(problems),
         )
     )
-    for f in findings:
-        if f.level == "error":
-            problems.append(f"{f.message} [{f.rule}; {f.reference}]")
+    problems += [
+        f"{f.message} [{f.id}; {f.source}]" for f in findings if f.status == "fail" and f.id != "plan.supported"
+    ]
 
     allowed = allow_unsupported or profile.allow_unsupported
     if problems and not allowed:
@@ -518,8 +516,8 @@ def plan_profile(
     settings["engine.graph.mode"] = Setting(result.graph_mode, graph_why)
     if "decision:eplb.implementation" in result.provenance:
         settings["engine.eplb.implementation"] = Setting("ascend", result.provenance["decision:eplb.implementation"])
-    if hardware == "300i-duo" and profile.model.dtype == "auto":
-        settings["model.dtype"] = Setting("float16", "matrix rule: Atlas 300I Duo runs float16 only")
+    for path, (value, why) in result.resolved.items():
+        settings[path] = Setting(value, why)
     settings["model.source"] = Setting(resolved, settings["model.source"].source)
 
     deployment = Deployment(
@@ -540,7 +538,7 @@ def plan_profile(
         nodes=nodes,
         settings=settings,
         warnings=tuple(dict.fromkeys(warnings)),
-        lint=tuple(findings),
+        findings=tuple(findings),
     )
     provenance = {"release": release_why, **result.provenance}
     for topic, label in result.eras.items():

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from ascendctl.errors import DocumentError, Issue, UserInputError
 from ascendctl.models.profile import API_VERSION, Profile
-from ascendctl.profile_rules import cross_field_problems
+from ascendctl.rules.profile import profile_findings
 from ascendctl.yamlio import KeyPath, YamlDocument, dotted, load_yaml_file, load_yaml_text
 
 
@@ -103,9 +103,9 @@ def validate_profile_document(doc: YamlDocument, overrides: Sequence[Override] =
         profile = Profile.model_validate(data)
     except ValidationError as exc:
         raise DocumentError(_schema_issues(doc, overrides, exc, data)) from None
-    problems = cross_field_problems(profile)
-    if problems:
-        raise DocumentError([_issue(doc, overrides, p, msg) for p, msg in problems])
+    failed = [f for f in profile_findings(profile) if f.status == "fail"]
+    if failed:
+        raise DocumentError([_issue(doc, overrides, f.at or (), f.message) for f in failed])
     return profile
 
 

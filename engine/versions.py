@@ -3,9 +3,9 @@ imports it too). Everything that reads a version string — release tags, pip pi
 
 - `parse` / `parse_or_none`: PEP 440 from a tag (`v0.13.0rc1`) or pip form (`0.13.0`), strictly or leniently;
 - `strip_v`, `same_release` (public versions equal; a local label on one side only does not count);
-- `below`: is a host component older than a threshold (None when unknown);
 - CANN: `normalize_cann` (case/separator-insensitive spelling), `cann_release_key` (sortable: RCs and betas
-  before the finals of the same line) and `cann_matches` — the one rule for "does this host CANN satisfy the
+  before the finals of the same line), `cann_below` (a CANN or HDK version older than a minimum; None when
+  unknown) and `cann_matches` — the one rule for "does this host CANN satisfy the
   row's CANN": the same release, spelled any way (`8.3.RC2` = `8.3.rc2`), or that release plus a build suffix
   (`8.3.rc2.1`, `9.1.0-beta.1` for `9.1.0-beta`). A different patch (9.1.1 for a 9.1.0 row) is a different
   release: the matrix pins what upstream tested.
@@ -53,14 +53,6 @@ def same_release(want: str | None, have: str | None) -> bool:
     return wv == hv
 
 
-def below(version: str | None, threshold: str) -> bool | None:
-    """Whether `version` is older than `threshold`; None when the version is unknown or unparseable."""
-    parsed = parse_or_none(version)
-    if parsed is None:
-        return None
-    return parsed < parse(threshold)
-
-
 def normalize_cann(version: str) -> str:
     """Case- and separator-insensitive form for comparisons: `8.3.RC2`, `8.3.rc2` → `8.3.rc2`;
     image-tag spellings such as `9.1.0-beta.1` → `9.1.0.beta.1`."""
@@ -84,6 +76,14 @@ def cann_release_key(version: str) -> tuple[int, int, int, int]:
     if any(p.startswith(("beta", "alpha", "rc")) for p in parts[3:]):
         return (major, minor, 0, 0)
     return (major, minor, 1, num(third))
+
+
+def cann_below(version: str | None, threshold: str) -> bool | None:
+    """Whether a CANN or HDK (driver) version is older than `threshold`, in CANN order (RCs before the final of
+    their major.minor); None when the version is unknown."""
+    if not version:
+        return None
+    return cann_release_key(version) < cann_release_key(threshold)
 
 
 def cann_matches(wanted: Iterable[str | None], have: str) -> bool:

@@ -4,10 +4,12 @@ so the control plane asks it, never the other way round)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Literal, get_args
 
 Backend = Literal["npu", "cuda", "cpu"]
 HardwareFamily = Literal["a2", "a3", "300i-duo", "950"]
+HARDWARE_FAMILIES: tuple[HardwareFamily, ...] = get_args(HardwareFamily)  # table columns keep this order
 GraphMode = Literal["auto", "eager", "piecewise", "full", "full-decode-only", "full-and-piecewise"]
 Task = Literal["generate", "embed", "rerank"]
 DType = Literal["auto", "bfloat16", "float16", "float32"]
@@ -43,3 +45,8 @@ Quantization = Literal[
     "fp8",
     "compressed-tensors",
 ]
+
+
+def either(names: Sequence[str]) -> str:
+    """`a2, a3, 300i-duo or 950`: a vocabulary spelled out for a message."""
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)

@@ -94,7 +94,7 @@ def test_host_facts(tmp_path: Path) -> None:
     profile = load_profile(write(tmp_path, NPU + "engine: {graph: {mode: full-and-piecewise}}\n"))
     old = HostFacts(backend="npu", family="a2", driver=DriverInfo(True, "24.1.rc3"), cann=CannInfo(version="8.3.RC2"))
     plan = plan_profile(profile, host=old)
-    assert any("this host has driver 24.1.rc3 / CANN 8.3.RC2" in w for w in plan.warnings)
+    assert any("driver (HDK) 24.1.rc3 < 25.5.1, CANN 8.3.RC2 < 8.5.0" in w for w in plan.warnings)
     other = HostFacts(backend="npu", family="a3")
     with pytest.raises(UnsupportedPlan, match="this host has a3 NPUs"):
         plan_profile(profile, host=other)

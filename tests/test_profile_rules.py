@@ -7,7 +7,8 @@ import pytest
 from ascendctl.errors import DocumentError, Issue
 from ascendctl.models.profile import Profile
 from ascendctl.profile_loader import validate_profile_document
-from ascendctl.profile_rules import cross_field_problems
+from ascendctl.rules import RULES
+from ascendctl.rules.profile import profile_findings
 from ascendctl.yamlio import load_yaml_text
 
 HEAD = "apiVersion: ascendctl/v1\nkind: Profile\nmetadata:\n  name: rules\nmodel:\n  source: org/model\n"
@@ -68,15 +69,6 @@ def test_visible_devices_unique() -> None:
     text, issue = one("target:\n  backend: cpu\n  devices_per_node: 2\n  visible_devices: [3, 3]\n")
     assert issue.message == "a device id is listed twice"
     assert (issue.line, issue.column) == position(text, "visible_devices: ")
-
-
-def test_300i_duo_is_float16_only() -> None:
-    body = "  dtype: bfloat16\ntarget:\n  backend: npu\n  hardware: 300i-duo\n"
-    text, issue = one(body)
-    assert issue.path == "model.dtype"
-    assert "float16 only" in issue.message
-    assert (issue.line, issue.column) == position(text, "dtype: ")
-    assert valid(body.replace("bfloat16", "float16")).model.dtype == "float16"
 
 
 # --- parallel layout ---------------------------------------------------------------------------------
@@ -236,8 +228,13 @@ def test_cross_field_problems_reports_every_rule_in_order() -> None:
             "engine": {"parallel": {"tensor": 4}, "eplb": {"mode": "dynamic"}},
         }
     )
-    paths = [path for path, _ in cross_field_problems(profile)]
-    assert paths == [("target", "hardware"), ("engine", "parallel"), ("engine", "eplb", "mode")]
+    failed = [f for f in profile_findings(profile) if f.status == "fail"]
+    assert [f.at for f in failed] == [("target", "hardware"), ("engine", "parallel"), ("engine", "eplb", "mode")]
+    assert [f.id for f in failed] == [
+        "profile.target.hardware-needed",
+        "profile.parallel.capacity",
+        "profile.eplb.needs-expert-parallel",
+    ]
 
 
 def test_shipped_layouts_pass_rules() -> None:
@@ -247,4 +244,11 @@ def test_shipped_layouts_pass_rules() -> None:
         + "  nodes: 2\nengine:\n  parallel:\n    tensor: 4\n    data: 4\n    data_per_node: 2\n    expert: true\n"
         + "network:\n  nodes:\n    - address: 10.0.0.1\n    - address: 10.0.0.2\n"
     )
-    assert cross_field_problems(valid(body)) == []
+    assert [f.id for f in profile_findings(valid(body)) if f.status != "pass" and f.status != "skip"] == []
+
+
+def test_profile_rules_need_no_matrix_and_point_at_a_key() -> None:
+    # every profile rule reports a key path: the loader turns it into file:line
+    profile_rules = [r for r in RULES.values() if r.scope == "profile"]
+    assert len(profile_rules) >= 12
+    assert all(r.severity == "error" for r in profile_rules)

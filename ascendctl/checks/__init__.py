@@ -1,16 +1,25 @@
-"""Host checks: a registry of pure rules over (host facts, support matrix, optional profile).
+"""Host checks: the `host.*` rules over (host facts, support matrix, optional profile and its plan).
 
-Importing this package registers every rule (`RULES`); `run_check` (in `service`) probes the host and runs
-them; `run_rules(ctx)` runs them on a context built by hand (tests, the planner).
+Importing this package registers every host rule in the one registry (`ascendctl.rules.RULES`); `run_check`
+(in `service`) probes the host, plans the profile against the facts and applies the host and plan rules;
+`host_findings(ctx)` applies the host rules to a context built by hand (tests).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ascendctl.checks import rules_cann, rules_engine, rules_host, rules_npu
 from ascendctl.checks.context import CheckContext
-from ascendctl.checks.registry import RULES, CheckResult, Rule, run_rules
 from ascendctl.checks.report import CheckReport
+from ascendctl.rules import Finding, Rule, evaluate
 
 _RULE_MODULES = (rules_npu, rules_cann, rules_engine, rules_host)
 
-__all__ = ["RULES", "CheckContext", "CheckReport", "CheckResult", "Rule", "run_rules"]
+
+def host_findings(ctx: CheckContext, rules: Mapping[str, Rule[Any]] | None = None) -> list[Finding]:
+    return evaluate("host", ctx, rules)
+
+
+__all__ = ["CheckContext", "CheckReport", "host_findings"]

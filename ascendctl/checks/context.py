@@ -15,7 +15,8 @@ from ascendctl_engine.versions import parse_or_none as parse_version
 from ascendctl_engine.vocab import Backend as TargetBackend
 
 if TYPE_CHECKING:
-    from ascendctl.models.matrix import Release, SupportMatrix
+    from ascendctl.models.matrix import Hardware, Release, SupportMatrix
+    from ascendctl.models.plan import Plan
     from ascendctl.models.profile import Profile
 
 
@@ -40,6 +41,7 @@ class CheckContext:
     matrix_error: str | None = None  # why the matrix could not be loaded
     profile_path: str | None = None
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    plan: Plan | None = None  # the profile planned against these host facts (None: no profile, or it cannot plan)
 
     @property
     def env(self) -> Mapping[str, str]:
@@ -69,6 +71,13 @@ class CheckContext:
             return self.profile.target.hardware
         return self.facts.family
 
+    @property
+    def hardware(self) -> Hardware | None:
+        """The matrix's entry for `family` (its limits are the one statement of what the family can do)."""
+        if self.matrix is None or self.family is None:
+            return None
+        return next((h for h in self.matrix.hardware if h.id == self.family), None)
+
     def pkg(self, name: str) -> str | None:
         return self.facts.packages.get(name)
 
@@ -78,7 +87,10 @@ class CheckContext:
 
     @property
     def graph_mode(self) -> str:
-        """The profile's graph intent; `auto` without a profile (vLLM captures graphs by default)."""
+        """The graph mode the plan resolved; else the profile's intent; `auto` without a profile (vLLM captures
+        graphs by default)."""
+        if self.plan is not None:
+            return str(self.plan.deployment.settings["engine.graph.mode"].value)
         return self.profile.engine.graph.mode if self.profile is not None else "auto"
 
     def release_label(self) -> str:

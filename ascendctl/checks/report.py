@@ -3,7 +3,10 @@
 JSON contract (pinned by tests/cli/test_check_cli.py; keys may be added, never removed):
 `{"host": {"backend", "hardware": {"family", "devices": [{"id", "chip", "name", "health", "hbm_total_mb",
 "hbm_used_mb"}]}, "driver": {"version"}, "cann": {"version", "path"}, "python": {"version"}, "packages":
-{name: version}}, "results": [{"id", "severity", "status", "message", "fix"}], ...}`.
+{name: version}}, "results": [{"id", "severity", "status", "title", "message", "fix", "source"}], ...}`.
+`results` holds the `host.*` findings, then (with a profile that plans) the `plan.*` findings. A renamed or
+removed key, or a value that changes meaning, bumps `CHECK_JSON_SCHEMA` (2: rule ids gained the `host.`
+scope, plan findings joined `results`).
 """
 
 from __future__ import annotations
@@ -11,14 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ascendctl.checks.context import CheckContext
-from ascendctl.checks.registry import CheckResult
+from ascendctl.rules import Finding
 from ascendctl_engine.host.facts import HostFacts
+
+CHECK_JSON_SCHEMA = 2
 
 
 @dataclass(frozen=True)
 class CheckReport:
     facts: HostFacts
-    results: tuple[CheckResult, ...]
+    results: tuple[Finding, ...]
     target: str
     profile_path: str | None = None
     profile_name: str | None = None
@@ -27,7 +32,7 @@ class CheckReport:
     rerun: str = "ascendctl check"
 
     @classmethod
-    def build(cls, ctx: CheckContext, results: list[CheckResult], rerun: str) -> CheckReport:
+    def build(cls, ctx: CheckContext, results: list[Finding], rerun: str) -> CheckReport:
         return cls(
             facts=ctx.facts,
             results=tuple(results),
@@ -45,7 +50,7 @@ class CheckReport:
             out[r.status] += 1
         return out
 
-    def blocking(self, strict: bool = False) -> list[CheckResult]:
+    def blocking(self, strict: bool = False) -> list[Finding]:
         """Results that make the check fail: every `fail`, plus every `warn` under --strict."""
         return [r for r in self.results if r.status == "fail" or (strict and r.status == "warn")]
 
@@ -63,6 +68,7 @@ class CheckReport:
 
     def to_dict(self, strict: bool = False) -> dict[str, object]:
         return {
+            "schema": CHECK_JSON_SCHEMA,
             "host": self.facts.to_dict(),
             "target": self.target,
             "profile": {"path": self.profile_path, "name": self.profile_name} if self.profile_path else None,

@@ -7,22 +7,22 @@ stream exhaustion with HDK < 25.5.1 / CANN < 8.5.0; driver too old for CANN), §
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ascendctl.checks.context import CheckContext
-from ascendctl.checks.registry import Outcome, passed, problem, rule, skipped
 from ascendctl.checks.rules_npu import not_npu
-from ascendctl_engine.adapters.graph import CAPTURE_MIN_CANN, CAPTURE_MIN_HDK
+from ascendctl.rules import Outcome, passed, problem, rule, skipped
+from ascendctl_engine.adapters.graph import (
+    CAPTURE_MIN_CANN,
+    CAPTURE_MIN_HDK,
+    STREAM_HUNGRY_MODES,
+    capture_stream_shortfall,
+)
 from ascendctl_engine.host.cann import (
     NNAL_ATB_SET_ENV,
     TOOLKIT_SET_ENV,
     atb_env_sourced,
     cann_env_sourced,
 )
-from ascendctl_engine.versions import cann_matches, cann_release_key
-
-if TYPE_CHECKING:
-    from ascendctl.models.matrix import Hardware
+from ascendctl_engine.versions import cann_below, cann_matches, cann_release_key
 
 
 def _want_cann(ctx: CheckContext) -> str:
@@ -35,7 +35,7 @@ def set_env_script(ctx: CheckContext) -> str:
     return ctx.facts.cann.set_env or TOOLKIT_SET_ENV
 
 
-@rule("cann.installed", "error", "CANN toolkit installed")
+@rule("host.cann.installed", "error", "CANN toolkit installed")
 def cann_installed(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -52,7 +52,7 @@ def cann_installed(ctx: CheckContext) -> Outcome:
     return passed(f"CANN {cann.version} at {cann.path} ({cann.layout} layout, from {cann.source}){also}")
 
 
-@rule("cann.sourced", "error", "CANN environment sourced")
+@rule("host.cann.sourced", "error", "CANN environment sourced")
 def cann_sourced(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -71,7 +71,7 @@ def cann_sourced(ctx: CheckContext) -> Outcome:
     return passed(f"sourced (home {home})")
 
 
-@rule("cann.atb", "error", "NNAL / ATB (libatb.so) installed and sourced")
+@rule("host.cann.atb", "error", "NNAL / ATB (libatb.so) installed and sourced")
 def cann_atb(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -92,7 +92,7 @@ def cann_atb(ctx: CheckContext) -> Outcome:
     return passed("NNAL/ATB installed and sourced")
 
 
-@rule("cann.release", "error", "CANN version matches the release row")
+@rule("host.cann.release", "error", "CANN version matches the release row")
 def cann_release(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -116,48 +116,30 @@ def cann_release(ctx: CheckContext) -> Outcome:
     return problem(msg, fix)
 
 
-_GRAPH_MODES_NEEDING_STREAMS = ("piecewise", "full-and-piecewise")
-# The minimums are the graph adapter's (one owner); this rule also warns for piecewise capture.
-_MIN_HDK = CAPTURE_MIN_HDK
-_MIN_CANN = CAPTURE_MIN_CANN
-
-
-@rule("cann.graph-capture", "warn", "HDK / CANN new enough for the graph mode")
+@rule("host.cann.graph-capture", "warn", "HDK / CANN new enough to capture the graph mode")
 def cann_graph_capture(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
     mode = ctx.graph_mode
-    if mode not in _GRAPH_MODES_NEEDING_STREAMS:
-        return skipped(f"graph mode {mode}")
-    old: list[str] = []
-    drv = ctx.facts.driver.version
-    if drv and cann_release_key(drv) < cann_release_key(_MIN_HDK):
-        old.append(f"driver (HDK) {drv} < {_MIN_HDK}")
-    cann = ctx.facts.cann.version
-    if cann and cann_release_key(cann) < cann_release_key(_MIN_CANN):
-        old.append(f"CANN {cann} < {_MIN_CANN}")
+    if mode not in STREAM_HUNGRY_MODES:
+        return skipped(f"graph mode {mode} captures few graphs")
+    old = capture_stream_shortfall(mode, ctx.facts.driver.version, ctx.facts.cann.version)
     if old:
         return problem(
             f"graph mode {mode} with {', '.join(old)}: capture can fail with `AclmdlRICaptureBegin … error code "
             "is 207008` / `Stream resources are insufficient`",
-            f"upgrade the HDK to ≥ {_MIN_HDK} and CANN to ≥ {_MIN_CANN}, or use engine.graph.mode: full-decode-only "
-            "(fewer captured graphs), or fewer engine.graph.capture_sizes",
+            f"upgrade the HDK to ≥ {CAPTURE_MIN_HDK} and CANN to ≥ {CAPTURE_MIN_CANN}, or use engine.graph.mode: "
+            "full-decode-only (fewer captured graphs), or fewer engine.graph.capture_sizes",
         )
-    return passed(f"graph mode {mode}: HDK {drv or '?'}, CANN {cann or '?'}")
+    return passed(f"graph mode {mode}: HDK {ctx.facts.driver.version or '?'}, CANN {ctx.facts.cann.version or '?'}")
 
 
-def _hardware(ctx: CheckContext, family: str | None) -> Hardware | None:
-    if ctx.matrix is None or family is None:
-        return None
-    return next((h for h in ctx.matrix.hardware if h.id == family), None)
-
-
-@rule("npu.release-hardware", "error", "The release supports this hardware family")
+@rule("host.npu.release-hardware", "error", "The release supports this hardware family")
 def npu_release_hardware(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
     row = ctx.release
-    hw = _hardware(ctx, ctx.family)
+    hw = ctx.hardware
     if row is None or row.backend != "npu" or hw is None:
         return skipped("no release row or hardware family to compare")
     from ascendctl.models.matrix import in_range
@@ -171,37 +153,19 @@ def npu_release_hardware(ctx: CheckContext) -> Outcome:
     return passed(f"{row.version} supports {hw.name}" + (f" (image {image})" if image else ""))
 
 
-@rule("npu.family-limits", "error", "Profile within the hardware family's limits")
-def npu_family_limits(ctx: CheckContext) -> Outcome:
+@rule("host.npu.graph-min-cann", "error", "CANN new enough for graph mode on this family")
+def npu_graph_min_cann(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
-    if ctx.profile is None:
-        return skipped("no profile")
-    hw = _hardware(ctx, ctx.family)
-    if hw is None:
-        return skipped("hardware family not in the matrix")
-    limits = hw.limits
-    problems: list[str] = []
-    fixes: list[str] = []
-    need = ctx.profile.target.devices_per_node
-    if need < limits.min_devices:
-        problems.append(
-            f"{hw.name} needs at least {limits.min_devices} devices working together, the profile uses {need}"
+    if ctx.plan is not None:
+        return skipped("the plan applies this limit (plan.supported)")
+    hw, cann = ctx.hardware, ctx.facts.cann.version
+    need = hw.limits.graph_min_cann if hw is not None else None
+    if hw is None or need is None or ctx.graph_mode == "eager":
+        return skipped("no graph minimum for this family, or eager")
+    if cann_below(cann, need):
+        return problem(
+            f"graph mode on {hw.name} needs CANN >= {need}, this host has {cann}",
+            f"upgrade CANN to {need} or set engine.graph.mode: eager",
         )
-        fixes.append(f"set target.devices_per_node: {limits.min_devices} (and engine.parallel.tensor to match)")
-    cann = ctx.facts.cann.version
-    if (
-        limits.graph_min_cann
-        and ctx.graph_mode != "eager"
-        and cann
-        and cann_release_key(cann) < cann_release_key(limits.graph_min_cann)
-    ):
-        problems.append(f"graph mode on {hw.name} needs CANN >= {limits.graph_min_cann}, this host has {cann}")
-        fixes.append(f"upgrade CANN to {limits.graph_min_cann} or set engine.graph.mode: eager")
-    dtype = ctx.profile.model.dtype
-    if dtype not in ("auto", *limits.dtypes):
-        problems.append(f"{hw.name} runs {'/'.join(limits.dtypes)}, not {dtype}")
-        fixes.append(f"set model.dtype: {limits.dtypes[0]}")
-    if problems:
-        return problem("; ".join(problems), "; ".join(fixes))
-    return passed(f"within {hw.name} limits")
+    return passed(f"CANN {cann or '?'} for graph mode on {hw.name}")

@@ -15,9 +15,9 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ascendctl.checks.context import CheckContext, release_tuple
 from ascendctl.checks.matrix_view import row_for_version
-from ascendctl.checks.registry import Outcome, passed, problem, rule, skipped
 from ascendctl.checks.rules_cann import set_env_script
 from ascendctl.checks.rules_npu import not_npu
+from ascendctl.rules import Outcome, passed, problem, rule, skipped
 from ascendctl_engine.host.cann import cann_env_sourced
 from ascendctl_engine.host.pyenv import family_from_build_tag
 from ascendctl_engine.versions import parse_or_none as parse_version
@@ -53,7 +53,7 @@ def _no_python(ctx: CheckContext) -> Outcome | None:
     return None
 
 
-@rule("engine.python", "error", "Engine interpreter probed")
+@rule("host.engine.python", "error", "Engine interpreter probed")
 def engine_python(ctx: CheckContext) -> Outcome:
     py = ctx.facts.python
     if py is None:
@@ -67,7 +67,7 @@ def engine_python(ctx: CheckContext) -> Outcome:
     return passed(f"{py.interpreter} (Python {py.version}, chosen by {py.chosen_by})")
 
 
-@rule("engine.installed", "error", "Engine packages installed")
+@rule("host.engine.installed", "error", "Engine packages installed")
 def engine_installed(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
@@ -91,7 +91,7 @@ def engine_installed(ctx: CheckContext) -> Outcome:
     return passed(f"{name} {version}")
 
 
-@rule("engine.release", "error", "Installed engine matches the profile's release")
+@rule("host.engine.release", "error", "Installed engine matches the profile's release")
 def engine_release(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
@@ -109,7 +109,7 @@ def engine_release(ctx: CheckContext) -> Outcome:
     return passed(f"{name} {have} = release {row.version}")
 
 
-@rule("engine.python-version", "error", "Engine Python within the release's range")
+@rule("host.engine.python-version", "error", "Engine Python within the release's range")
 def engine_python_version(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
@@ -137,7 +137,7 @@ def _is_dev(version: str) -> bool:
     return v is None or v.is_devrelease
 
 
-@rule("engine.vllm-pair", "error", "vLLM and vllm-ascend from the same release row")
+@rule("host.engine.vllm-pair", "error", "vLLM and vllm-ascend from the same release row")
 def engine_vllm_pair(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
@@ -182,7 +182,7 @@ def _row_for_installed(ctx: CheckContext, ascend: str) -> Release | None:
     return row_for_version(ctx.matrix, "npu", ascend) if ctx.matrix is not None else None
 
 
-@rule("engine.torch-pair", "error", "torch_npu built for the installed torch")
+@rule("host.engine.torch-pair", "error", "torch_npu built for the installed torch")
 def engine_torch_pair(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
@@ -199,7 +199,7 @@ def engine_torch_pair(ctx: CheckContext) -> Outcome:
     return passed(f"torch {torch} / torch-npu {torch_npu}")
 
 
-@rule("engine.torch-npu-cann", "error", "torch_npu has CANN (else `import torch` fails)")
+@rule("host.engine.torch-npu-cann", "error", "torch_npu has CANN (else `import torch` fails)")
 def engine_torch_npu_cann(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
@@ -235,7 +235,7 @@ def _same_public(have: str, want: str) -> bool:
     return a.public == b.public
 
 
-@rule("engine.pins", "warn", "torch / torch-npu / triton-ascend match the release pins")
+@rule("host.engine.pins", "warn", "torch / torch-npu / triton-ascend match the release pins")
 def engine_pins(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
@@ -265,7 +265,7 @@ def engine_pins(ctx: CheckContext) -> Outcome:
     return passed(f"pins of {row.version} installed")
 
 
-@rule("engine.soc-build", "error", "vllm-ascend build matches the SoC family")
+@rule("host.engine.soc-build", "error", "vllm-ascend build matches the SoC family")
 def engine_soc_build(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -296,23 +296,24 @@ def engine_soc_build(ctx: CheckContext) -> Outcome:
     return passed(f"built for {built_for} ({tag})")
 
 
-@rule("engine.triton-310p", "error", "No triton on Atlas 300I Duo")
-def engine_triton_310p(ctx: CheckContext) -> Outcome:
+@rule("host.engine.no-triton", "error", "No triton where the hardware cannot run it")
+def engine_no_triton(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
-    if ctx.family != "300i-duo":
-        return skipped(f"family {ctx.family or 'unknown'}")
+    hw = ctx.hardware
+    if hw is None or hw.limits.triton:
+        return skipped(f"family {ctx.family or 'unknown'} runs triton-ascend")
     present = [n for n in ("triton-ascend", "triton") if ctx.pkg(n)]
     if present:
         return problem(
-            f"{', '.join(f'{n} {ctx.pkg(n)}' for n in present)} installed on Atlas 300I Duo, which triton "
+            f"{', '.join(f'{n} {ctx.pkg(n)}' for n in present)} installed on {hw.name}, which triton "
             "does not support (triton errors at startup)",
             "pip uninstall -y triton-ascend triton (and remove any leftover triton directory in site-packages)",
         )
     return passed("no triton installed")
 
 
-@rule("engine.cpu-vision", "warn", "No CUDA torchvision/torchaudio in the CPU engine")
+@rule("host.engine.cpu-vision", "warn", "No CUDA torchvision/torchaudio in the CPU engine")
 def engine_cpu_vision(ctx: CheckContext) -> Outcome:
     if ctx.target != "cpu":
         return skipped(f"target backend is {ctx.target}")
@@ -334,7 +335,7 @@ def engine_cpu_vision(ctx: CheckContext) -> Outcome:
     return passed("no CUDA-only vision/audio packages")
 
 
-@rule("engine.ray", "error", "Ray executor usable")
+@rule("host.engine.ray", "error", "Ray executor usable")
 def engine_ray(ctx: CheckContext) -> Outcome:
     if ctx.profile is None or ctx.profile.engine.parallel.executor != "ray":
         return skipped("executor is not ray")

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from ascendctl.checks.context import CheckContext
 from ascendctl.checks.matrix_view import fit_rows
-from ascendctl.checks.registry import Outcome, passed, problem, rule, skipped
 from ascendctl.checks.rules_npu import not_npu
+from ascendctl.rules import Outcome, passed, problem, rule, skipped
+from ascendctl.rules.plan import launch_blocking_breaks_graphs
 
 NIC_VARS = ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME")
 
@@ -39,13 +40,15 @@ def host_cpu(ctx: CheckContext) -> Outcome:
     return passed(f"{cpu.arch or '?'}: {cpu.cores or '?'} cores, {mem} RAM{numa}")
 
 
-@rule("env.launch-blocking", "error", "ASCEND_LAUNCH_BLOCKING off with graph mode")
+@rule("host.env.launch-blocking", "error", "ASCEND_LAUNCH_BLOCKING off with graph mode")
 def env_launch_blocking(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
-    value = ctx.env.get("ASCEND_LAUNCH_BLOCKING")
-    mode = ctx.graph_mode
-    if value == "1" and mode != "eager":
+    if ctx.plan is not None:
+        return skipped("the plan applies this rule (plan.graph.launch-blocking)")
+    value, mode = ctx.env.get("ASCEND_LAUNCH_BLOCKING"), ctx.graph_mode
+    # `auto` on a bare host: vLLM captures graphs by default
+    if launch_blocking_breaks_graphs(ctx.env, "piecewise" if mode == "auto" else mode):
         return problem(
             f"ASCEND_LAUNCH_BLOCKING=1 with graph mode {mode}: vllm-ascend stops with `ACL graph is incompatible "
             "with ASCEND_LAUNCH_BLOCKING=1`",
@@ -70,7 +73,7 @@ def parse_alloc_conf(value: str) -> tuple[dict[str, str], list[str]]:
     return entries, bad
 
 
-@rule("env.alloc-conf", "error", "PYTORCH_NPU_ALLOC_CONF consistent")
+@rule("host.env.alloc-conf", "error", "PYTORCH_NPU_ALLOC_CONF consistent")
 def env_alloc_conf(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -93,7 +96,7 @@ def env_alloc_conf(ctx: CheckContext) -> Outcome:
     return passed(f"PYTORCH_NPU_ALLOC_CONF={value}")
 
 
-@rule("net.ports", "error", "Ports free")
+@rule("host.net.ports", "error", "Ports free")
 def net_ports(ctx: CheckContext) -> Outcome:
     if not ctx.facts.ports:
         return skipped("no ports requested" if ctx.profile is None else "ports not probed")
@@ -112,7 +115,7 @@ def net_ports(ctx: CheckContext) -> Outcome:
     return passed("free: " + ", ".join(f"{p.host}:{p.port} ({p.purpose})" for p in ctx.facts.ports))
 
 
-@rule("net.multinode", "error", "Multi-node network settings")
+@rule("host.net.multinode", "error", "Multi-node network settings")
 def net_multinode(ctx: CheckContext) -> Outcome:
     p = ctx.profile
     if p is None or p.target.nodes <= 1:
@@ -145,7 +148,7 @@ def net_multinode(ctx: CheckContext) -> Outcome:
     return passed(f"{p.target.nodes} nodes over {interface or 'per-node interfaces'}")
 
 
-@rule("cpu.kvcache", "warn", "CPU engine KV-cache size set")
+@rule("host.cpu.kvcache", "warn", "CPU engine KV-cache size set")
 def cpu_kvcache(ctx: CheckContext) -> Outcome:
     if ctx.target != "cpu":
         return skipped(f"target backend is {ctx.target}")
@@ -169,7 +172,7 @@ def cpu_kvcache(ctx: CheckContext) -> Outcome:
     return passed(f"KV cache {want} GiB")
 
 
-@rule("cuda.gpus", "error", "CUDA GPUs present")
+@rule("host.cuda.gpus", "error", "CUDA GPUs present")
 def cuda_gpus(ctx: CheckContext) -> Outcome:
     if ctx.target != "cuda":
         return skipped(f"target backend is {ctx.target}")
@@ -188,7 +191,7 @@ def cuda_gpus(ctx: CheckContext) -> Outcome:
     return passed(f"{len(gpus)} × {'/'.join(names)} (driver {ctx.facts.cuda.driver_version or '?'})")
 
 
-@rule("matrix.release", "error", "Profile release is in the support matrix")
+@rule("host.matrix.release", "error", "Profile release is in the support matrix")
 def matrix_release(ctx: CheckContext) -> Outcome:
     if ctx.profile is None:
         return skipped("no profile")
@@ -204,7 +207,7 @@ def matrix_release(ctx: CheckContext) -> Outcome:
     return passed(f"{row.backend} release {row.version}{status}: vLLM {row.vllm}, Python {row.python}")
 
 
-@rule("matrix.runnable", "warn", "Releases that can run on this host")
+@rule("host.matrix.runnable", "warn", "Releases that can run on this host")
 def matrix_runnable(ctx: CheckContext) -> Outcome:
     if ctx.profile is not None:
         return skipped("checking a profile's release")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ascendctl.checks.context import CheckContext
-from ascendctl.checks.registry import Outcome, passed, problem, rule, skipped
+from ascendctl.rules import Outcome, passed, problem, rule, skipped
 from ascendctl_engine.host.facts import NpuDevice
 
 DRIVER_FIX = (
@@ -59,7 +59,7 @@ def used_devices(ctx: CheckContext) -> list[NpuDevice]:
     return [d for i, d in enumerate(devices) if i in physical]
 
 
-@rule("npu.driver", "error", "Ascend NPU driver installed")
+@rule("host.npu.driver", "error", "Ascend NPU driver installed")
 def npu_driver(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -73,7 +73,7 @@ def npu_driver(ctx: CheckContext) -> Outcome:
     )
 
 
-@rule("npu.smi", "warn", "npu-smi available")
+@rule("host.npu.smi", "warn", "npu-smi available")
 def npu_smi(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -90,7 +90,7 @@ def npu_smi(ctx: CheckContext) -> Outcome:
     return passed(f"npu-smi info parsed ({ctx.facts.npu.layout if ctx.facts.npu else '?'} layout)")
 
 
-@rule("npu.devices", "error", "NPUs listed by npu-smi")
+@rule("host.npu.devices", "error", "NPUs listed by npu-smi")
 def npu_devices(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -109,7 +109,7 @@ def npu_devices(ctx: CheckContext) -> Outcome:
     return passed(f"{len(devices)} × {'/'.join(names)}{hbm_text}")
 
 
-@rule("npu.device-nodes", "error", "Device nodes /dev/davinci*")
+@rule("host.npu.device-nodes", "error", "Device nodes /dev/davinci*")
 def npu_device_nodes(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -133,7 +133,7 @@ def npu_device_nodes(ctx: CheckContext) -> Outcome:
     return passed(f"/dev/davinci{{{','.join(str(i) for i in nodes.davinci)}}} and control nodes present")
 
 
-@rule("npu.soc", "error", "Supported Ascend SoC")
+@rule("host.npu.soc", "error", "Supported Ascend SoC")
 def npu_soc(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -152,7 +152,7 @@ def npu_soc(ctx: CheckContext) -> Outcome:
     return passed(f"family {ctx.facts.family} ({devices[0].name}{soc})")
 
 
-@rule("npu.health", "warn", "NPU health")
+@rule("host.npu.health", "warn", "NPU health")
 def npu_health(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -170,7 +170,7 @@ def npu_health(ctx: CheckContext) -> Outcome:
     return passed(f"all {len(devices)} devices OK")
 
 
-@rule("npu.hardware-match", "error", "Profile hardware family matches the host")
+@rule("host.npu.hardware-match", "error", "Profile hardware family matches the host")
 def npu_hardware_match(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -188,7 +188,7 @@ def npu_hardware_match(ctx: CheckContext) -> Outcome:
     return passed(f"{have} on both")
 
 
-@rule("npu.device-count", "error", "Enough NPUs for the profile")
+@rule("host.npu.device-count", "error", "Enough NPUs for the profile")
 def npu_device_count(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -206,7 +206,7 @@ def npu_device_count(ctx: CheckContext) -> Outcome:
     return passed(f"{need} needed, {have} visible")
 
 
-@rule("npu.visible-devices", "error", "Device mask (ASCEND_RT_VISIBLE_DEVICES) is valid")
+@rule("host.npu.visible-devices", "error", "Device mask (ASCEND_RT_VISIBLE_DEVICES) is valid")
 def npu_visible_devices(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -246,7 +246,7 @@ def npu_visible_devices(ctx: CheckContext) -> Outcome:
     return passed(f"{' and '.join(shown)} valid for {count} devices")
 
 
-@rule("npu.busy", "warn", "NPUs free of other processes")
+@rule("host.npu.busy", "warn", "NPUs free of other processes")
 def npu_busy(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -309,7 +309,7 @@ def bytes_per_param(quantization: str, source: str) -> float:
     return 1.0
 
 
-@rule("npu.hbm", "error", "Model weights fit in device memory (coarse)")
+@rule("host.npu.hbm", "error", "Model weights fit in device memory (coarse)")
 def npu_hbm(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip

@@ -13,11 +13,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ascendctl.checks import host_findings
 from ascendctl.checks.context import CheckContext, ReleaseSource
 from ascendctl.checks.matrix_view import row_for_version, select_release
-from ascendctl.checks.registry import run_rules
 from ascendctl.checks.report import CheckReport
 from ascendctl.errors import UserInputError
+from ascendctl.rules import RULES, Finding
 from ascendctl_engine.host.facts import HostFacts
 from ascendctl_engine.host.gather import PortRequest, gather_host_facts
 from ascendctl_engine.host.probe import HostProbe, LocalHostProbe
@@ -25,6 +26,7 @@ from ascendctl_engine.host.pyenv import choose_engine_python, probe_python_env
 
 if TYPE_CHECKING:
     from ascendctl.models.matrix import Release, SupportMatrix
+    from ascendctl.models.plan import Plan
     from ascendctl.models.profile import Profile
 
 
@@ -121,8 +123,33 @@ def run_check(
         profile_path=str(profile_path) if profile_path is not None else None,
     )
     release, source, why = _release_for(matrix, profile, facts, ctx.target)
-    ctx = replace(ctx, release=release, release_source=source, release_error=why)
-    return CheckReport.build(ctx, run_rules(ctx), rerun=_rerun(profile_path, overrides, root, engine_python))
+    plan, plan_failure = _plan(profile, matrix, facts)
+    ctx = replace(ctx, release=release, release_source=source, release_error=why, plan=plan)
+    findings = host_findings(ctx)
+    if plan is not None:
+        findings += list(plan.deployment.findings)
+    elif plan_failure is not None:
+        findings.append(plan_failure)
+    return CheckReport.build(ctx, findings, rerun=_rerun(profile_path, overrides, root, engine_python))
+
+
+def _plan(
+    profile: Profile | None, matrix: SupportMatrix | None, facts: HostFacts
+) -> tuple[Plan | None, Finding | None]:
+    """The profile planned against these host facts (broken constraints allowed: they become findings), or
+    why it could not be planned (an unknown release pin is already `host.matrix.release`'s failure)."""
+    if profile is None or matrix is None:
+        return None, None
+    from ascendctl.planner import plan_profile
+
+    try:
+        return plan_profile(profile, matrix=matrix, host=facts, allow_unsupported=True), None
+    except UserInputError as exc:
+        rule = RULES["plan.supported"]
+        return None, Finding(
+            rule.id, "error", "fail", rule.title, f"the profile cannot be planned: {exc}",
+            "fix the profile (see `ascendctl plan PROFILE`)", rule.source,
+        )  # fmt: skip
 
 
 def _rerun(profile_path: Path | None, overrides: Sequence[str], root: str, engine_python: str | None) -> str:

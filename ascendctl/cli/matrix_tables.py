@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from ascendctl_engine.vocab import HARDWARE_FAMILIES
+
 if TYPE_CHECKING:
     from ascendctl.matrix import HostReport, Verdict
     from ascendctl.models.matrix import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
@@ -120,13 +122,13 @@ _GLYPH = {"supported": "✅", "experimental": "🔵", "untested": "🟡", "unsup
 def models_table(fams: list[ModelFamily], hardware: str | None) -> None:
     from ascendctl.matrix import model_support
 
-    cols = ["model", "types", "a2", "a3", "300i-duo", "950", "max len", "architectures"]
+    cols = ["model", "types", *HARDWARE_FAMILIES, "max len", "architectures"]
     if hardware:
         cols.append(f"features on {hardware}")
-    t = _table("Models (v0.23.0 support matrix; ✅ supported 🔵 experimental 🟡 untested ❌ no · not listed)", cols)
+    t = _table("Models (support matrix; ✅ supported 🔵 experimental 🟡 untested ❌ no · not listed)", cols)
     for f in fams:
         cells = [f.name, "/".join(f.types)]
-        for h in ("a2", "a3", "300i-duo", "950"):
+        for h in HARDWARE_FAMILIES:
             row = model_support(f, h)
             cells.append(_GLYPH[row.status if row else None])
         lens = sorted({s.max_len for s in f.support if s.max_len})

@@ -14,6 +14,7 @@ from ascendctl.matrix.release_pins import latest_stable, release_for_pin, releas
 from ascendctl.matrix.verdicts import Level, Reason, Verdict
 from ascendctl.models.matrix import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
 from ascendctl_engine.versions import parse as parse_version
+from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
 
 
 def explain(
@@ -65,7 +66,7 @@ def explain(
             reasons.append(Reason(f"{qt.name}: loadable by the {rel.package} {rel.version} engine", qt.source, "ok"))
     else:
         if not hardware:
-            raise UserInputError("backend npu needs --hardware (a2, a3, 300i-duo or 950)")
+            raise UserInputError(f"backend npu needs --hardware ({either(HARDWARE_FAMILIES)})")
         hw = hardware_by_id(matrix, hardware)
         hw_id = hw.id
         _explain_npu(matrix, rel, hw, fam, qt, features, reasons, suggestions)

@@ -6,6 +6,7 @@ from typing import Any
 
 from ascendctl.matrix.models import model_support
 from ascendctl.models.matrix import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
+from ascendctl_engine.vocab import HARDWARE_FAMILIES
 
 
 def release_json(release: Release) -> dict[str, Any]:
@@ -49,11 +50,8 @@ def release_json(release: Release) -> dict[str, Any]:
 def model_json(family: ModelFamily) -> dict[str, Any]:
     """One model family (`ascendctl matrix models --json`): the data as written, plus `status` per hardware."""
     out = family.model_dump(mode="json")
-    out["status"] = {h: (row.status if (row := model_support(family, h)) else None) for h in _HW_ORDER}
+    out["status"] = {h: (row.status if (row := model_support(family, h)) else None) for h in HARDWARE_FAMILIES}
     return out
-
-
-_HW_ORDER = ("a2", "a3", "300i-duo", "950")
 
 
 def hardware_json(hardware: Hardware) -> dict[str, Any]:

@@ -195,6 +195,10 @@ class HardwareLimits(StrictModel):
     hccl_aiv: Annotated[
         bool, Field(description="Whether HCCL may run on the AI vector cores (HCCL_OP_EXPANSION_MODE=AIV).")
     ] = True
+    square_attention_mask: Annotated[
+        bool,
+        Field(description="The attention path builds a full [max_model_len × max_model_len] mask (bound the context)."),
+    ] = False
     notes: Annotated[list[Ref], Field(description="Other limits, with references.")] = []
 
     def describe(self) -> list[str]:
@@ -210,6 +214,8 @@ class HardwareLimits(StrictModel):
             out.append(f"graph mode needs CANN ≥ {self.graph_min_cann}")
         if self.min_devices > 1:
             out.append(f"≥ {self.min_devices} devices")
+        if self.square_attention_mask:
+            out.append("full attention mask: bound max_model_len")
         return out
 
 

@@ -1,10 +1,10 @@
 """What the planner produces: a `Deployment` (the resolution: pinned release, backend, hardware, node
-layout, every effective setting with its provenance, lint findings) and a `Plan` (the deployment plus one
+layout, every effective setting with its provenance, the plan rules' findings) and a `Plan` (the deployment plus one
 `EngineCommand` per node and the reasons for each flag and variable).
 
 `Plan.to_json()` is the `--json` contract of `ascendctl plan` and `ascendctl serve --dry-run` (pinned by
-tests; keys may be added, never removed or renamed). The classes are output only: frozen, compared by
-identity (`eq=False` keeps `ascendctl plan` start-up cheap).
+tests; keys may be added; a rename or removal bumps `PLAN_JSON_SCHEMA`). The classes are output only:
+frozen, compared by identity (`eq=False` keeps `ascendctl plan` start-up cheap).
 """
 
 from __future__ import annotations
@@ -12,12 +12,15 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from ascendctl.rules import Finding
 from ascendctl_engine.spec import REDACTED, EngineCommand
 from ascendctl_engine.vocab import Role
 
-LintLevel = Literal["error", "warning", "info"]
+# The `plan --json` shape version: bump it (and say so in the CHANGELOG) whenever a key is renamed or removed
+# or a value changes meaning. 2: `lint` (rule/level/reference) became `findings` (the one finding type).
+PLAN_JSON_SCHEMA = 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,17 +97,6 @@ class NodeLayout:
 
 
 @dataclass(frozen=True, eq=False)
-class LintFinding:
-    rule: str
-    level: LintLevel
-    message: str
-    reference: str = ""
-
-    def to_json(self) -> dict[str, str]:
-        return {"rule": self.rule, "level": self.level, "message": self.message, "reference": self.reference}
-
-
-@dataclass(frozen=True, eq=False)
 class ModelFacts:
     source: str  # as the profile wrote it
     resolved: str  # what vLLM loads (prepared:NAME → its directory)
@@ -138,7 +130,7 @@ class Deployment:
     nodes: tuple[NodeLayout, ...]
     settings: Mapping[str, Setting]
     warnings: tuple[str, ...] = ()
-    lint: tuple[LintFinding, ...] = ()
+    findings: tuple[Finding, ...] = ()  # every plan.* rule applied (see `notable` for what a plan shows)
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,6 +152,7 @@ class Plan:
     def to_json(self) -> dict[str, Any]:
         d = self.deployment
         return {
+            "schema": PLAN_JSON_SCHEMA,
             "name": d.name,
             "release": d.release.to_json(),
             "backend": d.backend,
@@ -169,7 +162,7 @@ class Plan:
             "nodes": [_command_json(c, self.env_sources.get(c.node, {})) for c in self.commands],
             "warnings": list(self.warnings),
             "unsupported": list(self.unsupported),
-            "lint": [f.to_json() for f in d.lint],
+            "findings": [f.to_dict() for f in d.findings],
             "eras": dict(self.eras),
             "settings": {k: s.to_json() for k, s in sorted(d.settings.items())},
             "provenance": dict(self.provenance),
@@ -192,9 +185,9 @@ def _command_json(command: EngineCommand, sources: Mapping[str, str]) -> dict[st
 
 
 __all__ = [
+    "PLAN_JSON_SCHEMA",
     "REDACTED",
     "Deployment",
-    "LintFinding",
     "ModelFacts",
     "NodeLayout",
     "Plan",

@@ -40,6 +40,7 @@ class AdapterResult:
     eras: dict[str, str]  # topic → era name and range used
     env_sources: dict[int, dict[str, str]]  # node → env var → provenance
     graph_mode: str  # resolved: eager / piecewise / full / full-decode-only / full-and-piecewise / torchair / default
+    resolved: dict[str, tuple[str, str]] = field(default_factory=dict)  # intent path → (value the adapters chose, why)
 
 
 def _str(value: int | float | str) -> str:
@@ -109,6 +110,7 @@ class CommandBuilder:
     capture_sizes: tuple[int, ...] | None = None
     capture_sizes_why: str = ""
     graph_mode: str = "auto"  # resolved by the graph topic: eager / piecewise / full / ... / torchair / default
+    resolved: dict[str, tuple[str, str]] = field(default_factory=dict)
     ascend_scheduler: bool = False  # TorchAir era: the Ascend scheduler is on (takes chunked prefill)
 
     # ---------------------------------------------------------------- queries
@@ -132,6 +134,10 @@ class CommandBuilder:
 
     def decide(self, key: str, why: str) -> None:
         self.provenance[f"decision:{key}"] = why
+
+    def resolve(self, path: str, value: str, why: str) -> None:
+        """Record the value the adapters chose for an `auto` intent (the plan's settings show it)."""
+        self.resolved[path] = (value, why)
 
     def arg(
         self,
@@ -264,6 +270,7 @@ class CommandBuilder:
             eras=self.eras,
             env_sources=env_sources,
             graph_mode=self.graph_mode,
+            resolved=dict(self.resolved),
         )
 
     def _node_env(self, node: int) -> tuple[dict[str, str], dict[str, str]]:

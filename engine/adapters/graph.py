@@ -9,7 +9,7 @@ from __future__ import annotations
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import era
 from ascendctl_engine.adapters.intent import EngineIntent
-from ascendctl_engine.versions import below
+from ascendctl_engine.versions import cann_below
 
 NPU = {"npu"}
 NON_NPU = {"cpu", "cuda"}
@@ -24,10 +24,13 @@ CUDAGRAPH = {
 # generate) and §9.5/§9.6 (embedding / reranker).
 DUO_SIZES_GENERATE = (1, 2, 4, 8, 16, 32)
 DUO_SIZES_POOLING = (1024, 512)
-# FULL_AND_PIECEWISE needs HDK ≥ 25.5.1 and CANN ≥ 8.5.0 (RN v0.21.0rc1): below them capture runs out of streams
-# (error 207008). The one statement of these minimums; `check`'s cann.graph-capture rule asks for them too.
+# Capturing piecewise graphs (PIECEWISE, FULL_AND_PIECEWISE) spends many streams: below HDK 25.5.1 / CANN 8.5.0
+# capture runs out of them (error 207008; RN v0.21.0rc1 names the minimum for FULL_AND_PIECEWISE, FAQ #17 the
+# stream budget for both). The one statement of these minimums and of the modes they concern: the graph adapter
+# warns with them and `check`'s host.cann.graph-capture rule asks `capture_stream_shortfall` too.
 CAPTURE_MIN_HDK = "25.5.1"
 CAPTURE_MIN_CANN = "8.5.0"
+STREAM_HUNGRY_MODES = ("piecewise", "full-and-piecewise")
 AUTO_WHY = (
     "auto: FULL_DECODE_ONLY is the documented recommendation for generative models from v0.12.0rc1 "
     "(RN v0.12.0rc1; Qwen3-Dense, Qwen3-235B-A22B, DeepSeek-R1 and Qwen-VL tutorials, vllm-ascend.md §9)"
@@ -65,7 +68,7 @@ def _duo_cann_blocks_graphs(intent: EngineIntent, b: CommandBuilder) -> bool:
     need = intent.traits.graph_min_cann
     if need is None:
         return False
-    old = below(intent.cann, need)
+    old = cann_below(intent.cann, need)
     if old is None:
         b.warn(f"{intent.traits.label} graph mode needs CANN ≥ {need}; the CANN version is unknown")
     return bool(old)
@@ -220,8 +223,8 @@ def _aclgraph(intent: EngineIntent, b: CommandBuilder, *, full_and_piecewise: bo
                 "engine.graph.mode full-and-piecewise needs vllm-ascend ≥ v0.21.0rc1 (earlier platform.py turns "
                 "FULL_AND_PIECEWISE into PIECEWISE)"
             )
-        if mode == "full-and-piecewise" and full_and_piecewise:
-            _warn_full_and_piecewise(intent, b)
+        if mode != "full-and-piecewise" or full_and_piecewise:
+            _warn_capture_streams(intent, b, mode)
         _cudagraph(b, mode, _mode_why(intent))
     _user_sizes(intent, b)
     if intent.traits.few_streams and not intent.capture_sizes:
@@ -235,17 +238,28 @@ def _aclgraph(intent: EngineIntent, b: CommandBuilder, *, full_and_piecewise: bo
         _cap_sizes(intent, b, intent.traits.max_capture_sizes)
 
 
-def _warn_full_and_piecewise(intent: EngineIntent, b: CommandBuilder) -> None:
-    old_cann = below(intent.cann, CAPTURE_MIN_CANN)
-    old_hdk = below(intent.driver, CAPTURE_MIN_HDK)
-    if old_cann or old_hdk:
+def capture_stream_shortfall(mode: str, driver: str | None, cann: str | None) -> list[str]:
+    """What is too old on this host for capturing `mode` (empty: nothing known to be too old)."""
+    if mode not in STREAM_HUNGRY_MODES:
+        return []
+    old = []
+    if cann_below(driver, CAPTURE_MIN_HDK):
+        old.append(f"driver (HDK) {driver} < {CAPTURE_MIN_HDK}")
+    if cann_below(cann, CAPTURE_MIN_CANN):
+        old.append(f"CANN {cann} < {CAPTURE_MIN_CANN}")
+    return old
+
+
+def _warn_capture_streams(intent: EngineIntent, b: CommandBuilder, mode: str) -> None:
+    old = capture_stream_shortfall(mode, intent.driver, intent.cann)
+    if old:
         b.warn(
-            f"FULL_AND_PIECEWISE needs HDK ≥ {CAPTURE_MIN_HDK} and CANN ≥ {CAPTURE_MIN_CANN} (RN v0.21.0rc1); "
-            "this host has "
-            f"driver {intent.driver or '?'} / CANN {intent.cann or '?'}: expect a fallback to PIECEWISE or "
-            "stream exhaustion (error 207008)"
+            f"graph mode {mode} needs HDK ≥ {CAPTURE_MIN_HDK} and CANN ≥ {CAPTURE_MIN_CANN} (RN v0.21.0rc1, FAQ #17); "
+            f"this host has {', '.join(old)}: expect stream exhaustion (error 207008)"
+            + (" or a fallback to PIECEWISE" if mode == "full-and-piecewise" else "")
         )
-    elif old_hdk is None:
+    elif mode == "full-and-piecewise" and intent.driver is None:
+        # the release notes state this minimum as a requirement of FULL_AND_PIECEWISE: say it was not verified
         b.warn(
             f"FULL_AND_PIECEWISE needs HDK ≥ {CAPTURE_MIN_HDK} and CANN ≥ {CAPTURE_MIN_CANN} (RN v0.21.0rc1); "
             "the driver was not probed"

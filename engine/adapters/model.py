@@ -30,11 +30,9 @@ def model_args(intent: EngineIntent, b: CommandBuilder) -> None:
         b.arg("--served-model-name", m.served_name, why=intent.source("model.served_name"))
     if "bfloat16" not in intent.traits.dtypes and m.dtype == "auto":
         only = intent.traits.dtypes[0]
-        b.arg(
-            "--dtype",
-            only,
-            why=f"matrix rule: {intent.traits.label or intent.hardware} runs {'/'.join(intent.traits.dtypes)} only",
-        )
+        why = f"matrix rule: {intent.traits.label or intent.hardware} runs {'/'.join(intent.traits.dtypes)} only"
+        b.arg("--dtype", only, why=why)
+        b.resolve("model.dtype", only, why)
     elif m.dtype != "auto":
         b.arg("--dtype", m.dtype, why=intent.source("model.dtype"))
     if m.max_model_len is not None:

@@ -74,8 +74,8 @@ def assert_contract(report: dict[str, Any]) -> None:
 
 # name: backend, family, devices, driver, CANN, engine Python, exit code, failing rules, warning rules
 EXPECTED = {
-    "a2-910b3x8": ("npu", "a2", 8, "24.1.0", "8.5.0", "3.11.10", 0, set(), {"npu.busy"}),
-    "a3-16chips": ("npu", "a3", 16, "26.0.rc1", "9.1.0", "3.12.8", 0, set(), {"npu.health"}),
+    "a2-910b3x8": ("npu", "a2", 8, "24.1.0", "8.5.0", "3.11.10", 0, set(), {"host.npu.busy"}),
+    "a3-16chips": ("npu", "a3", 16, "26.0.rc1", "9.1.0", "3.12.8", 0, set(), {"host.npu.health"}),
     "300i-duo": (
         "npu",
         "300i-duo",
@@ -84,7 +84,7 @@ EXPECTED = {
         "9.1.0",
         "3.11.10",
         1,
-        {"engine.soc-build", "engine.triton-310p"},
+        {"host.engine.soc-build", "host.engine.no-triton"},
         set(),
     ),
     "cann9-a2": (
@@ -95,12 +95,12 @@ EXPECTED = {
         "9.0.1",
         "3.12.8",
         1,
-        {"cann.sourced", "cann.atb", "engine.torch-npu-cann"},
+        {"host.cann.sourced", "host.cann.atb", "host.engine.torch-npu-cann"},
         set(),
     ),
     # No NPU is found: no npu release can run here (the one row-fit function says so).
-    "no-driver": ("cpu", None, 0, None, "8.3.RC2", "3.11.10", 1, {"npu.driver"}, {"matrix.runnable"}),
-    "broken-env": ("cpu", None, 0, None, None, "3.11.7", 1, {"engine.torch-npu-cann"}, set()),
+    "no-driver": ("cpu", None, 0, None, "8.3.RC2", "3.11.10", 1, {"host.npu.driver"}, {"host.matrix.runnable"}),
+    "broken-env": ("cpu", None, 0, None, None, "3.11.7", 1, {"host.engine.torch-npu-cann"}, set()),
 }
 
 
@@ -136,7 +136,7 @@ def test_a2_json_details(fixture_host) -> None:  # type: ignore[no-untyped-def]
     assert report["target"] == "npu"
     assert report["release"] == {"version": "v0.13.0", "source": "installed"}
     assert report["profile"] is None
-    runnable = next(r for r in report["results"] if r["id"] == "matrix.runnable")
+    runnable = next(r for r in report["results"] if r["id"] == "host.matrix.runnable")
     assert runnable["status"] == "pass" and "releases fit" in runnable["message"]
 
 
@@ -150,13 +150,13 @@ def test_a3_chips_and_soc_from_board_info(fixture_host) -> None:  # type: ignore
 def test_fix_texts_for_broken_hosts(fixture_host) -> None:  # type: ignore[no-untyped-def]
     _, cann9 = run_json(fixture_host("cann9-a2"))
     fixes = {r["id"]: r["fix"] for r in cann9["results"]}
-    assert fixes["cann.sourced"] == "source /usr/local/Ascend/cann/set_env.sh"
-    assert fixes["cann.atb"] == "source /usr/local/Ascend/nnal/atb/set_env.sh"
+    assert fixes["host.cann.sourced"] == "source /usr/local/Ascend/cann/set_env.sh"
+    assert fixes["host.cann.atb"] == "source /usr/local/Ascend/nnal/atb/set_env.sh"
     assert cann9["host"]["cann"]["layout"] == "cann9"
     _, duo = run_json(fixture_host("300i-duo"))
     fixes = {r["id"]: r["fix"] for r in duo["results"]}
-    assert "quay.io/ascend/vllm-ascend:v0.23.0-310p" in fixes["engine.soc-build"]
-    assert fixes["engine.triton-310p"].startswith("pip uninstall -y triton-ascend triton")
+    assert "quay.io/ascend/vllm-ascend:v0.23.0-310p" in fixes["host.engine.soc-build"]
+    assert fixes["host.engine.no-triton"].startswith("pip uninstall -y triton-ascend triton")
 
 
 def test_strict_counts_warnings(fixture_host) -> None:  # type: ignore[no-untyped-def]
@@ -175,19 +175,44 @@ def test_a2_host_runs_the_qwen_profile_at_its_installed_release(fixture_host) ->
     assert report["profile"]["name"] == "qwen3-32b-w8a8-a2"
     assert report["release"] == {"version": "v0.13.0", "source": "profile"}
     statuses = {r["id"]: r["status"] for r in report["results"]}
-    assert statuses["npu.hbm"] == "pass"
-    assert statuses["npu.busy"] == "pass"  # devices 0-3; the busy NPU is 7
-    assert statuses["net.ports"] == "pass"
+    assert statuses["host.npu.hbm"] == "pass"
+    assert statuses["host.npu.busy"] == "pass"  # devices 0-3; the busy NPU is 7
+    assert statuses["host.net.ports"] == "pass"
     assert report["next"] == f"ascendctl serve {QWEN_A2}"
+    # the plan rules run too, against the same host facts (one registry, one finding shape)
+    assert report["schema"] == 2
+    assert statuses["plan.supported"] == "pass" and statuses["plan.hardware.dtype"] == "pass"
+    assert {r["id"].split(".")[0] for r in report["results"]} == {"host", "plan"}
+
+
+def test_check_shows_the_plans_findings(fixture_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # a model-rule problem `plan` would refuse is a failing `plan.*` result of `check PROFILE`, with its fix
+    model = tmp_path / "dsv2"
+    model.mkdir()
+    config = {"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "num_attention_heads": 16,
+              "kv_lora_rank": 512, "n_routed_experts": 64, "torch_dtype": "bfloat16"}  # fmt: skip
+    (model / "config.json").write_text(json.dumps(config))
+    host = fixture_host("a2-910b3x8")
+    code, report = run_json(
+        host, str(QWEN_A2), "--set", "release=v0.13.0", "--set", f"server.port={free_port()}",
+        "--set", f"model.source={model}", "--set", "model.quantization=none",
+    )  # fmt: skip
+    assert code == 1
+    failed = {r["id"]: r for r in report["results"] if r["status"] == "fail"}
+    assert "plan.mla.heads-per-rank" in failed, sorted(failed)
+    assert "16 heads / TP 4 = 4" in failed["plan.mla.heads-per-rank"]["message"]
+    assert failed["plan.mla.heads-per-rank"]["fix"] and failed["plan.mla.heads-per-rank"]["source"] == "FAQ #13"
 
 
 def test_a2_host_cannot_run_the_profile_pinned_to_another_release(fixture_host) -> None:  # type: ignore[no-untyped-def]
     host = fixture_host("a2-910b3x8")
     code, report = run_json(host, str(QWEN_A2), "--set", f"server.port={free_port()}")
     assert code == 1
-    assert {"engine.release", "cann.release", "engine.vllm-pair"} - by_status(report, "fail") == {"engine.vllm-pair"}
-    assert {"engine.release", "cann.release"} <= by_status(report, "fail")
-    assert "engine.pins" in by_status(report, "warn")
+    assert {"host.engine.release", "host.cann.release", "host.engine.vllm-pair"} - by_status(report, "fail") == {
+        "host.engine.vllm-pair"
+    }
+    assert {"host.engine.release", "host.cann.release"} <= by_status(report, "fail")
+    assert "host.engine.pins" in by_status(report, "warn")
 
 
 def test_busy_port_fails_the_check(fixture_host) -> None:  # type: ignore[no-untyped-def]
@@ -198,15 +223,15 @@ def test_busy_port_fails_the_check(fixture_host) -> None:  # type: ignore[no-unt
         port = sock.getsockname()[1]
         code, report = run_json(host, str(CPU_DEMO), "--set", f"server.port={port}")
     assert code == 1
-    ports = next(r for r in report["results"] if r["id"] == "net.ports")
+    ports = next(r for r in report["results"] if r["id"] == "host.net.ports")
     assert ports["status"] == "fail" and f"127.0.0.1:{port}" in ports["message"]
 
 
 def test_cpu_profile_on_the_broken_env(fixture_host) -> None:  # type: ignore[no-untyped-def]
     code, report = run_json(fixture_host("broken-env"), str(CPU_DEMO), "--set", f"server.port={free_port()}")
     assert code == 1
-    assert by_status(report, "fail") == {"engine.torch-npu-cann"}
-    fix = next(r["fix"] for r in report["results"] if r["id"] == "engine.torch-npu-cann")
+    assert by_status(report, "fail") == {"host.engine.torch-npu-cann"}
+    fix = next(r["fix"] for r in report["results"] if r["id"] == "host.engine.torch-npu-cann")
     assert fix.startswith("pip uninstall -y torch-npu")
     assert report["target"] == "cpu"
 
@@ -214,7 +239,7 @@ def test_cpu_profile_on_the_broken_env(fixture_host) -> None:  # type: ignore[no
 def test_npu_profile_on_a_host_without_driver(fixture_host) -> None:  # type: ignore[no-untyped-def]
     code, report = run_json(fixture_host("no-driver"), str(QWEN_A2), "--set", "release=v0.11.0")
     assert code == 1
-    assert "npu.driver" in by_status(report, "fail")
+    assert "host.npu.driver" in by_status(report, "fail")
 
 
 def test_text_report_shows_hardware_then_table_then_next(fixture_host) -> None:  # type: ignore[no-untyped-def]
@@ -224,7 +249,7 @@ def test_text_report_shows_hardware_then_table_then_next(fixture_host) -> None: 
     assert lines[0] == "Host"
     hw = next(i for i, ln in enumerate(lines) if ln.strip().startswith("NPUs"))
     assert "4 × 310P3" in lines[hw]
-    table = next(i for i, ln in enumerate(lines) if "engine.soc-build" in ln)
+    table = next(i for i, ln in enumerate(lines) if "host.engine.soc-build" in ln)
     nxt = next(i for i, ln in enumerate(lines) if ln.startswith("next:"))
     assert hw < table < nxt
     assert "FAIL" in out
@@ -263,4 +288,4 @@ def test_this_machine_for_real() -> None:
     failed = by_status(report, "fail")
     assert result.exit_code == (1 if failed else 0)
     # This venv holds ascendctl, not the engine: the CPU engine is reported missing (a warning without a profile).
-    assert "engine.installed" in by_status(report, "warn")
+    assert "host.engine.installed" in by_status(report, "warn")

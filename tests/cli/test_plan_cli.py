@@ -35,6 +35,11 @@ def test_plan_json_contract_for_every_curated_profile(profile: Path) -> None:
         assert all(isinstance(v, str) for v in node["env"].values())
     assert data["nodes"][0]["role"] == "head"
     assert isinstance(data["warnings"], list) and isinstance(data["provenance"], dict)
+    # schema 2: the plan rules' findings in the shape `check --json` uses for its results
+    assert data["schema"] == 2 and "lint" not in data
+    for finding in data["findings"]:
+        assert set(finding) == {"id", "severity", "status", "title", "message", "fix", "source"}
+        assert finding["id"].startswith("plan.") and finding["status"] in ("pass", "warn", "fail", "skip")
 
 
 @pytest.mark.parametrize("profile", CURATED, ids=[p.name for p in CURATED])

@@ -124,7 +124,12 @@ def test_full_modes_need_their_release() -> None:
     fine_host = plan_commands(npu("v0.23.0", graph_mode="full-and-piecewise", driver="25.5.1", cann="9.1.0"))
     assert not any("HDK" in w for w in fine_host.warnings)
     old_host = plan_commands(npu("v0.23.0", graph_mode="full-and-piecewise", driver="25.2.0", cann="8.3.RC2"))
-    assert any("this host has driver 25.2.0" in w for w in old_host.warnings)
+    assert any("driver (HDK) 25.2.0 < 25.5.1" in w for w in old_host.warnings)
+    # PIECEWISE spends the same stream budget: the same minimums, the same warning (one owner, one scope)
+    piecewise = plan_commands(npu("v0.23.0", graph_mode="piecewise", driver="25.2.0", cann="9.1.0"))
+    assert any("graph mode piecewise" in w and "25.2.0 < 25.5.1" in w for w in piecewise.warnings)
+    decode_only = plan_commands(npu("v0.23.0", graph_mode="full-decode-only", driver="25.2.0", cann="8.3.RC2"))
+    assert not any("25.5.1" in w for w in decode_only.warnings)
 
 
 def test_capture_sizes_spelling_per_vllm() -> None:

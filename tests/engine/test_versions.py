@@ -5,14 +5,15 @@ from __future__ import annotations
 from ascendctl.checks.matrix_view import fit_rows
 from ascendctl.matrix import compatible_releases, load_matrix, release_for_pin
 from ascendctl_engine.host.facts import HostFacts
-from ascendctl_engine.versions import below, cann_matches, parse, parse_or_none, same_release, strip_v
+from ascendctl_engine.versions import cann_below, cann_matches, parse, parse_or_none, same_release, strip_v
 
 
 def test_parsing() -> None:
     assert parse("v0.13.0rc1") == parse("0.13.0rc1") and strip_v("v0.9.1") == "0.9.1"
     assert parse_or_none("8.3.RC2") is not None and parse_or_none("not a version") is None
     assert same_release("0.32.0+cpu", "0.32.0") and not same_release("2.7.1", "2.7.1.post1")
-    assert below("8.3.RC1", "8.5.0") is True and below(None, "8.5.0") is None
+    assert cann_below("8.3.RC1", "8.5.0") is True and cann_below(None, "8.5.0") is None
+    assert cann_below("8.5.RC1", "8.5.0") is True and cann_below("25.5.1", "25.5.1") is False
 
 
 def test_the_cann_rule() -> None:

@@ -1,4 +1,4 @@
-"""Lint rules that read the model's config.json, on crafted model directories."""
+"""The plan.* rules (model config.json, matrix hardware limits), on crafted model directories."""
 
 from __future__ import annotations
 
@@ -59,18 +59,19 @@ def profile(tmp_path: Path, source: str, body: str, *, hardware: str = "a3", dev
 
 
 def findings(path: Path, **kw: Any) -> dict[str, str]:
+    """Rule id → `fail` / `warn` / `info` (applies, could not decide) for the rules that have something to say."""
     plan = plan_profile(load_profile(path), allow_unsupported=True, **kw)
-    return {f.rule: f.level for f in plan.deployment.lint}
+    return {f.id: "info" if f.undecided else f.status for f in plan.deployment.findings if f.notable}
 
 
 def test_mla_heads_per_rank(tmp_path: Path) -> None:
     lite = model_dir(tmp_path, DEEPSEEK_V2_LITE)
     graph = profile(tmp_path, str(lite), "engine: {parallel: {tensor: 2}}\n")
-    assert findings(graph)["mla-heads-per-rank"] == "error"
+    assert findings(graph)["plan.mla.heads-per-rank"] == "fail"
     with pytest.raises(UnsupportedPlan, match="heads per TP rank"):
         plan_profile(load_profile(graph))
     eager = profile(tmp_path, str(lite), "engine: {graph: {mode: eager}, parallel: {tensor: 2}}\n")
-    assert "mla-heads-per-rank" not in findings(eager)
+    assert "plan.mla.heads-per-rank" not in findings(eager)
 
 
 def test_mla_heads_ok_for_deepseek_v3_tp4(tmp_path: Path) -> None:
@@ -78,7 +79,8 @@ def test_mla_heads_ok_for_deepseek_v3_tp4(tmp_path: Path) -> None:
     path = profile(tmp_path, str(v3), "engine: {parallel: {tensor: 4}}\n")
     plan = plan_profile(load_profile(path))
     assert plan.deployment.model.arch == "mla" and "config.json" in plan.deployment.model.traits_from
-    assert "mla-heads-per-rank" not in {f.rule for f in plan.deployment.lint}
+    [mla] = [f for f in plan.deployment.findings if f.id == "plan.mla.heads-per-rank"]
+    assert mla.status == "pass" and "32 heads per rank" in mla.message
 
 
 def test_experts_divisible_by_ep(tmp_path: Path) -> None:
@@ -88,21 +90,21 @@ def test_experts_divisible_by_ep(tmp_path: Path) -> None:
         str(moe),
         "engine: {parallel: {tensor: 16, expert: true}, eplb: {mode: dynamic, redundant_experts: 5}}\n",
     )
-    assert findings(bad)["experts-divisible-by-ep"] == "error"
+    assert findings(bad)["plan.moe.experts-divisible"] == "fail"
     good = profile(
         tmp_path,
         str(moe),
         "engine: {parallel: {tensor: 16, expert: true}, eplb: {mode: dynamic, redundant_experts: 16}}\n",
     )
-    assert "experts-divisible-by-ep" not in findings(good)
+    assert "plan.moe.experts-divisible" not in findings(good)
 
 
 def test_eplb_with_few_experts_per_device(tmp_path: Path) -> None:
     moe = model_dir(tmp_path, QWEN3_MOE)  # 128 experts / 16 ranks = 8 per device
     path = profile(tmp_path, str(moe), "engine: {parallel: {tensor: 16, expert: true}, eplb: {mode: dynamic}}\n")
-    assert findings(path)["eplb-experts-per-device"] == "warning"
+    assert findings(path)["plan.eplb.experts-per-device"] == "warn"
     fewer_ranks = profile(tmp_path, str(moe), "engine: {parallel: {tensor: 4, expert: true}, eplb: {mode: dynamic}}\n")
-    assert "eplb-experts-per-device" not in findings(fewer_ranks)
+    assert "plan.eplb.experts-per-device" not in findings(fewer_ranks)
 
 
 def test_low_bit_quantization_with_eplb(tmp_path: Path) -> None:
@@ -113,20 +115,29 @@ def test_low_bit_quantization_with_eplb(tmp_path: Path) -> None:
     )
     text = path.read_text().replace("model: {source:", "model: {quantization: w4a8_dynamic, source:")
     path.write_text(text)
-    assert findings(path)["low-bit-quant-eplb"] == "error"
+    # the matrix's feature constraints own this (W4A8 × EPLB ❌), whether or not the model is a known family
+    plan = plan_profile(load_profile(path), allow_unsupported=True)
+    [supported] = [f for f in plan.deployment.findings if f.id == "plan.supported"]
+    assert supported.status == "fail" and "W4A8 quantization does not work with EPLB" in supported.message
+    unknown = profile(
+        tmp_path, "someorg/unknown-moe", "engine: {parallel: {tensor: 4, expert: true}, eplb: {mode: dynamic}}\n"
+    )
+    unknown.write_text(unknown.read_text().replace("model: {source:", "model: {quantization: w4a8_dynamic, source:"))
+    with pytest.raises(UnsupportedPlan, match="W4A8 quantization does not work with EPLB"):
+        plan_profile(load_profile(unknown))
 
 
 def test_300i_duo_dtype_and_length(tmp_path: Path) -> None:
     dense = model_dir(tmp_path, DENSE)
     unset = profile(tmp_path, str(dense), "", hardware="300i-duo", devices=1)
     found = findings(unset)
-    assert found["310p-float16"] == "warning" and found["310p-max-model-len"] == "warning"
+    assert found["plan.hardware.checkpoint-dtype"] == "warn" and found["plan.hardware.max-model-len"] == "warn"
     long = profile(tmp_path, "Qwen/Qwen3-8B", "", hardware="300i-duo", devices=1)
     long.write_text(long.read_text().replace("model: {source:", "model: {max_model_len: 131072, source:"))
-    assert findings(long)["310p-max-model-len"] == "warning"  # above the matrix's 20k for Qwen3-Dense on 300I Duo
+    assert findings(long)["plan.hardware.max-model-len"] == "warn"  # above the matrix's 20k for Qwen3-Dense on 300I Duo
     short = profile(tmp_path, "Qwen/Qwen3-8B", "", hardware="300i-duo", devices=1)
     short.write_text(short.read_text().replace("model: {source:", "model: {max_model_len: 8192, source:"))
-    assert "310p-max-model-len" not in findings(short)
+    assert "plan.hardware.max-model-len" not in findings(short)
 
 
 def test_full_graph_with_context_parallel(tmp_path: Path) -> None:
@@ -135,27 +146,27 @@ def test_full_graph_with_context_parallel(tmp_path: Path) -> None:
         "Qwen/Qwen3-8B",
         "engine: {graph: {mode: full}, extra_args: ['--decode-context-parallel-size', '2']}\n",
     )
-    assert findings(path)["full-graph-context-parallel"] == "warning"
+    assert findings(path)["plan.graph.full-with-context-parallel"] == "warn"
 
 
 def test_launch_blocking_with_graph_mode(tmp_path: Path) -> None:
     path = profile(tmp_path, "Qwen/Qwen3-8B", "runtime: {env: {ASCEND_LAUNCH_BLOCKING: '1'}}\n")
-    assert findings(path)["launch-blocking-graph"] == "error"
+    assert findings(path)["plan.graph.launch-blocking"] == "fail"
     eager = profile(
         tmp_path, "Qwen/Qwen3-8B", "engine: {graph: {mode: eager}}\nruntime: {env: {ASCEND_LAUNCH_BLOCKING: '1'}}\n"
     )
-    assert "launch-blocking-graph" not in findings(eager)
+    assert "plan.graph.launch-blocking" not in findings(eager)
 
 
 def test_hub_ids_skip_the_config_rules(tmp_path: Path) -> None:
     path = profile(tmp_path, "deepseek-ai/DeepSeek-V3", "engine: {parallel: {tensor: 4, expert: true}}\n")
     found = findings(path)
-    assert found["mla-heads-per-rank"] == "info" and found["experts-divisible-by-ep"] == "info"
+    assert found["plan.mla.heads-per-rank"] == "info" and found["plan.moe.experts-divisible"] == "info"
 
 
 def test_model_not_in_the_matrix(tmp_path: Path) -> None:
     path = profile(tmp_path, "someorg/unknown-model-7b", "")
-    assert findings(path)["model-in-matrix"] == "warning"
+    assert findings(path)["plan.model.in-matrix"] == "warn"
 
 
 def test_modelslim_directory_resolves_quantization_auto(tmp_path: Path) -> None:
@@ -184,3 +195,30 @@ def test_read_model_config(tmp_path: Path) -> None:
 def test_parse_model_config_fields() -> None:
     cfg = parse_model_config({**DEEPSEEK_V3, "quantization_config": {"quant_method": "fp8"}})
     assert cfg.mla and cfg.moe and cfg.num_experts == 256 and cfg.quant_method == "fp8"
+
+
+def test_hardware_limits_come_from_the_matrix(tmp_path: Path) -> None:
+    # 300I Duo runs float16 only (matrix hardware limits): bfloat16 is refused at plan time, pointing at model.dtype
+    path = profile(tmp_path, "Qwen/Qwen3-8B", "", hardware="300i-duo", devices=1)
+    path.write_text(
+        path.read_text().replace("model: {source:", "model: {dtype: bfloat16, max_model_len: 4096, source:")
+    )
+    assert findings(path)["plan.hardware.dtype"] == "fail"
+    with pytest.raises(UnsupportedPlan, match="runs float16 only, not bfloat16"):
+        plan_profile(load_profile(path))
+    # the adapters resolve `auto` to the family's dtype and the plan's settings say so
+    auto = profile(tmp_path, "Qwen/Qwen3-8B", "", hardware="300i-duo", devices=1)
+    plan = plan_profile(load_profile(auto), allow_unsupported=True)
+    assert plan.deployment.settings["model.dtype"].value == "float16"
+    assert "runs float16 only" in plan.deployment.settings["model.dtype"].source
+    # A3 needs two devices working together
+    one = profile(tmp_path, "Qwen/Qwen3-8B", "", hardware="a3", devices=1)
+    assert findings(one)["plan.hardware.min-devices"] == "fail"
+
+
+def test_plan_rules_ask_limits_not_family_names() -> None:
+    import ascendctl.rules.plan as plan_rules
+
+    source = Path(plan_rules.__file__).read_text()
+    for family in ("300i-duo", '"a2"', '"a3"', '"950"'):
+        assert family not in source

@@ -1,0 +1,171 @@
+"""`profile.*` rules: cross-field rules of a profile that need no support matrix and no host.
+
+Each problem points at the profile key it is about (`at`), so the loader reports it with `file:line`. Limits
+of a hardware family (dtypes, fewest devices) are matrix facts and live in the `plan.*` rules.
+"""
+
+from __future__ import annotations
+
+from ascendctl.models.profile import Profile
+from ascendctl.rules import Finding, Outcome, evaluate, passed, problem, rule, skipped
+from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
+
+
+def profile_findings(profile: Profile) -> list[Finding]:
+    return evaluate("profile", profile)
+
+
+# --- target ----------------------------------------------------------------------------------------
+
+
+@rule("profile.target.hardware-needed", "error", "An npu target names its hardware family")
+def hardware_needed(p: Profile) -> Outcome:
+    if p.target.backend != "npu":
+        return skipped(f"backend {p.target.backend}")
+    if p.target.hardware is None:
+        return problem(f"backend `npu` needs a hardware family: {either(HARDWARE_FAMILIES)}", at=("target", "hardware"))
+    return passed(f"hardware {p.target.hardware}")
+
+
+@rule("profile.target.hardware-only-npu", "error", "Only npu targets name a hardware family")
+def hardware_only_npu(p: Profile) -> Outcome:
+    t = p.target
+    if t.backend != "npu" and t.hardware is not None:
+        return problem(
+            f"hardware families are Ascend NPUs; remove it for backend `{t.backend}`", at=("target", "hardware")
+        )
+    return passed("consistent")
+
+
+@rule("profile.target.visible-devices-count", "error", "The device mask lists devices_per_node devices")
+def visible_devices_count(p: Profile) -> Outcome:
+    t = p.target
+    if t.visible_devices is None:
+        return skipped("no device mask")
+    if len(t.visible_devices) != t.devices_per_node:
+        return problem(
+            f"lists {len(t.visible_devices)} devices but devices_per_node is {t.devices_per_node}",
+            at=("target", "visible_devices"),
+        )
+    return passed(f"{len(t.visible_devices)} devices")
+
+
+@rule("profile.target.visible-devices-unique", "error", "The device mask names each device once")
+def visible_devices_unique(p: Profile) -> Outcome:
+    devices = p.target.visible_devices
+    if devices is None:
+        return skipped("no device mask")
+    if len(set(devices)) != len(devices):
+        return problem("a device id is listed twice", at=("target", "visible_devices"))
+    return passed("no repeats")
+
+
+# --- parallel layout ---------------------------------------------------------------------------------
+
+
+@rule("profile.parallel.capacity", "error", "tensor × pipeline × data ranks fit the target's devices")
+def parallel_capacity(p: Profile) -> Outcome:
+    par, t = p.engine.parallel, p.target
+    world = par.tensor * par.pipeline * par.data
+    capacity = t.devices_per_node * t.nodes
+    if world > capacity:
+        return problem(
+            f"tensor×pipeline×data = {par.tensor}×{par.pipeline}×{par.data} = {world} ranks, but the target has "
+            f"{t.devices_per_node} devices × {t.nodes} nodes = {capacity}",
+            at=("engine", "parallel"),
+        )
+    return passed(f"{world} ranks on {capacity} devices")
+
+
+@rule("profile.parallel.data-per-node", "error", "data_per_node divides data and fits a node")
+def data_per_node(p: Profile) -> Outcome:
+    par, t = p.engine.parallel, p.target
+    if par.data_per_node is None:
+        return skipped("data_per_node not set")
+    at = ("engine", "parallel", "data_per_node")
+    if par.data % par.data_per_node:
+        return problem(f"{par.data_per_node} does not divide data = {par.data}", at=at)
+    if par.data_per_node * par.tensor * par.pipeline > t.devices_per_node:
+        return problem(
+            f"{par.data_per_node} ranks × tensor {par.tensor} × pipeline {par.pipeline} need more than "
+            f"the {t.devices_per_node} devices of a node",
+            at=at,
+        )
+    return passed(f"{par.data_per_node} data-parallel ranks per node")
+
+
+@rule("profile.parallel.data-over-nodes", "error", "data ranks split evenly over the nodes")
+def data_over_nodes(p: Profile) -> Outcome:
+    par, t = p.engine.parallel, p.target
+    if par.data_per_node is not None or t.nodes == 1 or par.data == 1:
+        return skipped("one node, one data rank, or data_per_node given")
+    if par.data % t.nodes:
+        return problem(
+            f"data = {par.data} cannot be split evenly over {t.nodes} nodes", at=("engine", "parallel", "data")
+        )
+    return passed(f"{par.data // t.nodes} data ranks per node")
+
+
+# --- EPLB ----------------------------------------------------------------------------------------------
+
+
+@rule("profile.eplb.needs-expert-parallel", "error", "EPLB runs with expert parallelism")
+def eplb_needs_ep(p: Profile) -> Outcome:
+    if p.engine.eplb.mode == "off":
+        return skipped("EPLB off")
+    if not p.engine.parallel.expert:
+        return problem(
+            "EPLB balances experts across EP ranks: set engine.parallel.expert: true", at=("engine", "eplb", "mode")
+        )
+    return passed("expert parallelism on")
+
+
+@rule("profile.eplb.static-map", "error", "Static EPLB names its expert map")
+def eplb_static_map(p: Profile) -> Outcome:
+    eplb = p.engine.eplb
+    if eplb.mode != "static":
+        return skipped(f"EPLB {eplb.mode}")
+    if not eplb.expert_map_path:
+        return problem(
+            "static EPLB replays an expert map: set expert_map_path", at=("engine", "eplb", "expert_map_path")
+        )
+    return passed(f"expert map {eplb.expert_map_path}")
+
+
+_EPLB_OPTIONAL = ("expert_map_path", "record_path", "heat_collection_interval", "algorithm_interval", "policy_type")
+
+
+@rule("profile.eplb.settings-without-mode", "error", "No EPLB settings while EPLB is off")
+def eplb_settings_when_off(p: Profile) -> Outcome:
+    eplb = p.engine.eplb
+    if eplb.mode != "off":
+        return skipped(f"EPLB {eplb.mode}")
+    given = ["redundant_experts"] if eplb.redundant_experts else []
+    given += [name for name in _EPLB_OPTIONAL if getattr(eplb, name) is not None]
+    if given:
+        return problem(f"EPLB settings are given ({', '.join(given)}) but mode is `off`", at=("engine", "eplb", "mode"))
+    return passed("none given")
+
+
+# --- network -------------------------------------------------------------------------------------------
+
+
+@rule("profile.network.node-count", "error", "network.nodes lists one address per node")
+def network_node_count(p: Profile) -> Outcome:
+    nodes = p.network.nodes
+    if not nodes:
+        return skipped("no node list")
+    if len(nodes) != p.target.nodes:
+        return problem(
+            f"lists {len(nodes)} node addresses but target.nodes is {p.target.nodes}", at=("network", "nodes")
+        )
+    return passed(f"{len(nodes)} nodes")
+
+
+@rule("profile.network.port-clash", "error", "The API port differs from the data-parallel RPC port")
+def network_port_clash(p: Profile) -> Outcome:
+    if p.target.nodes == 1:
+        return skipped("one node")
+    if p.server.port == p.network.dp_rpc_port:
+        return problem("the API port equals network.dp_rpc_port", at=("server", "port"))
+    return passed("distinct ports")
