@@ -130,6 +130,20 @@ def test_a_knowledge_row_holds_no_pins() -> None:
         build_matrix(data, upstream)
 
 
+def test_soc_spellings_come_from_the_host_reader() -> None:
+    from ascendctl.matrix import hardware_for_soc_version
+    from ascendctl_engine.host.npu_smi import SOC_VERSIONS, family_from_soc_version
+
+    matrix = load_matrix()
+    for family, spellings in SOC_VERSIONS.items():
+        for soc in spellings:  # the matrix and the host reader classify every spelling alike
+            assert family_from_soc_version(soc) == family == hardware_for_soc_version(matrix, soc).id  # type: ignore[union-attr]
+    data = knowledge()
+    data["hardware"][0]["soc_versions"] = ["ascend910b9"]  # a second copy in the knowledge file is refused
+    with pytest.raises(MatrixBuildError, match=r"belong to engine/host/npu_smi\.py"):
+        build_matrix(data, upstream)
+
+
 def test_floors_and_fallbacks_do_not_count_as_disagreements() -> None:
     facts = [upstream.Fact("8.3.RC2", "v0.11.0:policy.md:1"), upstream.Fact(">=8.3.rc1", "v0.11.0:README.md:45")]
     assert [f.value for f in consistent_candidates("cann", facts)] == ["8.3.RC2"]

@@ -298,7 +298,22 @@ def build_matrix_data(knowledge: Mapping[str, Any], upstream: Upstream) -> Built
         problems += _quant_support(quant, spans, first_of)
     problems += _model_overview(data, out_rows)
     problems += _feature_statuses(data)
+    problems += _soc_spellings(data)
     return Built(data, problems)
+
+
+def _soc_spellings(data: dict[str, Any]) -> list[str]:
+    """Fill each family's SOC_VERSION spellings from the host reader's table (their one owner)."""
+    from ascendctl_engine.host.npu_smi import SOC_VERSION_CONTAINS, SOC_VERSIONS
+
+    problems = []
+    for h in data.get("hardware") or []:
+        if "soc_versions" in h or "soc_version_contains" in h:
+            problems.append(f"hardware {h['id']}: SOC_VERSION spellings belong to engine/host/npu_smi.py")
+        h["soc_versions"] = sorted(SOC_VERSIONS.get(h["id"], ()))
+        if h["id"] in SOC_VERSION_CONTAINS:
+            h["soc_version_contains"] = SOC_VERSION_CONTAINS[h["id"]]
+    return problems
 
 
 def _feature_statuses(data: dict[str, Any]) -> list[str]:

@@ -21,6 +21,7 @@ whitespace was collapsed (issue #1141; it also showed `0K` for `OK`) still parse
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from ascendctl_engine.host.facts import NpuDevice, NpuProcess, NpuSmiInfo
 from ascendctl_engine.vocab import HardwareFamily as Family
@@ -199,48 +200,50 @@ def _process_row(cells: list[str]) -> NpuProcess | None:
 
 # ---- chip names → hardware family -------------------------------------------------------------------
 
-# SOC_VERSION spellings per family: vllm_ascend/device/hardware.py (main, reference §2.1).
-_A2_SOCS = frozenset(
-    {"910b", "ascend910b1", "ascend910b2", "ascend910b2c", "ascend910b3", "ascend910b4", "ascend910b4-1"}
-)
-_A3_SOCS = frozenset(
-    {
-        "910c",
-        "ascend910_9391",
-        "ascend910_9381",
-        "ascend910_9372",
-        "ascend910_9392",
-        "ascend910_9382",
-        "ascend910_9362",
-    }
-)
-_310P_SOCS = frozenset(
-    {
-        "310p",
-        "ascend310p1",
-        "ascend310p3",
-        "ascend310p5",
-        "ascend310p7",
-        "ascend310p3vir01",
-        "ascend310p3vir02",
-        "ascend310p3vir04",
-        "ascend310p3vir08",
-    }
-)
+# SOC_VERSION spellings per family: vllm_ascend/device/hardware.py (main, reference §2.1). The one statement of
+# them: the host reader classifies with it and the support matrix's hardware table is built from it
+# (`ascendctl/matrix/build.py`), so `check`, `matrix --here` and the docs agree on every spelling.
+SOC_VERSIONS: Mapping[Family, frozenset[str]] = {
+    "a2": frozenset(
+        {"910b", "ascend910b1", "ascend910b2", "ascend910b2c", "ascend910b3", "ascend910b4", "ascend910b4-1"}
+    ),
+    "a3": frozenset(
+        {
+            "910c",
+            "ascend910_9391",
+            "ascend910_9381",
+            "ascend910_9372",
+            "ascend910_9392",
+            "ascend910_9382",
+            "ascend910_9362",
+        }
+    ),
+    "300i-duo": frozenset(
+        {
+            "310p",
+            "ascend310p1",
+            "ascend310p3",
+            "ascend310p5",
+            "ascend310p7",
+            "ascend310p3vir01",
+            "ascend310p3vir02",
+            "ascend310p3vir04",
+            "ascend310p3vir08",
+        }
+    ),
+    "950": frozenset({"ascend950dt_9582"}),
+}
+# Families whose SOC_VERSION is open-ended: any spelling containing the text selects the family (950 variants).
+SOC_VERSION_CONTAINS: Mapping[Family, str] = {"950": "ascend950"}
 
 
 def family_from_soc_version(soc: str) -> Family | None:
-    """Family of a SOC_VERSION string (hardware.py's sets; any `ascend950…` is the 950 family)."""
+    """Family of a SOC_VERSION string (`SOC_VERSIONS`, then `SOC_VERSION_CONTAINS`)."""
     value = soc.strip().lower()
-    if value in _A2_SOCS:
-        return "a2"
-    if value in _A3_SOCS:
-        return "a3"
-    if value in _310P_SOCS:
-        return "300i-duo"
-    if "ascend950" in value:
-        return "950"
-    return None
+    for family, spellings in SOC_VERSIONS.items():
+        if value in spellings:
+            return family
+    return next((f for f, text in SOC_VERSION_CONTAINS.items() if text in value), None)
 
 
 def family_from_name(name: str, layout: str | None = None) -> Family | None:
@@ -270,7 +273,7 @@ def soc_version_from_name(name: str, family: Family | None) -> str | None:
         value = value[len("ascend") :]
     if family == "a2" and value.startswith("910b"):
         soc = "ascend" + value
-        return soc if soc in _A2_SOCS else ("ascend910b1" if value == "910b" else soc)
+        return soc if soc in SOC_VERSIONS["a2"] else ("ascend910b1" if value == "910b" else soc)
     if family == "300i-duo" and value.startswith("310p"):
         return "ascend" + value
     return None
