@@ -1,7 +1,6 @@
-"""What `ascendctl serve` does before and around the supervisor: profile → engine commands → the one for this
-node, its engine environment, its supervisor settings; the pre-launch checks; what to print when ready.
-
-The planner produces the commands (`plan_commands` is the one place that calls it).
+"""What `ascendctl serve` does before and around the supervisor: gather this host's facts → plan the profile
+against them (the same `plan_profile` call as `plan --facts`) → the command for this node, its engine
+environment, its supervisor settings; the pre-launch checks; what to print when ready.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ascendctl.errors import OperationFailed, UserInputError
+from ascendctl.models.plan import Plan
 from ascendctl.models.profile import Profile
 from ascendctl_engine.envs import EngineEnv
 from ascendctl_engine.spec import EngineCommand
@@ -29,6 +29,7 @@ class ServeTarget:
     command: EngineCommand
     node_count: int
     engine: EngineEnv
+    plan: Plan
 
     @property
     def name(self) -> str:
@@ -50,11 +51,26 @@ class ServeTarget:
         )
 
 
-def plan_commands(profile: Profile) -> list[EngineCommand]:
-    """The engine command of every node, from the planner."""
-    from ascendctl.planner import plan_profile
+def plan_here(profile: Profile) -> Plan:
+    """The profile planned against this host's facts (probed now: NPUs, driver, CANN, CPU cores), so what
+    runs is what `ascendctl plan --facts <this host's check --json>` prints."""
+    import os
 
-    return list(plan_profile(profile).commands)
+    from ascendctl.planner import plan_profile
+    from ascendctl_engine.host.gather import gather_host_facts
+    from ascendctl_engine.host.probe import LocalHostProbe
+
+    facts = gather_host_facts(LocalHostProbe("/", os.environ))
+    return plan_profile(profile, host=facts)
+
+
+def plan_notes(plan: Plan) -> list[str]:
+    """What the plan says before anything starts: its warnings and the plan rules worth a look."""
+    notes = [f"warning: {w}" for w in plan.warnings]
+    for f in plan.deployment.findings:
+        if f.notable and f.status != "fail":
+            notes.append(f"{'note' if f.undecided else f.status}: {f.id}: {f.message}")
+    return notes
 
 
 def check_prepared_model(profile: Profile) -> None:
@@ -96,7 +112,8 @@ def load_target(profile_path: Path, overrides: Sequence[str], node: int | None) 
     # The engine first: `ascendctl model prepare` itself runs inside the engine environment.
     engine = engine_env_for(profile, profile_path)
     check_prepared_model(profile)
-    commands = plan_commands(profile)
+    plan = plan_here(profile)
+    commands = list(plan.commands)
     if node is None:
         if len(commands) > 1:
             lines = ", ".join(f"`--node {c.node}` ({c.role})" for c in commands)
@@ -109,7 +126,7 @@ def load_target(profile_path: Path, overrides: Sequence[str], node: int | None) 
     if not chosen:
         known = ", ".join(str(c.node) for c in commands)
         raise UserInputError(f"--node {node}: {profile.metadata.name} has nodes {known}")
-    return ServeTarget(profile, profile_path, tuple(overrides), node, chosen[0], len(commands), engine)
+    return ServeTarget(profile, profile_path, tuple(overrides), node, chosen[0], len(commands), engine, plan)
 
 
 def preflight(target: ServeTarget, store: StateStore) -> None:

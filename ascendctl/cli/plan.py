@@ -1,7 +1,7 @@
 """`ascendctl plan PROFILE` and `ascendctl pin PROFILE`; `print_dry_run` is `ascendctl serve --dry-run`.
 
 plan: the pinned release, and per node the env (with where each value came from) and the `vllm serve`
-argv (shell-quoted for display only), warnings and lint findings; `--json` prints the contract of
+argv (shell-quoted for display only), warnings and the plan rules' findings; `--json` prints the contract of
 `ascendctl.models.plan.Plan.to_json`. pin: the pinned requirement set of the release's engine
 environment in install order, plus the container image for the declared (or detected) SoC family.
 """
@@ -79,9 +79,10 @@ def print_dry_run(
     release: str | None = None,
     allow_unsupported: bool = False,
     why: bool = False,
+    facts: Path | None = None,
 ) -> None:
-    """`ascendctl serve PROFILE --dry-run`: the same output as `ascendctl plan`."""
-    plan = build_plan(profile_path, overrides, release=release, allow_unsupported=allow_unsupported)
+    """`ascendctl serve PROFILE --dry-run`: the same output as `ascendctl plan` (the same facts, if any)."""
+    plan = build_plan(profile_path, overrides, release=release, allow_unsupported=allow_unsupported, facts=facts)
     if node is not None and node >= len(plan.commands):
         from ascendctl.errors import UserInputError
 

@@ -37,22 +37,33 @@ def serve(
         bool, typer.Option("--detach", "-d", help="Run in the background; return once ready (or failed).")
     ] = False,
     warmup: Annotated[bool, typer.Option("--warmup", help="Send one small request once ready.")] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan (argv, env) without starting.")] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print the plan (argv, env) without starting; probes nothing unless --facts."),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="With --dry-run: print the plan as JSON.")] = False,
+    facts: Annotated[
+        Path | None,
+        typer.Option("--facts", metavar="FILE", help="With --dry-run: plan against these host facts (`check --json`)."),
+    ] = None,
     internal_run_id: Annotated[str | None, typer.Option("--internal-run-id", hidden=True)] = None,
 ) -> None:
     """Serve a profile: start the engine, show start-up phases, wait for /health, supervise until stopped."""
     if dry_run:
         from ascendctl.cli.plan import print_dry_run
 
-        print_dry_run(profile, overrides or [], node=node, as_json=as_json)
+        print_dry_run(profile, overrides or [], node=node, as_json=as_json, facts=facts)
         return
-    if as_json:
+    if as_json or facts is not None:
         from ascendctl.errors import UserInputError
 
-        raise UserInputError("--json is only for --dry-run; `ascendctl ps --json` reports running deployments")
+        which = "--json" if as_json else "--facts"
+        raise UserInputError(
+            f"{which} is only for --dry-run (serve probes this host itself); `ascendctl ps --json` reports running "
+            "deployments"
+        )
 
-    from ascendctl.serving import load_target, preflight
+    from ascendctl.serving import load_target, plan_notes, preflight
     from ascendctl_engine.state import StateStore
 
     target = load_target(profile, overrides or [], node)
@@ -60,6 +71,8 @@ def serve(
     if internal_run_id is not None:
         _supervise(target, store, run_id=internal_run_id, foreground=False, warmup=False)
         return
+    for note in plan_notes(target.plan):
+        typer.echo(f"ascendctl: {note}", err=True)
     preflight(target, store)
     if detach:
         _detach(target, store, warmup=warmup)
