@@ -38,7 +38,7 @@ from ascendctl_engine.adapters import (
     SpeculativeIntent,
     plan_commands,
 )
-from ascendctl_engine.spec import SecretRef
+from ascendctl_engine.spec import RestartPolicy, SecretRef, Supervision
 
 if TYPE_CHECKING:
     from ascendctl.models.matrix import ModelFamily, Release, SupportMatrix
@@ -395,10 +395,20 @@ def build_intent(
             shutdown_timeout=s.shutdown_timeout,
             shutdown_timeout_explicit="shutdown_timeout" in s.model_fields_set,
         ),
+        supervision=supervision_of(profile),
         extra_args=tuple(e.extra_args),
         additional_config=dict(e.additional_config),
         user_env=dict(profile.runtime.env),
         sources=sources,
+    )
+
+
+def supervision_of(profile: Profile) -> Supervision:
+    """How every node's engine is supervised: the profile's settings under the profile's own names."""
+    return Supervision(
+        ready_timeout=float(profile.runtime.ready_timeout),
+        shutdown_timeout=float(profile.server.shutdown_timeout),
+        restart=RestartPolicy(**profile.runtime.restart.model_dump()),
     )
 
 

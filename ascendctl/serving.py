@@ -15,9 +15,8 @@ from ascendctl.errors import OperationFailed, UserInputError
 from ascendctl.models.plan import Plan
 from ascendctl.models.profile import Profile
 from ascendctl_engine.envs import EngineEnv
-from ascendctl_engine.spec import EngineCommand
+from ascendctl_engine.spec import EngineCommand, Supervision
 from ascendctl_engine.state import StateStore
-from ascendctl_engine.supervisor import RestartPolicy, SupervisorConfig
 
 
 @dataclass(frozen=True)
@@ -36,19 +35,15 @@ class ServeTarget:
         return self.profile.metadata.name
 
     @property
+    def supervision(self) -> Supervision:
+        """The node's supervision settings (the planner sets them on every command)."""
+        if self.command.supervision is None:
+            raise OperationFailed(f"the plan gave node {self.node} no supervision settings (a bug in ascendctl)")
+        return self.command.supervision
+
+    @property
     def prefix(self) -> str:
         return f"[{self.name}] " if self.node_count == 1 else f"[{self.name}/node{self.node}] "
-
-    def supervisor_config(self) -> SupervisorConfig:
-        runtime = self.profile.runtime
-        restart = runtime.restart
-        return SupervisorConfig(
-            ready_timeout=float(runtime.ready_timeout),
-            shutdown_timeout=float(self.profile.server.shutdown_timeout),
-            restart=RestartPolicy(
-                restart.policy, restart.max_restarts, restart.backoff_seconds, restart.backoff_max_seconds
-            ),
-        )
 
 
 def plan_here(profile: Profile) -> Plan:
@@ -132,7 +127,6 @@ def load_target(profile_path: Path, overrides: Sequence[str], node: int | None) 
 def preflight(target: ServeTarget, store: StateStore) -> None:
     """Refuse to start what cannot start: the same deployment already running here, a busy port."""
     from ascendctl_engine.health import port_in_use
-    from ascendctl_engine.launcher import listen_address
 
     for entry in store.find(target.name, target.node):
         state = entry.state
@@ -141,9 +135,9 @@ def preflight(target: ServeTarget, store: StateStore) -> None:
             f"{target.name} (node {target.node}) is already running{where}, supervisor pid {state.supervisor_pid}; "
             f"stop it with: ascendctl stop {target.name}"
         )
-    address = listen_address(target.command)
-    if address is not None:
-        host, port = address
+    listen = target.command.listen
+    if listen is not None:
+        host, port = listen.host, listen.port
         problem = port_in_use(host, port)
         if problem is not None:
             raise OperationFailed(
@@ -154,9 +148,7 @@ def preflight(target: ServeTarget, store: StateStore) -> None:
 
 def curl_example(target: ServeTarget) -> str:
     """A copy-paste request for the served endpoint; an API key appears only as a placeholder."""
-    from ascendctl_engine.launcher import endpoint_of
-
-    base = endpoint_of(target.command)
+    base = target.command.endpoint
     if base is None:
         return ""
     profile = target.profile

@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
-from urllib.parse import urlsplit
 
 from ascendctl_engine.spec import REDACTED, EngineCommand, SecretRef
 
@@ -80,35 +79,6 @@ def build_env(cmd: EngineCommand, inherited: Mapping[str, str], secrets: Mapping
     env.update(cmd.env)
     env.update(secrets)
     return env
-
-
-def _flag(argv: Sequence[str], name: str) -> str | None:
-    for i, arg in enumerate(argv):
-        if arg == name and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith(name + "="):
-            return arg.split("=", 1)[1]
-    return None
-
-
-def listen_address(cmd: EngineCommand) -> tuple[str, int] | None:
-    """The address the API server of `cmd` will bind, or None for a headless worker. vLLM's defaults: all
-    interfaces, port 8000 (`vllm serve --help`)."""
-    if cmd.health_url is None or "--headless" in cmd.argv:
-        return None
-    url = urlsplit(cmd.health_url)
-    host = _flag(cmd.argv, "--host") or "0.0.0.0"  # noqa: S104 (vLLM's own default when --host is absent)
-    port_text = _flag(cmd.argv, "--port")
-    port = int(port_text) if port_text and port_text.isdigit() else (url.port or 8000)
-    return host, port
-
-
-def endpoint_of(cmd: EngineCommand) -> str | None:
-    """Base URL clients use (scheme://host:port of the health URL)."""
-    if cmd.health_url is None:
-        return None
-    url = urlsplit(cmd.health_url)
-    return f"{url.scheme}://{url.netloc}"
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -1,13 +1,16 @@
 """The engine's own input/output types. `ascendctl` builds these; `ascendctl_engine` never imports `ascendctl`.
 
 `EngineCommand` is the hand-off from planning to running: one process to start on one node, as an argv
-list (never a shell string) plus the environment ascendctl sets on top of the inherited one.
+list (never a shell string) plus the environment ascendctl sets on top of the inherited one, and, as typed
+fields, what its consumers need to know about it — where it listens, how it is supervised — so no launcher,
+renderer or check parses the argv back to recover the plan's own values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ascendctl_engine.vocab import Role
 
@@ -26,6 +29,54 @@ class SecretRef:
 
 
 @dataclass(frozen=True)
+class Listen:
+    """Where a node's API server binds (the planner passes the same host and port to vLLM as flags)."""
+
+    host: str
+    port: int
+
+    @property
+    def poll_host(self) -> str:
+        """The address a client on this host uses: a wildcard bind is reached on loopback; IPv6 in brackets."""
+        host = self.host
+        if host in ("0.0.0.0", "", "::"):  # noqa: S104 - the address polled, not the one bound
+            host = "127.0.0.1"
+        return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.poll_host}:{self.port}"
+
+    @property
+    def health_url(self) -> str:
+        return f"{self.endpoint}/health"
+
+
+@dataclass(frozen=True)
+class RestartPolicy:
+    """What the supervisor does when the engine exits unasked (the profile's `runtime.restart`, same names)."""
+
+    policy: Literal["never", "on-failure"]
+    max_restarts: int
+    backoff_seconds: float
+    backoff_max_seconds: float
+
+    def delay(self, attempt: int) -> float:
+        """Wait before restart number `attempt` (1-based): backoff, 2×backoff, 4×backoff, … capped."""
+        return float(min(self.backoff_seconds * (2 ** max(attempt - 1, 0)), self.backoff_max_seconds))
+
+
+@dataclass(frozen=True)
+class Supervision:
+    """How a node's engine is supervised (the profile's `runtime.ready_timeout`, `server.shutdown_timeout`,
+    `runtime.restart`)."""
+
+    ready_timeout: float
+    shutdown_timeout: float
+    restart: RestartPolicy
+
+
+@dataclass(frozen=True)
 class EngineCommand:
     """One engine process on one node."""
 
@@ -37,10 +88,22 @@ class EngineCommand:
     env: Mapping[str, str] = field(default_factory=dict)
     # Variables whose values are secrets, resolved only at launch (e.g. VLLM_API_KEY).
     secret_env: Mapping[str, SecretRef] = field(default_factory=dict)
-    # Where readiness is polled; None for headless workers that serve no HTTP.
-    health_url: str | None = None
+    # Where the API server binds; None for headless workers that serve no HTTP.
+    listen: Listen | None = None
+    # How the supervisor runs it; None only for commands built by hand (tests, renderers' previews).
+    supervision: Supervision | None = None
     # Commands that must run on this node before `argv` (e.g. `ray start`), as argv lists.
     pre_commands: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def health_url(self) -> str | None:
+        """Where readiness is polled (None: this node serves no HTTP)."""
+        return self.listen.health_url if self.listen is not None else None
+
+    @property
+    def endpoint(self) -> str | None:
+        """The base URL clients use."""
+        return self.listen.endpoint if self.listen is not None else None
 
     def display_env(self) -> dict[str, str]:
         """The environment for printing: secrets shown as `<redacted>`."""

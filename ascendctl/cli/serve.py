@@ -99,7 +99,6 @@ def _supervise(target: ServeTarget, store: StateStore, *, run_id: str | None, fo
         target.command,
         target.engine.vllm_executable,
         name=target.name,
-        config=target.supervisor_config(),
         store=store,
         console=typer.echo if foreground else None,
         prefix=target.prefix,
@@ -146,7 +145,7 @@ def _detach(target: ServeTarget, store: StateStore, *, warmup: bool) -> None:
     def on_phase(phase: dict[str, object]) -> None:
         typer.echo(f"ascendctl: phase: {phase.get('label')} (at {float(str(phase.get('at', 0))):.1f}s)")
 
-    timeout = float(target.profile.runtime.ready_timeout) + 60.0
+    timeout = target.supervision.ready_timeout + 60.0
     try:
         outcome = watch_detached(
             child,
@@ -180,9 +179,8 @@ def _detach(target: ServeTarget, store: StateStore, *, warmup: bool) -> None:
 
 def _print_ready(target: ServeTarget, seconds: float, *, background_pid: int | None) -> None:
     from ascendctl.serving import curl_example
-    from ascendctl_engine.launcher import endpoint_of
 
-    endpoint = endpoint_of(target.command)
+    endpoint = target.command.endpoint
     if endpoint is None:
         typer.echo(f"ascendctl: node {target.node} ({target.command.role}) is running")
         return
@@ -194,9 +192,9 @@ def _print_ready(target: ServeTarget, seconds: float, *, background_pid: int | N
 
 def _warmup(target: ServeTarget) -> None:
     from ascendctl_engine.health import warmup
-    from ascendctl_engine.launcher import endpoint_of, resolve_secrets
+    from ascendctl_engine.launcher import resolve_secrets
 
-    endpoint = endpoint_of(target.command)
+    endpoint = target.command.endpoint
     if endpoint is None:
         return
     import os

@@ -180,7 +180,26 @@ def _command_json(command: EngineCommand, sources: Mapping[str, str]) -> dict[st
         "env_sources": {name: sources.get(name, "") for name in env},
         "secret_env": {name: ref.describe() for name, ref in command.secret_env.items()},
         "health_url": command.health_url,
+        "listen": {"host": command.listen.host, "port": command.listen.port} if command.listen else None,
+        "supervision": _supervision_json(command),
         "pre_commands": [list(p) for p in command.pre_commands],
+    }
+
+
+def _supervision_json(command: EngineCommand) -> dict[str, Any] | None:
+    sup = command.supervision
+    if sup is None:
+        return None
+    restart = sup.restart
+    return {
+        "ready_timeout": sup.ready_timeout,
+        "shutdown_timeout": sup.shutdown_timeout,
+        "restart": {
+            "policy": restart.policy,
+            "max_restarts": restart.max_restarts,
+            "backoff_seconds": restart.backoff_seconds,
+            "backoff_max_seconds": restart.backoff_max_seconds,
+        },
     }
 
 

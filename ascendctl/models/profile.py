@@ -20,6 +20,7 @@ from ascendctl.models.base import (
     StrictModel,
     Task,
 )
+from ascendctl_engine import defaults
 from ascendctl_engine.vocab import EplbImplementation, Executor
 
 API_VERSION = "ascendctl/v1"
@@ -247,8 +248,8 @@ class NetworkSpec(StrictModel):
         list[NodeNetwork],
         Field(description="Per-node addresses, node 0 first (node 0 is the head / data-parallel address)."),
     ] = []
-    dp_rpc_port: Annotated[Port, Field(description="Data-parallel RPC port on the head node.")] = 13389
-    ray_port: Annotated[Port, Field(description="Ray head port, when the executor is `ray`.")] = 6379
+    dp_rpc_port: Annotated[Port, Field(description="Data-parallel RPC port on the head node.")] = defaults.DP_RPC_PORT
+    ray_port: Annotated[Port, Field(description="Ray head port, when the executor is `ray`.")] = defaults.RAY_PORT
 
 
 class ApiKeySource(StrictModel):
@@ -264,16 +265,16 @@ class ApiKeySource(StrictModel):
 
 class ServerSpec(StrictModel):
     host: Annotated[str, Field(min_length=1, description="Address the API server binds (default: loopback only).")] = (
-        "127.0.0.1"
+        defaults.SERVER_HOST
     )
-    port: Annotated[Port, Field(description="API server port.")] = 8000
+    port: Annotated[Port, Field(description="API server port.")] = defaults.SERVER_PORT
     api_key: Annotated[
         ApiKeySource | None,
         Field(description="Require this API key from clients; read from an env var or a file."),
     ] = None
     shutdown_timeout: Annotated[
         int, Field(ge=0, description="Seconds to drain in-flight requests on stop before aborting them.")
-    ] = 30
+    ] = defaults.SHUTDOWN_TIMEOUT_S
 
 
 class RestartSpec(StrictModel):

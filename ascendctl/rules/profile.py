@@ -147,6 +147,28 @@ def eplb_settings_when_off(p: Profile) -> Outcome:
     return passed("none given")
 
 
+# --- escape hatches ------------------------------------------------------------------------------------
+
+# Flags whose values the plan's consumers read from the profile (listen address, health URL, container port,
+# Service): passing them through extra_args would move the engine but not what watches it.
+_OWNED_FLAGS = {"--host": "server.host", "--port": "server.port"}
+
+
+@rule("profile.engine.extra-args-server", "error", "engine.extra_args leaves the listen address to `server`")
+def extra_args_server(p: Profile) -> Outcome:
+    from ascendctl_engine.adapters.flags import canonical_flag, flag_tokens
+
+    owned = [(t, _OWNED_FLAGS[f]) for t in flag_tokens(p.engine.extra_args) if (f := canonical_flag(t)) in _OWNED_FLAGS]
+    if owned:
+        token, field = owned[0]
+        return problem(
+            f"`{token}` in engine.extra_args: set {field} instead (health checks, readiness, container ports and "
+            "Services follow it)",
+            at=("engine", "extra_args"),
+        )
+    return passed("no listen flags")
+
+
 # --- network -------------------------------------------------------------------------------------------
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from ascendctl_engine.adapters.acceptance import ReleaseAcceptance
 from ascendctl_engine.adapters.flags import canonical_flag, flag_tokens
 from ascendctl_engine.adapters.intent import EngineIntent
-from ascendctl_engine.spec import EngineCommand, SecretRef
+from ascendctl_engine.spec import EngineCommand, Listen, SecretRef
 
 ArgValue = str | int | float | Sequence[int] | None
 
@@ -250,7 +250,8 @@ class CommandBuilder:
                     argv=argv,
                     env=env,
                     secret_env=secret,
-                    health_url=self._health_url() if serves_http else None,
+                    listen=Listen(intent.server.host, intent.server.port) if serves_http else None,
+                    supervision=intent.supervision,
                     pre_commands=tuple(self.pre_commands.get(i, ())),
                 )
             )
@@ -286,14 +287,6 @@ class CommandBuilder:
                 sources[name] = f"user: runtime.env.{name}"
             env[name] = value
         return env, sources
-
-    def _health_url(self) -> str:
-        host = self.intent.server.host
-        if host in ("0.0.0.0", "", "::"):  # noqa: S104 - only the address the supervisor polls
-            host = "127.0.0.1"
-        if ":" in host and not host.startswith("["):
-            host = f"[{host}]"
-        return f"http://{host}:{self.intent.server.port}/health"
 
     def _checked_extra_args(self) -> list[str]:
         """The profile's extra args, with warnings for repeats and `--config`; whether the release accepts them

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ascendctl_engine.spec import SecretRef
+from ascendctl_engine import defaults
+from ascendctl_engine.spec import SecretRef, Supervision
 from ascendctl_engine.vocab import Backend, EplbImplementation, EplbMode, Executor, GraphMode, ModelArch, Task
 from ascendctl_engine.vocab import HardwareFamily as Hardware
 
@@ -84,10 +85,10 @@ class NodeIntent:
 
 @dataclass(frozen=True)
 class ServerIntent:
-    host: str = "127.0.0.1"
-    port: int = 8000
+    host: str = defaults.SERVER_HOST
+    port: int = defaults.SERVER_PORT
     api_key: SecretRef | None = None
-    shutdown_timeout: int = 30
+    shutdown_timeout: int = defaults.SHUTDOWN_TIMEOUT_S
     shutdown_timeout_explicit: bool = False
 
 
@@ -121,8 +122,8 @@ class EngineIntent:
     nodes: tuple[NodeIntent, ...] = (NodeIntent(0),)
     devices_per_node: int = 1
     visible_devices: tuple[int, ...] | None = None
-    dp_rpc_port: int = 13389
-    ray_port: int = 6379
+    dp_rpc_port: int = defaults.DP_RPC_PORT
+    ray_port: int = defaults.RAY_PORT
     eplb: EplbIntent = field(default_factory=EplbIntent)
     scheduler: SchedulerIntent = field(default_factory=SchedulerIntent)
     speculative: SpeculativeIntent | None = None
@@ -131,6 +132,7 @@ class EngineIntent:
     cpu_cores: int | None = None  # logical CPUs of the host, when probed (CPU backend thread binding)
     seed: int | None = None
     server: ServerIntent = field(default_factory=ServerIntent)
+    supervision: Supervision | None = None  # carried onto every command (the planner fills it from the profile)
     extra_args: tuple[str, ...] = ()
     additional_config: Mapping[str, Any] = field(default_factory=dict)
     user_env: Mapping[str, str] = field(default_factory=dict)

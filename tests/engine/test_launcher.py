@@ -1,4 +1,4 @@
-"""The launcher's pure steps (argv, env, secrets, listen address) and its pre-commands and log sink."""
+"""The launcher's pure steps (argv, env, secrets), the command's listen address, its pre-commands and log sink."""
 
 from __future__ import annotations
 
@@ -12,17 +12,17 @@ from ascendctl_engine.launcher import (
     LaunchError,
     LogSink,
     build_env,
-    endpoint_of,
-    listen_address,
     resolve_argv,
     resolve_secrets,
     run_pre_commands,
 )
-from ascendctl_engine.spec import EngineCommand, SecretRef
+from ascendctl_engine.spec import EngineCommand, Listen, SecretRef
+
+LOOPBACK = Listen("127.0.0.1", 8000)
 
 
-def cmd(*argv: str, health: str | None = "http://127.0.0.1:8000/health", **kw: object) -> EngineCommand:
-    return EngineCommand(node=0, role="head", argv=argv, health_url=health, **kw)  # type: ignore[arg-type]
+def cmd(*argv: str, listen: Listen | None = LOOPBACK, **kw: object) -> EngineCommand:
+    return EngineCommand(node=0, role="head", argv=argv, listen=listen, **kw)  # type: ignore[arg-type]
 
 
 def test_logical_vllm_becomes_the_engine_executable() -> None:
@@ -53,13 +53,14 @@ def test_secrets_from_env_and_file(tmp_path: Path) -> None:
         resolve_secrets({"A": SecretRef(file=str(tmp_path / "empty"))}, {})
 
 
-def test_listen_address_and_endpoint() -> None:
-    assert listen_address(cmd("vllm", "serve", "m", "--host", "127.0.0.1", "--port", "8123")) == ("127.0.0.1", 8123)
-    assert listen_address(cmd("vllm", "serve", "m", "--port=9000")) == ("0.0.0.0", 9000)  # vLLM's default host
-    assert listen_address(cmd("vllm", "serve", "m", health="http://127.0.0.1:8001/health")) == ("0.0.0.0", 8001)
-    assert listen_address(cmd("vllm", "serve", "m", "--headless", health=None)) is None
-    assert endpoint_of(cmd("vllm", health="http://127.0.0.1:8123/health")) == "http://127.0.0.1:8123"
-    assert endpoint_of(cmd("vllm", health=None)) is None
+def test_listen_address_and_endpoint_are_fields_not_argv() -> None:
+    # the command says where it listens; nothing reads --host/--port back out of the argv
+    wild = cmd("vllm", "serve", "m", "--port", "1", listen=Listen("0.0.0.0", 8123))
+    assert (wild.listen.host, wild.listen.port) == ("0.0.0.0", 8123)  # type: ignore[union-attr]
+    assert wild.endpoint == "http://127.0.0.1:8123" and wild.health_url == "http://127.0.0.1:8123/health"
+    assert cmd("vllm", listen=Listen("::1", 9)).endpoint == "http://[::1]:9"
+    headless = cmd("vllm", "serve", "m", "--headless", listen=None)
+    assert headless.endpoint is None and headless.health_url is None
 
 
 def test_log_sink_redacts_prefixes_and_keeps_the_file_private(tmp_path: Path) -> None:

@@ -11,20 +11,22 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from ascendctl_engine.launcher import LaunchError
-from ascendctl_engine.spec import EngineCommand, SecretRef
+from ascendctl_engine.spec import EngineCommand, Listen, RestartPolicy, SecretRef, Supervision
 from ascendctl_engine.state import StateStore, group_members, pid_alive, signal_group
 from ascendctl_engine.supervisor import (
-    RestartPolicy,
     Supervisor,
     SupervisorConfig,
     SupervisorReady,
     SupervisorResult,
 )
+
+NEVER = RestartPolicy("never", 3, 2.0, 60.0)
 
 
 def command(
@@ -48,7 +50,8 @@ def command(
         role="head",
         argv=argv,
         env=dict(env or {}),
-        health_url=f"http://127.0.0.1:{port}/health",
+        listen=Listen("127.0.0.1", port),
+        supervision=Supervision(20.0, float(shutdown_timeout), NEVER),
         **kw,  # type: ignore[arg-type]
     )
 
@@ -135,7 +138,11 @@ def supervise(
     console: Callable[[str], None] | None = None,
     **config: object,
 ) -> Supervisor:
-    settings: dict[str, object] = {"ready_timeout": 20.0, "shutdown_timeout": 5.0, "kill_margin": 2.0}
+    # what the deployment asks for rides on the command; the supervisor's own pacing is its config
+    planned = {k: config.pop(k) for k in ("ready_timeout", "shutdown_timeout", "restart") if k in config}
+    assert cmd.supervision is not None
+    cmd = replace(cmd, supervision=replace(cmd.supervision, **planned))  # type: ignore[arg-type]
+    settings: dict[str, object] = {"kill_margin": 2.0}
     settings.update(config)
     return Supervisor(
         cmd,
