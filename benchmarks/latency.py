@@ -29,7 +29,7 @@ TARGET_S = 0.25
 BROKEN_TARGET_S = 1.0
 
 # Commands with their own target: `check` probes a (fixture) host, "well under a second" (issue #4);
-# `render` plans and then loads jinja2 templates (issue #7 sets no latency target).
+# `render` plans and then builds the artifacts (issue #7 sets no latency target).
 TARGETS_S = {"check": 0.5, "render": 0.5}
 
 # label, arguments after `ascendctl` (globs are expanded relative to the repository root).

@@ -17,10 +17,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from consumers import k8s_expand
 from typer.testing import CliRunner
 
 from ascendctl.cli import app
 from ascendctl.matrix import load_matrix
+from ascendctl.models.plan import Plan
 from ascendctl.planner import plan_profile
 from ascendctl.profile_loader import load_profile
 from ascendctl.render import TARGETS, RenderOptions, render, render_overrides
@@ -34,11 +36,10 @@ DATA_ROOT = Path("/var/lib/ascendctl")  # fixed, so prepared-model paths in gold
 UPDATE = os.environ.get("ASCENDCTL_UPDATE_GOLDEN") == "1"
 
 
-def _render(profile_path: Path, target: str, **options: str) -> tuple[dict[str, str], object]:
+def _render(profile_path: Path, target: str, **options: str) -> tuple[dict[str, str], Plan]:
     profile = load_profile(profile_path, render_overrides(target, []))
-    matrix = load_matrix()
-    plan = plan_profile(profile, matrix=matrix, data_root=DATA_ROOT)
-    return render(plan, profile, matrix, target, RenderOptions(**options)), plan
+    plan = plan_profile(profile, matrix=load_matrix(), data_root=DATA_ROOT)
+    return {f.name: f.content for f in render(plan, target, RenderOptions(**options))}, plan
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -137,14 +138,15 @@ def test_api_key_comes_from_a_secret_reference_and_is_never_inline(monkeypatch: 
 
 
 def _run_worker_shell(script: str, tmp_path: Path, env: dict[str, str]) -> list[str]:
-    """Run a rendered `sh -c` script with a fake `vllm` that records the argv it was given."""
+    """Run a rendered `sh -c` script as a pod would (Kubernetes expands it first) with a fake `vllm` that
+    records the argv it was given."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     fake = bin_dir / "vllm"
     fake.write_text('#!/usr/bin/env python3\nimport json, sys\nprint(json.dumps(["vllm", *sys.argv[1:]]))\n')
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     out = subprocess.run(
-        ["/bin/sh", "-c", script],
+        ["/bin/sh", "-c", k8s_expand(script, env)],
         env={"PATH": f"{bin_dir}:/usr/bin:/bin", **env},
         capture_output=True,
         text=True,
@@ -166,7 +168,7 @@ def test_two_node_deepseek_renders_a_leaderworkerset_equal_to_the_planned_comman
 
     # Leader: it advertises its pod IP, which Kubernetes expands from $(POD_IP); substitute it the same way.
     leader = _container(lws, "leaderTemplate")
-    argv = [a.replace("$(POD_IP)", layout[0].address) for a in [*leader["command"], *leader["args"]]]
+    argv = [k8s_expand(a, {"POD_IP": layout[0].address}) for a in [*leader["command"], *leader["args"]]]
     assert argv == list(head_cmd.argv)
     assert _pod_env(leader, pod_ip[0]) == dict(head_cmd.env)
 
@@ -198,7 +200,7 @@ def test_ray_leaderworkerset_starts_ray_before_serving_and_wires_addresses(tmp_p
     assert argv == list(head_cmd.argv)
     assert log.read_text().split() == list(head_cmd.pre_commands[0])  # ray start --head ... ran first
     worker = _container(lws, "workerTemplate")
-    script = worker["command"][2]
+    script = k8s_expand(worker["command"][2], {})
     assert script.startswith("exec ray start")
     expected = shlex.join(worker_cmd.argv).replace(layout[0].address, "${LWS_LEADER_ADDRESS}")
     expected = expected.replace(layout[1].address, "${POD_IP}")
@@ -206,12 +208,12 @@ def test_ray_leaderworkerset_starts_ray_before_serving_and_wires_addresses(tmp_p
 
 
 def test_addresses_are_replaced_whole_never_inside_a_longer_address() -> None:
-    from ascendctl.render import _with_refs
+    from ascendctl.render.kubernetes import LEADER_ADDRESS, with_refs
 
-    refs = [("10.0.0.1", "${LEADER}")]
-    assert _with_refs("10.0.0.1:6379", refs) == "${LEADER}:6379"
-    assert _with_refs("10.0.0.12", refs) == "10.0.0.12"
-    assert _with_refs("110.0.0.1", refs) == "110.0.0.1"
+    refs = [("10.0.0.1", LEADER_ADDRESS)]
+    assert with_refs("10.0.0.1:6379", refs) == (LEADER_ADDRESS, ":6379")
+    assert with_refs("10.0.0.12", refs) == ("10.0.0.12",)
+    assert with_refs("110.0.0.1", refs) == ("110.0.0.1",)
 
 
 def _pod_env(container: dict, pod_ip: str) -> dict[str, str]:
@@ -220,7 +222,7 @@ def _pod_env(container: dict, pod_ip: str) -> dict[str, str]:
         if e["name"] == "POD_IP":
             continue
         if "value" in e:
-            out[e["name"]] = e["value"]
+            out[e["name"]] = k8s_expand(e["value"], {})
         elif e["valueFrom"].get("fieldRef", {}).get("fieldPath") == "status.podIP":
             out[e["name"]] = pod_ip
     return out
@@ -300,3 +302,14 @@ def test_cli_rejects_an_unknown_target_with_exit_2() -> None:
     result = CliRunner().invoke(app, ["render", str(ROOT / "profiles/cpu-demo.yaml"), "--target", "helm"])
     assert result.exit_code == 2
     assert "choose one of k8s, docker, compose, systemd, script" in result.output
+
+
+def test_the_cli_help_lists_every_registered_target() -> None:
+    from ascendctl.render import RENDERERS
+
+    assert tuple(RENDERERS) == TARGETS
+    result = CliRunner().invoke(app, ["render", "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    help_text = " ".join(result.output.split())
+    for renderer in RENDERERS.values():
+        assert f"{renderer.name}: {renderer.help}" in help_text

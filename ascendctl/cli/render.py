@@ -1,14 +1,21 @@
-"""`ascendctl render PROFILE --target k8s|docker|compose|systemd|script [-o DIR]`."""
+"""`ascendctl render PROFILE --target TARGET [-o DIR]`; the targets are `ascendctl.render.RENDERERS`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ascendctl.render import TARGETS, targets_help
+
+if TYPE_CHECKING:
+    from ascendctl.render import RenderedFile
+
 TargetOption = Annotated[
-    str, typer.Option("--target", "-t", help="k8s | docker | compose | systemd | script", show_default=False)
+    str,
+    typer.Option("--target", "-t", metavar="|".join(TARGETS), help=targets_help() + ".", show_default=False),
 ]
 
 
@@ -39,17 +46,15 @@ def render(
         bool, typer.Option("--allow-unsupported", help="Render combinations the matrix marks unsupported.")
     ] = False,
 ) -> None:
-    """Render the plan of PROFILE as Kubernetes objects, docker/compose files, systemd units or scripts."""
-    from ascendctl.errors import UserInputError
+    """Render the plan of PROFILE for a deployment target (see --target): manifests, units or scripts."""
     from ascendctl.matrix import load_matrix
     from ascendctl.planner import plan_profile
     from ascendctl.profile_loader import load_profile
-    from ascendctl.render import TARGETS, RenderOptions, render_overrides
+    from ascendctl.render import RenderOptions, render_overrides
     from ascendctl.render import render as render_files
 
-    if target not in TARGETS:
-        raise UserInputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
-    loaded = load_profile(profile, render_overrides(target, overrides or []))
+    plan_overrides = render_overrides(target, overrides or [])  # refuses an unknown target first
+    loaded = load_profile(profile, plan_overrides)
     matrix = load_matrix()
     plan = plan_profile(loaded, matrix=matrix, release=release, allow_unsupported=allow_unsupported)
     options = RenderOptions(
@@ -59,19 +64,19 @@ def render(
         namespace=namespace,
         image=image,
     )
-    files = render_files(plan, loaded, matrix, target, options)
+    files = render_files(plan, target, options)
     if output is None:
-        for index, (name, content) in enumerate(files.items()):
+        for index, file in enumerate(files):
             if len(files) > 1:
-                typer.echo(("" if index == 0 else "\n") + f"# ---- {name} ----")
-            typer.echo(content, nl=False)
+                typer.echo(("" if index == 0 else "\n") + f"# ---- {file.name} ----")
+            typer.echo(file.content, nl=False)
         return
     write_files(output, files)
-    for name in files:
-        typer.echo(f"wrote {output / name}")
+    for file in files:
+        typer.echo(f"wrote {output / file.name}")
 
 
-def write_files(directory: Path, files: dict[str, str]) -> None:
+def write_files(directory: Path, files: Sequence[RenderedFile]) -> None:
     """Write every file or none: each goes to a temporary name first, then is renamed into place."""
     import os
     import tempfile
@@ -84,15 +89,12 @@ def write_files(directory: Path, files: dict[str, str]) -> None:
         raise UserInputError(f"--output {directory}: {exc.strerror or exc}") from None
     staged: list[tuple[str, Path]] = []
     try:
-        for name, content in files.items():
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
+        for file in files:
+            fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", dir=directory)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(content)
-            if name.endswith(".sh"):
-                Path(tmp).chmod(0o755)
-            else:
-                Path(tmp).chmod(0o644)
-            staged.append((tmp, directory / name))
+                fh.write(file.content)
+            Path(tmp).chmod(0o755 if file.executable else 0o644)
+            staged.append((tmp, directory / file.name))
         for tmp, final in staged:
             Path(tmp).replace(final)
     except OSError as exc:
