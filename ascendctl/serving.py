@@ -121,7 +121,11 @@ def load_target(profile_path: Path, overrides: Sequence[str], node: int | None) 
     if not chosen:
         known = ", ".join(str(c.node) for c in commands)
         raise UserInputError(f"--node {node}: {profile.metadata.name} has nodes {known}")
-    return ServeTarget(profile, profile_path, tuple(overrides), node, chosen[0], len(commands), engine, plan)
+    command = chosen[0]
+    if command.symbols is not None and command.symbols.unresolved:
+        fields = ", ".join(f"network.nodes[{n}].address" for n in command.symbols.unresolved)
+        raise UserInputError(f"node {node} needs the addresses it connects to: set {fields}")
+    return ServeTarget(profile, profile_path, tuple(overrides), node, command, len(commands), engine, plan)
 
 
 def preflight(target: ServeTarget, store: StateStore) -> None:

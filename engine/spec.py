@@ -29,6 +29,49 @@ class SecretRef:
 
 
 @dataclass(frozen=True)
+class NodeAddress:
+    """Node N's address, kept symbolic in the plan and resolved by the consumer: the launcher with the
+    profile's node list, the Kubernetes renderer with the leader's or the pod's own address."""
+
+    node: int
+
+    @property
+    def placeholder(self) -> str:
+        """How the plan writes it where the profile names no address (`network.nodes[N].address`)."""
+        return f"<node{self.node}-address>"
+
+
+@dataclass(frozen=True)
+class NodeRankBase:
+    """This node's first data-parallel rank: its index × the ranks each node runs (one pod template serves
+    every Kubernetes worker, so the renderer computes it from the worker index)."""
+
+    per_node: int
+
+
+@dataclass(frozen=True)
+class Joined:
+    """One word made of literal text and references (e.g. Ray's `HEAD:PORT`)."""
+
+    parts: tuple[str | NodeAddress | NodeRankBase, ...]
+
+
+Part = str | NodeAddress | NodeRankBase
+Word = tuple[Part, ...]  # one argv word or env value: literal text and references, in order
+
+
+@dataclass(frozen=True)
+class Symbols:
+    """A command with its references kept (multi-node commands only): what a consumer that knows the
+    addresses differently (Kubernetes) substitutes, position by position, instead of searching the argv."""
+
+    argv: tuple[Word, ...]
+    env: Mapping[str, Word]  # only the variables whose value holds a reference
+    pre_commands: tuple[tuple[Word, ...], ...]
+    unresolved: tuple[int, ...] = ()  # nodes whose address the plan does not know (written as placeholders)
+
+
+@dataclass(frozen=True)
 class Listen:
     """Where a node's API server binds (the planner passes the same host and port to vLLM as flags)."""
 
@@ -94,6 +137,9 @@ class EngineCommand:
     supervision: Supervision | None = None
     # Commands that must run on this node before `argv` (e.g. `ray start`), as argv lists.
     pre_commands: tuple[tuple[str, ...], ...] = ()
+    # argv, env and pre_commands above are resolved with the addresses the plan knows; `symbols` keeps the
+    # references (None: the command refers to no node address or rank).
+    symbols: Symbols | None = None
 
     @property
     def health_url(self) -> str | None:

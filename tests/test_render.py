@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import stat
 import subprocess
@@ -199,21 +198,34 @@ def test_ray_leaderworkerset_starts_ray_before_serving_and_wires_addresses(tmp_p
     argv = _run_worker_shell(leader["command"][2], tmp_path, {**leader_env, "RAY_LOG": str(log)})
     assert argv == list(head_cmd.argv)
     assert log.read_text().split() == list(head_cmd.pre_commands[0])  # ray start --head ... ran first
+    # The Ray worker needs no shell: Kubernetes itself expands the leader's and the pod's address.
     worker = _container(lws, "workerTemplate")
-    script = k8s_expand(worker["command"][2], {})
-    assert script.startswith("exec ray start")
-    expected = shlex.join(worker_cmd.argv).replace(layout[0].address, "${LWS_LEADER_ADDRESS}")
-    expected = expected.replace(layout[1].address, "${POD_IP}")
-    assert shlex.split(script.removeprefix("exec ")) == shlex.split(expected)
+    pod = {"LWS_LEADER_ADDRESS": layout[0].address, "POD_IP": layout[1].address}
+    assert [k8s_expand(a, pod) for a in [*worker["command"], *worker["args"]]] == list(worker_cmd.argv)
+    assert worker["args"][worker["args"].index("--address") + 1] == "$(LWS_LEADER_ADDRESS):6379"
 
 
-def test_addresses_are_replaced_whole_never_inside_a_longer_address() -> None:
-    from ascendctl.render.kubernetes import LEADER_ADDRESS, with_refs
-
-    refs = [("10.0.0.1", LEADER_ADDRESS)]
-    assert with_refs("10.0.0.1:6379", refs) == (LEADER_ADDRESS, ":6379")
-    assert with_refs("10.0.0.12", refs) == ("10.0.0.12",)
-    assert with_refs("110.0.0.1", refs) == ("110.0.0.1",)
+def test_text_that_looks_like_an_address_is_not_rewritten(tmp_path: Path) -> None:
+    # the renderer substitutes the plan's references by position; a model path or an argument that merely
+    # contains a node's address stays literal (a regex over the argv would have rewritten it)
+    profile_path = ROOT / "profiles/deepseek-r1-w8a8-2node-a2.yaml"
+    head_address = load_profile(profile_path).network.nodes[0].address
+    model = tmp_path / f"models-{head_address}"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    sets = [f"model.source={model}", f"engine.extra_args=['--served-model-name', '{head_address}']"]
+    profile = load_profile(profile_path, render_overrides("k8s", sets))
+    plan = plan_profile(profile, matrix=load_matrix(), data_root=DATA_ROOT)
+    [files] = render(plan, "k8s", RenderOptions())
+    lws = next(yaml.safe_load_all(files.content))
+    leader = _container(lws, "leaderTemplate")
+    words = [*leader["command"], *leader["args"]]
+    assert str(model) in words and words[-1] == head_address  # literal (extra_args come last), not $(POD_IP)
+    assert words[words.index("--data-parallel-address") + 1] == "$(POD_IP)"  # the planned reference
+    worker = _container(lws, "workerTemplate")
+    argv = _run_worker_shell(worker["command"][2], tmp_path, {"LWS_WORKER_INDEX": "1", "LWS_LEADER_ADDRESS": "x"})
+    assert str(model) in argv and argv[-1] == head_address
+    assert argv[argv.index("--data-parallel-address") + 1] == "x"
 
 
 def _pod_env(container: dict, pod_ip: str) -> dict[str, str]:

@@ -37,6 +37,7 @@ class Renderer:
     help: str  # one line, shown by `ascendctl render --help`
     function: str  # `module:function`, `render(plan, options) -> list[RenderedFile]`, imported when used
     overrides: tuple[str, ...] = ()  # `--set` overrides the plan needs for this target
+    resolves_addresses: bool = False  # fills in node addresses the plan leaves symbolic (Kubernetes: pod IPs)
 
     def render(self, plan: Plan, options: RenderOptions) -> list[RenderedFile]:
         module, _, name = self.function.partition(":")
@@ -55,6 +56,7 @@ RENDERERS: dict[str, Renderer] = {
             "Kubernetes Deployment + Service (LeaderWorkerSet + Service for multi-node)",
             "ascendctl.render.kubernetes:render",
             (K8S_HOST_OVERRIDE,),
+            resolves_addresses=True,
         ),
         Renderer("docker", "one `docker run` script per node", "ascendctl.render.shell:render_docker"),
         Renderer("compose", "one docker compose file per node", "ascendctl.render.compose:render"),
@@ -78,7 +80,20 @@ def renderer(target: str) -> Renderer:
 
 def render(plan: Plan, target: str, options: RenderOptions) -> list[RenderedFile]:
     """The files for `target`. Pure: nothing is written here."""
-    return renderer(target).render(plan, options)
+    chosen = renderer(target)
+    if not chosen.resolves_addresses:
+        missing = unresolved_addresses(plan)
+        if missing:
+            fields = ", ".join(f"network.nodes[{n}].address" for n in missing)
+            raise UserInputError(
+                f"--target {target} writes node addresses literally: set {fields} (only `--target k8s` fills them in)"
+            )
+    return chosen.render(plan, options)
+
+
+def unresolved_addresses(plan: Plan) -> list[int]:
+    """Nodes whose address the plan refers to but does not know."""
+    return sorted({n for c in plan.commands if c.symbols for n in c.symbols.unresolved})
 
 
 def render_overrides(target: str, overrides: Sequence[str]) -> list[str]:

@@ -13,20 +13,22 @@ reference, any other `$` is kept). So every planned string written there has eac
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ascendctl.errors import UserInputError
 from ascendctl.quoting import Quoted, one_line, sh_word, shell_product, shell_var
 from ascendctl.render.context import MODEL_CACHE, PROBE_PERIOD_S, SHM, RenderContext, build_context
 from ascendctl.render.options import RenderedFile
 from ascendctl.render.yaml_out import dump_documents
+from ascendctl_engine.spec import NodeAddress, NodeRankBase
 
 if TYPE_CHECKING:
-    from ascendctl.models.plan import NodeLayout, Plan
+    from ascendctl.models.plan import Plan
     from ascendctl.render.options import RenderOptions
     from ascendctl_engine.spec import EngineCommand
+    from ascendctl_engine.spec import Word as PlanWord
 
 Json = dict[str, Any]
 
@@ -75,9 +77,11 @@ def _header(ctx: RenderContext) -> list[Quoted]:
 
 
 # --- pod wiring ---------------------------------------------------------------------------------------
-# On Kubernetes the pods' addresses are not known when rendering: the address a node advertises becomes
-# the pod IP (downward API), the head's address becomes `LWS_LEADER_ADDRESS`, and a worker's first DP rank
-# is computed from `LWS_WORKER_INDEX` (all workers share one pod template).
+# On Kubernetes the pods' addresses are not known when rendering. The plan keeps every node address and
+# rank it wrote as a reference (`EngineCommand.symbols`, position by position), and this module substitutes
+# them: a node's own address becomes the pod IP (downward API), the head's address `LWS_LEADER_ADDRESS`,
+# and a worker's first DP rank is computed from `LWS_WORKER_INDEX` (all workers share one pod template).
+# Nothing is searched for in the argv: literal text stays literal even when it looks like an address.
 
 
 @dataclass(frozen=True)
@@ -116,43 +120,53 @@ class PodNode:
 
 
 def pod_nodes(plan: Plan, secret_name: str | None) -> list[PodNode]:
-    d = plan.deployment
-    head_address = d.nodes[0].address if d.nodes else None
-    return [
-        _pod_node(command, layout, head_address, secret_name, multi_node=len(d.nodes) > 1)
-        for command, layout in zip(plan.commands, d.nodes, strict=True)
-    ]
+    multi_node = len(plan.deployment.nodes) > 1
+    return [_pod_node(command, secret_name, multi_node=multi_node) for command in plan.commands]
 
 
-def _pod_node(
-    command: EngineCommand, layout: NodeLayout, head_address: str | None, secret_name: str | None, *, multi_node: bool
-) -> PodNode:
-    own = layout.address
-    env = _pod_env(command, own, secret_name, multi_node=multi_node)
-    if layout.role == "head":
-        # The leader advertises its own pod IP (Ray's --node-ip-address, the DP address it binds).
-        refs: list[tuple[str | None, Ref]] = [(own, POD_IP)]
-        argv = [with_refs(a, refs) for a in command.argv]
-        shell = bool(command.pre_commands)
-    else:
-        refs = [(head_address, LEADER_ADDRESS), (own, POD_IP)]
-        argv = _worker_argv(command.argv, refs, layout.dp_ranks)
-        shell = True
-    if shell:
-        pre = [[with_refs(a, refs) for a in p] for p in command.pre_commands]
+def pod_ref(part: NodeAddress | NodeRankBase, node: int) -> Ref:
+    """What a plan reference is inside node `node`'s pod."""
+    if isinstance(part, NodeRankBase):
+        return Ref(shell_product("LWS_WORKER_INDEX", part.per_node))
+    if part.node == node:
+        return POD_IP
+    if part.node == 0:
+        return LEADER_ADDRESS
+    raise UserInputError(f"node {node} refers to node {part.node}'s address, which no pod of a LeaderWorkerSet knows")
+
+
+def pod_word(word: PlanWord, node: int) -> Word:
+    return tuple(p if isinstance(p, str) else pod_ref(p, node) for p in word)
+
+
+def _pod_node(command: EngineCommand, secret_name: str | None, *, multi_node: bool) -> PodNode:
+    symbols = command.symbols
+    i = command.node
+    argv = [pod_word(w, i) for w in symbols.argv] if symbols else [(a,) for a in command.argv]
+    pre = (
+        [[pod_word(w, i) for w in p] for p in symbols.pre_commands]
+        if symbols
+        else [[(a,) for a in p] for p in command.pre_commands]
+    )
+    env = _pod_env(command, secret_name, multi_node=multi_node)
+    # A shell is needed for pre-commands, and for references only a shell expands (the worker's DP rank).
+    needs_shell = bool(pre) or any(isinstance(p, Ref) and p.k8s is None for w in argv for p in w)
+    if needs_shell:
         script = _shell_script(pre, argv)
-        return PodNode(layout.index, layout.role, ["/bin/sh", "-c", k8s_literal(script)], None, env)
+        return PodNode(i, command.role, ["/bin/sh", "-c", k8s_literal(script)], None, env)
     words = [_k8s_word(w) for w in argv]
-    return PodNode(layout.index, layout.role, words[:1], words[1:], env)
+    return PodNode(i, command.role, words[:1], words[1:], env)
 
 
-def _pod_env(command: EngineCommand, own: str | None, secret_name: str | None, *, multi_node: bool) -> list[Json]:
+def _pod_env(command: EngineCommand, secret_name: str | None, *, multi_node: bool) -> list[Json]:
+    symbolic = command.symbols.env if command.symbols else {}
     env: list[Json] = []
     for name, value in command.env.items():
-        if own and value == own:
+        word = pod_word(symbolic[name], command.node) if name in symbolic else (value,)
+        if word == (POD_IP,):
             env.append({"name": name, "valueFrom": _POD_IP_REF})
         else:
-            env.append({"name": name, "value": k8s_literal(value)})
+            env.append({"name": name, "value": _k8s_word(word)})
     if multi_node:
         env.append({"name": "POD_IP", "valueFrom": _POD_IP_REF})
     for name in command.secret_env:
@@ -161,38 +175,6 @@ def _pod_env(command: EngineCommand, own: str | None, secret_name: str | None, *
 
 
 _POD_IP_REF: Json = {"fieldRef": {"fieldPath": "status.podIP"}}
-
-
-def with_refs(arg: str, refs: Sequence[tuple[str | None, Ref]]) -> Word:
-    """Split `arg` at whole addresses (never prefixes of longer ones: 10.0.0.1 inside 10.0.0.12), which
-    become references."""
-    parts: list[str | Ref] = [arg]
-    for address, ref in refs:
-        if address:
-            parts = [piece for part in parts for piece in _split_at(part, address, ref)]
-    return tuple(p for p in parts if p != "")
-
-
-def _split_at(part: str | Ref, address: str, ref: Ref) -> list[str | Ref]:
-    if isinstance(part, Ref):
-        return [part]
-    pieces = re.split(rf"(?<![\w.]){re.escape(address)}(?![\w.])", part)
-    out: list[str | Ref] = [pieces[0]]
-    for piece in pieces[1:]:
-        out += [ref, piece]
-    return out
-
-
-def _worker_argv(argv: Sequence[str], refs: Sequence[tuple[str | None, Ref]], dp_ranks: int) -> list[Word]:
-    out: list[Word] = []
-    previous = ""
-    for arg in argv:
-        if previous == "--data-parallel-start-rank":
-            out.append((Ref(shell_product("LWS_WORKER_INDEX", dp_ranks)),))
-        else:
-            out.append(with_refs(arg, refs))
-        previous = arg
-    return out
 
 
 def _k8s_word(word: Word) -> str:

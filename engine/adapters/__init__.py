@@ -102,7 +102,7 @@ def quantization_argv(
     chosen = select("quantization", intent)
     if chosen is not None:
         chosen.apply(intent, builder)
-    argv = tuple(token for arg in builder.args.values() for token in (arg.flag, *arg.values))
+    argv = tuple(t for arg in builder.args.values() for t in (arg.flag, *(builder.text(w) for w in arg.words)))
     return argv, tuple(builder.unsupported)
 
 

@@ -16,17 +16,39 @@ from typing import Any
 from ascendctl_engine.adapters.acceptance import ReleaseAcceptance
 from ascendctl_engine.adapters.flags import canonical_flag, flag_tokens
 from ascendctl_engine.adapters.intent import EngineIntent
-from ascendctl_engine.spec import EngineCommand, Listen, SecretRef
+from ascendctl_engine.spec import (
+    EngineCommand,
+    Joined,
+    Listen,
+    NodeAddress,
+    NodeRankBase,
+    SecretRef,
+    Symbols,
+    Word,
+)
 
-ArgValue = str | int | float | Sequence[int] | None
+# A value only a node-level consumer can spell: a node's address, this node's first DP rank, or a word made
+# of text and those. Adapters pass them as values; the builder keeps them symbolic next to the resolved text.
+Symbolic = NodeAddress | NodeRankBase | Joined
+ArgValue = str | int | float | Sequence[int] | Symbolic | None
 
 
 @dataclass(eq=False)
 class Arg:
     flag: str
-    values: tuple[str, ...]
+    words: tuple[Word, ...]  # the values, symbolic (a plain value is a one-part word)
     why: str
     server: bool = False  # an API-server option: dropped on headless nodes
+
+
+def _word(value: str | Symbolic) -> Word:
+    if isinstance(value, Joined):
+        return value.parts
+    return (value,)
+
+
+def _has_refs(word: Word) -> bool:
+    return any(not isinstance(part, str) for part in word)
 
 
 @dataclass(eq=False)
@@ -98,9 +120,9 @@ class CommandBuilder:
     compilation: dict[str, Any] = field(default_factory=dict)
     additional: dict[str, Any] = field(default_factory=dict)
     env: dict[str, tuple[str, str]] = field(default_factory=dict)
-    node_env: dict[int, dict[str, tuple[str, str]]] = field(default_factory=dict)
-    pre_commands: dict[int, list[tuple[str, ...]]] = field(default_factory=dict)
-    worker_argv: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    node_env: dict[int, dict[str, tuple[Word, str]]] = field(default_factory=dict)
+    pre_commands: dict[int, list[tuple[Word, ...]]] = field(default_factory=dict)
+    worker_argv: dict[int, tuple[Word, ...]] = field(default_factory=dict)
     headless: set[int] = field(default_factory=set)
     provenance: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -156,16 +178,18 @@ class CommandBuilder:
             message = f"vLLM {self.vllm} has no `{flag}` ({self.accepted.parser.source}); it was needed for: {why}"
             (self.fail if required else self.warn)(message)
             return False
-        tokens: list[str] = []
+        words: list[Word] = []
         for value in values:
             if value is None:
                 continue
-            if isinstance(value, (list, tuple)):
-                tokens += [_str(v) for v in value]
+            if isinstance(value, (NodeAddress, NodeRankBase, Joined)):
+                words.append(_word(value))
+            elif isinstance(value, (list, tuple)):
+                words += [(_str(v),) for v in value]
             else:
-                tokens.append(_str(value))  # type: ignore[arg-type]
+                words.append((_str(value),))  # type: ignore[arg-type]
         target = self.args if node is None else self.node_args.setdefault(node, {})
-        target[flag] = Arg(flag, tuple(tokens), why, server)
+        target[flag] = Arg(flag, tuple(words), why, server)
         key = flag if node is None else f"{flag}@node{node}"
         self.provenance[key] = why
         return True
@@ -185,11 +209,41 @@ class CommandBuilder:
         _set_path(self.additional, path.split("."), value)
         self.provenance[f"--additional-config.{path}"] = why
 
-    def env_default(self, name: str, value: str, *, why: str, node: int | None = None) -> None:
+    def env_default(self, name: str, value: str | NodeAddress, *, why: str, node: int | None = None) -> None:
         if node is None:
+            if not isinstance(value, str):
+                raise TypeError("a node address is per node: pass node=")
             self.env[name] = (value, why)
         else:
-            self.node_env.setdefault(node, {})[name] = (value, why)
+            self.node_env.setdefault(node, {})[name] = (_word(value), why)
+
+    def pre_command(self, node: int, *words: str | Symbolic) -> None:
+        """A command to run on `node` before the engine (e.g. `ray start --head`)."""
+        self.pre_commands.setdefault(node, []).append(tuple(_word(w) for w in words))
+
+    def node_process(self, node: int, *words: str | Symbolic) -> None:
+        """The process `node` runs instead of `vllm serve` (e.g. a Ray worker's `ray start --block`)."""
+        self.worker_argv[node] = tuple(_word(w) for w in words)
+
+    # ---------------------------------------------------------------- references
+    def address_known(self, node: int) -> bool:
+        return self.intent.nodes[node].address is not None
+
+    def text(self, word: Word) -> str:
+        """A node-independent word as text (the head's view)."""
+        return self._resolve(word, 0)
+
+    def _resolve(self, word: Word, node: int) -> str:
+        """A word as text on `node`: addresses from the profile's node list (or their placeholder)."""
+        out = []
+        for part in word:
+            if isinstance(part, NodeAddress):
+                out.append(self.intent.nodes[part.node].address or part.placeholder)
+            elif isinstance(part, NodeRankBase):
+                out.append(str(node * part.per_node))
+            else:
+                out.append(part)
+        return "".join(out)
 
     # ---------------------------------------------------------------- assembly
     def finish(self) -> AdapterResult:
@@ -222,20 +276,21 @@ class CommandBuilder:
             i = node.index
             headless = i in self.headless
             if i in self.worker_argv:
-                argv = self.worker_argv[i]
+                words = list(self.worker_argv[i])
             else:
-                argv_list = ["vllm", "serve", intent.model.source]
+                words = [("vllm",), ("serve",), (intent.model.source,)]
                 flags = dict(self.args)
                 flags.update(self.node_args.get(i, {}))
                 for a in flags.values():
                     if headless and a.server:
                         continue
-                    argv_list.append(a.flag)
-                    argv_list += a.values
-                argv_list += extra
-                argv = tuple(argv_list)
+                    words.append((a.flag,))
+                    words += a.words
+                words += [(token,) for token in extra]
+            argv = tuple(self._resolve(w, i) for w in words)
+            if i not in self.worker_argv:
                 self._check_argv(argv, extra)
-            env, sources = self._node_env(i)
+            env, sources, env_words = self._node_env(i)
             self._check_env(env)
             env_sources[i] = sources
             serves_http = i not in self.worker_argv and not headless
@@ -243,6 +298,7 @@ class CommandBuilder:
             if serves_http and intent.server.api_key is not None:
                 secret["VLLM_API_KEY"] = intent.server.api_key
                 sources["VLLM_API_KEY"] = f"user: server.api_key ({intent.server.api_key.describe()}), read at launch"
+            pre_words = tuple(self.pre_commands.get(i, ()))
             commands.append(
                 EngineCommand(
                     node=i,
@@ -252,7 +308,8 @@ class CommandBuilder:
                     secret_env=secret,
                     listen=Listen(intent.server.host, intent.server.port) if serves_http else None,
                     supervision=intent.supervision,
-                    pre_commands=tuple(self.pre_commands.get(i, ())),
+                    pre_commands=tuple(tuple(self._resolve(w, i) for w in p) for p in pre_words),
+                    symbols=self._symbols(tuple(words), env_words, pre_words),
                 )
             )
         for name, (_value, why) in self.env.items():
@@ -274,19 +331,38 @@ class CommandBuilder:
             resolved=dict(self.resolved),
         )
 
-    def _node_env(self, node: int) -> tuple[dict[str, str], dict[str, str]]:
+    def _symbols(
+        self, argv: tuple[Word, ...], env: Mapping[str, Word], pre: tuple[tuple[Word, ...], ...]
+    ) -> Symbols | None:
+        words = [*argv, *env.values(), *(w for p in pre for w in p)]
+        if not any(_has_refs(w) for w in words):
+            return None
+        unresolved = sorted(
+            {p.node for w in words for p in w if isinstance(p, NodeAddress) and not self.address_known(p.node)}
+        )
+        return Symbols(argv, dict(env), pre, tuple(unresolved))
+
+    def _node_env(self, node: int) -> tuple[dict[str, str], dict[str, str], dict[str, Word]]:
+        """The node's env, where each value came from, and the values that hold a reference (symbolic)."""
         env: dict[str, str] = {}
         sources: dict[str, str] = {}
-        for name, (value, why) in {**self.env, **self.node_env.get(node, {})}.items():
+        words: dict[str, Word] = {}
+        for name, (value, why) in self.env.items():
             env[name] = value
             sources[name] = why
+        for name, (word, why) in self.node_env.get(node, {}).items():
+            env[name] = self._resolve(word, node)
+            sources[name] = why
+            if _has_refs(word):
+                words[name] = word
         for name, value in self.intent.user_env.items():
+            words.pop(name, None)  # the profile's own value is literal text
             if name in env and env[name] != value:
                 sources[name] = f"user: runtime.env.{name} (replaces the planned {env[name]!r}: {sources[name]})"
             else:
                 sources[name] = f"user: runtime.env.{name}"
             env[name] = value
-        return env, sources
+        return env, sources, words
 
     def _checked_extra_args(self) -> list[str]:
         """The profile's extra args, with warnings for repeats and `--config`; whether the release accepts them

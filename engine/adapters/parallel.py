@@ -9,6 +9,9 @@ from __future__ import annotations
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import era
 from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.spec import Joined, NodeAddress, NodeRankBase
+
+HEAD = NodeAddress(0)
 
 
 def _layout(intent: EngineIntent, b: CommandBuilder) -> None:
@@ -25,11 +28,16 @@ def _layout(intent: EngineIntent, b: CommandBuilder) -> None:
         b.arg("--distributed-executor-backend", p.executor, why=intent.source("engine.parallel.executor"))
 
 
-def _head_address(intent: EngineIntent, b: CommandBuilder, what: str) -> str | None:
-    address = intent.nodes[0].address
-    if address is None:
-        b.fail(f"{what} across {intent.node_count} nodes needs network.nodes[0].address (the head node's IP)")
-    return address
+def _head_address(intent: EngineIntent, b: CommandBuilder, what: str) -> NodeAddress:
+    """The head's address, as a reference: the plan resolves it with network.nodes[0].address when the profile
+    gives one; otherwise a consumer that knows it (Kubernetes: the leader's address) fills it in."""
+    if not b.address_known(0):
+        b.warn(
+            f"{what} across {intent.node_count} nodes: network.nodes[0].address is not set, so the plan writes "
+            f"{HEAD.placeholder}; `render --target k8s` fills in the leader's address, `serve` and the other "
+            "targets need the head node's IP in network.nodes[0].address"
+        )
+    return HEAD
 
 
 def _multinode_dp(intent: EngineIntent, b: CommandBuilder) -> None:
@@ -40,13 +48,12 @@ def _multinode_dp(intent: EngineIntent, b: CommandBuilder) -> None:
     for node in intent.nodes:
         i = node.index
         b.arg("--data-parallel-size-local", local, why=src_local, node=i)
-        if head is not None:
-            b.arg(
-                "--data-parallel-address",
-                head,
-                why="network.nodes[0].address: the DP coordinator on the head node (vllm.md §6)",
-                node=i,
-            )
+        b.arg(
+            "--data-parallel-address",
+            head,
+            why="network.nodes[0].address: the DP coordinator on the head node (vllm.md §6)",
+            node=i,
+        )
         b.arg("--data-parallel-rpc-port", intent.dp_rpc_port, why=intent.source("network.dp_rpc_port"), node=i)
         if i > 0:
             b.arg(
@@ -56,7 +63,7 @@ def _multinode_dp(intent: EngineIntent, b: CommandBuilder) -> None:
             )
             b.arg(
                 "--data-parallel-start-rank",
-                i * local,
+                NodeRankBase(local),
                 why=f"first DP rank on node {i} = {i} × {local} ranks per node",
                 node=i,
             )
@@ -69,8 +76,7 @@ def _native_multinode(intent: EngineIntent, b: CommandBuilder) -> None:
         i = node.index
         b.arg("--nnodes", intent.node_count, why="target.nodes (native multi-node, vllm.md §6)", node=i)
         b.arg("--node-rank", i, why=f"this is node {i}", node=i)
-        if head is not None:
-            b.arg("--master-addr", head, why="network.nodes[0].address", node=i)
+        b.arg("--master-addr", head, why="network.nodes[0].address", node=i)
         if i > 0:
             b.arg("--headless", why="only the head node serves the API (vllm.md §6)", node=i)
             b.headless.add(i)
@@ -91,15 +97,11 @@ def _ray(intent: EngineIntent, b: CommandBuilder) -> None:
         b.decide("ray", "single node: vLLM starts a local Ray instance itself")
         return
     head = _head_address(intent, b, "Ray")
-    if head is None:
-        return
     port = str(intent.ray_port)
-    b.pre_commands.setdefault(0, []).append(("ray", "start", "--head", "--port", port, "--node-ip-address", head))
+    b.pre_command(0, "ray", "start", "--head", "--port", port, "--node-ip-address", head)
     for node in intent.nodes[1:]:
-        argv = ["ray", "start", "--block", "--address", f"{head}:{port}"]
-        if node.address:
-            argv += ["--node-ip-address", node.address]
-        b.worker_argv[node.index] = tuple(argv)
+        own = ("--node-ip-address", NodeAddress(node.index)) if b.address_known(node.index) else ()
+        b.node_process(node.index, "ray", "start", "--block", "--address", Joined((head, f":{port}")), *own)
     b.decide(
         "ray",
         "head: `ray start --head` before `vllm serve`; workers: `ray start --block --address HEAD:PORT` is the "
@@ -174,12 +176,11 @@ def network_env(intent: EngineIntent, b: CommandBuilder) -> None:
         i = node.index
         where = f"network.nodes[{i}]"
         if node.address:
+            own = NodeAddress(i)  # this node's own address (a pod's IP on Kubernetes)
             if intent.backend == "npu":
-                b.env_default("HCCL_IF_IP", node.address, why=f"{where}.address: HCCL's local IP", node=i)
+                b.env_default("HCCL_IF_IP", own, why=f"{where}.address: HCCL's local IP", node=i)
             elif intent.node_count > 1:
-                b.env_default(
-                    "VLLM_HOST_IP", node.address, why=f"{where}.address: this node's IP (vllm.md §4.3)", node=i
-                )
+                b.env_default("VLLM_HOST_IP", own, why=f"{where}.address: this node's IP (vllm.md §4.3)", node=i)
         if node.interface:
             names = ["GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME"]
             if intent.backend == "npu":

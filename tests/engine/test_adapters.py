@@ -22,7 +22,7 @@ from ascendctl_engine.adapters import (
     plan_commands,
 )
 from ascendctl_engine.adapters.builder import deep_merge
-from ascendctl_engine.spec import SecretRef
+from ascendctl_engine.spec import NodeAddress, NodeRankBase, SecretRef
 
 VLLM_OF = {  # vllm-ascend → vLLM, as in the support matrix (vllm-ascend.md §1.1)
     "v0.7.3": "0.7.3",
@@ -282,10 +282,28 @@ def test_multinode_tp_without_dp() -> None:
     assert value(new[1].argv, "--master-addr") == "10.0.0.1" and "--headless" in new[1].argv
 
 
-def test_multinode_needs_a_head_address() -> None:
+def test_an_unknown_head_address_stays_symbolic() -> None:
+    # no network.nodes: the plan still plans, writes the head's address as a placeholder and keeps the reference
     nodes = (NodeIntent(0), NodeIntent(1))
     result = plan_commands(npu("v0.13.0", parallel=ParallelIntent(data=2), nodes=nodes))
-    assert any("network.nodes[0].address" in u for u in result.unsupported)
+    assert not result.unsupported and any("network.nodes[0].address is not set" in w for w in result.warnings)
+    worker = result.commands[1]
+    assert value(worker.argv, "--data-parallel-address") == "<node0-address>"
+    assert worker.symbols is not None and worker.symbols.unresolved == (0,)
+    i = worker.argv.index("--data-parallel-address")
+    assert worker.symbols.argv[i + 1] == (NodeAddress(0),)  # the same position, as a reference
+    j = worker.argv.index("--data-parallel-start-rank")
+    assert worker.argv[j + 1] == "1" and worker.symbols.argv[j + 1] == (NodeRankBase(1),)
+
+
+def test_known_addresses_resolve_in_place() -> None:
+    result = plan_commands(npu("v0.13.0", parallel=ParallelIntent(data=4), nodes=TWO_NODES))
+    head, worker = result.commands
+    assert head.symbols is not None and head.symbols.unresolved == ()
+    assert value(worker.argv, "--data-parallel-address") == "10.0.0.1"
+    assert worker.env["HCCL_IF_IP"] == "10.0.0.2" and worker.symbols.env["HCCL_IF_IP"] == (NodeAddress(1),)  # type: ignore[union-attr]
+    # a one-node plan refers to no node: no symbols at all
+    assert plan_commands(npu("v0.23.0")).commands[0].symbols is None
 
 
 def test_ray_is_refused_on_cpu() -> None:
