@@ -15,9 +15,10 @@ them into warnings. The planner does no I/O beyond the named boundaries it is gi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from ascendctl_engine.host.facts import HostFacts
 
 PREPARED = "prepared:"
+_Intent = TypeVar("_Intent")
 ConfigReader = Callable[[str], ModelConfig | None]
 
 
@@ -330,70 +332,33 @@ def build_intent(
         vllm_ascend=row.vllm_ascend,
         cann=cann,
         driver=host.driver.version if host else None,
-        model=ModelIntent(
+        model=_section(
+            ModelIntent,
+            m,
             source=model_source,
-            served_name=m.served_name,
-            revision=m.revision,
-            dtype=m.dtype,
-            quantization=m.quantization,
             quant_method=quant_method,
-            max_model_len=m.max_model_len,
-            trust_remote_code=m.trust_remote_code,
-            task=m.task,
-            hf_overrides=m.hf_overrides,
-            arch=traits_arch,  # type: ignore[arg-type]
+            arch=traits_arch,
             multimodal=multimodal,
             num_heads=config.num_attention_heads if config else None,
             num_experts=config.num_experts if config else None,
         ),
         graph_mode=e.graph.mode,
         capture_sizes=tuple(e.graph.capture_sizes) if e.graph.capture_sizes else None,
-        parallel=ParallelIntent(
-            tensor=e.parallel.tensor,
-            pipeline=e.parallel.pipeline,
-            data=e.parallel.data,
-            data_local=e.parallel.data_per_node,
-            expert=e.parallel.expert,
-            executor=e.parallel.executor,
-            executor_explicit="executor" in e.parallel.model_fields_set,
-        ),
+        parallel=_section(ParallelIntent, e.parallel, executor_explicit="executor" in e.parallel.model_fields_set),
         nodes=tuple(NodeIntent(n.index, n.address, n.interface) for n in nodes),
         devices_per_node=t.devices_per_node,
         visible_devices=tuple(t.visible_devices) if t.visible_devices is not None else None,
         dp_rpc_port=profile.network.dp_rpc_port,
         ray_port=profile.network.ray_port,
-        eplb=EplbIntent(
-            mode=e.eplb.mode,
-            implementation=e.eplb.implementation,
-            redundant_experts=e.eplb.redundant_experts,
-            expert_map_path=e.eplb.expert_map_path,
-            record_path=e.eplb.record_path,
-            heat_collection_interval=e.eplb.heat_collection_interval,
-            algorithm_interval=e.eplb.algorithm_interval,
-            policy_type=e.eplb.policy_type,
-        ),
-        scheduler=SchedulerIntent(
-            max_num_seqs=e.scheduler.max_num_seqs,
-            max_num_batched_tokens=e.scheduler.max_num_batched_tokens,
-            prefix_caching=e.scheduler.prefix_caching,
-            chunked_prefill=e.scheduler.chunked_prefill,
-            async_scheduling=e.scheduler.async_scheduling,
-        ),
-        speculative=(
-            SpeculativeIntent(e.speculative.method, e.speculative.num_tokens, e.speculative.model)
-            if e.speculative
-            else None
-        ),
+        eplb=_section(EplbIntent, e.eplb),
+        scheduler=_section(SchedulerIntent, e.scheduler),
+        speculative=_section(SpeculativeIntent, e.speculative) if e.speculative else None,
         device_utilization=e.memory.device_utilization,
         cpu_kv_cache_gib=e.memory.cpu_kv_cache_gib,
         cpu_cores=host.cpu.cores if host else None,
         seed=e.seed,
-        server=ServerIntent(
-            host=s.host,
-            port=s.port,
-            api_key=api_key,
-            shutdown_timeout=s.shutdown_timeout,
-            shutdown_timeout_explicit="shutdown_timeout" in s.model_fields_set,
+        server=_section(
+            ServerIntent, s, api_key=api_key, shutdown_timeout_explicit="shutdown_timeout" in s.model_fields_set
         ),
         supervision=supervision_of(profile),
         extra_args=tuple(e.extra_args),
@@ -401,6 +366,14 @@ def build_intent(
         user_env=dict(profile.runtime.env),
         sources=sources,
     )
+
+
+def _section(cls: type[_Intent], section: BaseModel, **computed: Any) -> _Intent:
+    """An intent dataclass from the profile section that spells its fields the same way (one name per concept
+    end to end, no default restated here); `computed` gives what the planner derives or converts."""
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    copied = {n: getattr(section, n) for n in names if n in type(section).model_fields and n not in computed}
+    return cls(**copied, **computed)
 
 
 def supervision_of(profile: Profile) -> Supervision:

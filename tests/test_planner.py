@@ -127,3 +127,37 @@ def test_to_json_contract(tmp_path: Path) -> None:
     assert node["env"]["VLLM_API_KEY"] == "<redacted>" and node["secret_env"] == {"VLLM_API_KEY": "env:MY_KEY"}
     assert data["provenance"]["--port"] == "profile default: server.port"
     assert data["provenance"]["era:graph"].startswith("aclgraph+950-cap")
+
+
+def test_intent_sections_spell_their_fields_like_the_profile() -> None:
+    # one spelling per concept end to end: an intent field is the profile field of the same name, or one the
+    # planner derives (listed here); a rename on either side fails this test
+    import dataclasses
+
+    from ascendctl.models import profile as p
+    from ascendctl_engine.adapters import intent as i
+
+    derived = {
+        i.ModelIntent: {"quant_method", "arch", "multimodal", "num_heads", "num_experts"},
+        i.ParallelIntent: {"executor_explicit"},
+        i.EplbIntent: set(),
+        i.SchedulerIntent: set(),
+        i.SpeculativeIntent: set(),
+        i.ServerIntent: {"shutdown_timeout_explicit"},
+    }
+    sections = {
+        i.ModelIntent: p.ModelSpec,
+        i.ParallelIntent: p.ParallelSpec,
+        i.EplbIntent: p.EplbSpec,
+        i.SchedulerIntent: p.SchedulerSpec,
+        i.SpeculativeIntent: p.SpeculativeSpec,
+        i.ServerIntent: p.ServerSpec,
+    }
+    for intent_cls, spec in sections.items():
+        names = {f.name for f in dataclasses.fields(intent_cls)}
+        assert names - derived[intent_cls] <= set(spec.model_fields), intent_cls
+    # and the defaults both sides use are one statement
+    from ascendctl_engine import defaults
+
+    assert p.ServerSpec().port == i.ServerIntent().port == defaults.SERVER_PORT
+    assert p.NetworkSpec().dp_rpc_port == i.EngineIntent(backend="cpu", vllm="0", model=i.ModelIntent("m")).dp_rpc_port

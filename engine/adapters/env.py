@@ -139,7 +139,7 @@ def env_cpu(intent: EngineIntent, b: CommandBuilder) -> None:
             why += f" (rounded up to {whole} GiB)"
         b.env_default("VLLM_CPU_KVCACHE_SPACE", str(whole), why=why)
     p = intent.parallel
-    local_ranks = p.tensor * p.pipeline * (p.data_local or max(1, p.data // intent.node_count))
+    local_ranks = p.tensor * p.pipeline * (p.data_per_node or max(1, p.data // intent.node_count))
     if local_ranks > 1:
         b.env_default("VLLM_CPU_OMP_THREADS_BIND", _bind(local_ranks, intent.cpu_cores), why=_bind_why(local_ranks))
 

@@ -42,7 +42,7 @@ class ParallelIntent:
     tensor: int = 1
     pipeline: int = 1
     data: int = 1
-    data_local: int | None = None  # DP ranks per node; None: data // nodes
+    data_per_node: int | None = None  # DP ranks per node; None: data // nodes
     expert: bool = False
     executor: Executor = "mp"
     executor_explicit: bool = False  # the profile names the executor (emit the flag even when default)

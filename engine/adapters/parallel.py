@@ -42,7 +42,7 @@ def _head_address(intent: EngineIntent, b: CommandBuilder, what: str) -> NodeAdd
 
 def _multinode_dp(intent: EngineIntent, b: CommandBuilder) -> None:
     p = intent.parallel
-    local = p.data_local or p.data // intent.node_count
+    local = p.data_per_node or p.data // intent.node_count
     head = _head_address(intent, b, "data parallelism")
     src_local = intent.source("engine.parallel.data_per_node", f"profile default: data / nodes = {local}")
     for node in intent.nodes:
@@ -118,9 +118,9 @@ def _parallel(intent: EngineIntent, b: CommandBuilder, *, native_multinode: bool
     if intent.node_count == 1:
         return
     if p.data > 1:
-        if p.data % intent.node_count or (p.data_local and p.data_local * intent.node_count != p.data):
+        if p.data % intent.node_count or (p.data_per_node and p.data_per_node * intent.node_count != p.data):
             b.fail(
-                f"data = {p.data} DP ranks cannot be spread evenly as {p.data_local} per node over "
+                f"data = {p.data} DP ranks cannot be spread evenly as {p.data_per_node} per node over "
                 f"{intent.node_count} nodes"
             )
         _multinode_dp(intent, b)
