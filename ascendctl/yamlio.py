@@ -17,6 +17,8 @@ or `load_yaml_text`. It:
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,7 +93,14 @@ def _one_line(text: str) -> str:
 def load_yaml_file(path: Path) -> YamlDocument:
     source = str(path)
     try:
-        with path.open("rb") as fh:
+        # O_NONBLOCK: opening a FIFO never waits for a writer; then only a regular file is read at all.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError
+            if not stat.S_ISREG(mode):
+                raise DocumentError([Issue(source, 0, 0, "", "is not a regular file (a FIFO, socket or device)")])
             raw = fh.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise DocumentError([Issue(source, 0, 0, "", "file not found")]) from None

@@ -23,6 +23,7 @@ from consumers import compose_unescape, k8s_expand, systemd_words
 from ascendctl.errors import UserInputError
 from ascendctl.matrix import load_matrix
 from ascendctl.models.plan import Plan
+from ascendctl.models.profile import ApiKeySource
 from ascendctl.planner import plan_profile
 from ascendctl.profile_loader import load_profile
 from ascendctl.render import RenderOptions, render, render_overrides
@@ -47,15 +48,19 @@ PROFILES = {
 
 
 def _hostile_plan(kind: str, target: str, tmp_path: Path) -> Plan:
-    doc = yaml.safe_load(PROFILES[kind].read_text())
-    doc["model"]["source"] = HOSTILE_MODEL
-    doc["model"]["served_name"] = "served\nrm -rf /"
-    doc["engine"]["extra_args"] = HOSTILE_ARGS
-    doc.setdefault("runtime", {}).setdefault("env", {}).update(HOSTILE_ENV)
-    doc.setdefault("server", {})["api_key"] = {"file": str(tmp_path / KEY_FILE_NAME)}
-    path = tmp_path / f"{kind}.yaml"
-    path.write_text(yaml.safe_dump(doc))
-    plan = plan_profile(load_profile(path, render_overrides(target, [])), matrix=load_matrix(), data_root=DATA_ROOT)
+    """A plan carrying hostile strings in every field that reaches an artifact. The profile loader refuses
+    most of them (control characters, `tests/test_profile_boundary.py`); the renderers must stay safe on their
+    own, so the values are put into an already validated profile, past the loader (defence in depth)."""
+    profile = load_profile(PROFILES[kind], render_overrides(target, []))
+    model = profile.model.model_copy(update={"source": HOSTILE_MODEL, "served_name": "served\nrm -rf /"})
+    engine = profile.engine.model_copy(update={"extra_args": HOSTILE_ARGS})
+    runtime = profile.runtime.model_copy(update={"env": {**profile.runtime.env, **HOSTILE_ENV}})
+    key = ApiKeySource(file=str(tmp_path / "key"))
+    server = profile.server.model_copy(
+        update={"api_key": key.model_copy(update={"file": str(tmp_path / KEY_FILE_NAME)})}
+    )
+    hostile = profile.model_copy(update={"model": model, "engine": engine, "runtime": runtime, "server": server})
+    plan = plan_profile(hostile, matrix=load_matrix(), data_root=DATA_ROOT)
     # A warning that quotes profile text ends up in every artifact's comments.
     return dataclasses.replace(plan, warnings=(*plan.warnings, HOSTILE_NOTE))
 
@@ -255,3 +260,38 @@ def test_a_model_path_docker_cannot_mount_is_refused(target: str, tmp_path: Path
     plan = plan_profile(load_profile(path), matrix=load_matrix(), data_root=DATA_ROOT)
     with pytest.raises(UserInputError, match="cannot mount"):
         _files(plan, target)
+
+
+def test_a_render_that_fails_midway_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # an earlier render stays whole when writing the next one fails, whatever the failure; no temp file stays
+    from ascendctl.cli.render import write_files
+    from ascendctl.errors import UserInputError
+    from ascendctl.render import RenderedFile
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.sh").write_text("old a\n")
+    (out / "b.sh").write_text("old b\n")
+    with pytest.raises(UnicodeEncodeError):  # not an OSError: fails while staging
+        write_files(out, [RenderedFile("a.sh", "new a\n"), RenderedFile("b.sh", "bad \ud800\n")])
+    assert sorted(p.name for p in out.iterdir()) == ["a.sh", "b.sh"]
+    assert (out / "a.sh").read_text() == "old a\n"
+    (out / "c.sh").mkdir()  # a directory in the way: refused before anything moves
+    with pytest.raises(UserInputError, match="nothing was changed"):
+        write_files(out, [RenderedFile("a.sh", "new a\n"), RenderedFile("c.sh", "new c\n")])
+    assert (out / "a.sh").read_text() == "old a\n" and (out / "c.sh").is_dir()
+    real_replace = Path.replace
+
+    def fail_on_b(self: Path, target: Path) -> Path:  # the disk fills up while b.sh moves in
+        if self.name == "b.sh" and self.parent != out:
+            raise OSError(28, "No space left on device")
+        return real_replace(self, target)
+
+    monkeypatch.setattr(Path, "replace", fail_on_b)
+    with pytest.raises(UserInputError, match="No space left on device; nothing was changed"):
+        write_files(out, [RenderedFile("a.sh", "new a\n"), RenderedFile("b.sh", "new b\n")])
+    monkeypatch.undo()
+    assert (out / "a.sh").read_text() == "old a\n" and (out / "b.sh").read_text() == "old b\n"
+    assert sorted(p.name for p in out.iterdir()) == ["a.sh", "b.sh", "c.sh"]
+    write_files(out, [RenderedFile("a.sh", "new a\n", executable=True)])
+    assert (out / "a.sh").read_text() == "new a\n" and (out / "a.sh").stat().st_mode & 0o777 == 0o755

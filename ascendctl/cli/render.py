@@ -77,27 +77,49 @@ def render(
 
 
 def write_files(directory: Path, files: Sequence[RenderedFile]) -> None:
-    """Write every file or none: each goes to a temporary name first, then is renamed into place."""
-    import os
+    """Write every file or none. All files are staged in a private directory next to their targets first;
+    then each target is moved aside and the new file moved in. Any failure (an OS error, or anything else)
+    puts every moved-aside file back and removes the staging directory: an earlier render is never left
+    half replaced, and no temporary file stays behind."""
+    import shutil
     import tempfile
 
     from ascendctl.errors import UserInputError
 
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=".ascendctl-render.", dir=directory))
     except OSError as exc:
         raise UserInputError(f"--output {directory}: {exc.strerror or exc}") from None
-    staged: list[tuple[str, Path]] = []
+    moved: list[tuple[Path, Path | None]] = []  # (target, where its previous version was moved)
     try:
         for file in files:
-            fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", dir=directory)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(file.content)
-            Path(tmp).chmod(0o755 if file.executable else 0o644)
-            staged.append((tmp, directory / file.name))
-        for tmp, final in staged:
-            Path(tmp).replace(final)
-    except OSError as exc:
-        for tmp, _ in staged:
-            Path(tmp).unlink(missing_ok=True)
-        raise UserInputError(f"--output {directory}: {exc.strerror or exc}") from None
+            if Path(file.name).name != file.name or file.name in ("", ".", ".."):
+                raise UserInputError(f"refusing to write {file.name!r}: not a plain file name")
+            if (directory / file.name).is_dir():
+                raise UserInputError(f"--output {directory}: {file.name} is a directory; nothing was changed")
+            staged = stage / file.name
+            staged.write_text(file.content, encoding="utf-8")
+            staged.chmod(0o755 if file.executable else 0o644)
+        for file in files:
+            target = directory / file.name
+            previous = None
+            if target.exists() or target.is_symlink():
+                previous = stage / f"{file.name}.previous"
+                target.replace(previous)
+            moved.append((target, previous))
+            (stage / file.name).replace(target)
+    except BaseException as exc:
+        for target, previous in reversed(moved):
+            try:
+                if previous is not None:
+                    previous.replace(target)
+                else:
+                    target.unlink(missing_ok=True)
+            except OSError:
+                pass  # best effort: the staging directory below still holds the previous version
+        shutil.rmtree(stage, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise UserInputError(f"--output {directory}: {exc.strerror or exc}; nothing was changed") from None
+        raise
+    shutil.rmtree(stage, ignore_errors=True)

@@ -20,31 +20,48 @@ from ascendctl.models.base import (
     StrictModel,
     Task,
 )
+from ascendctl.models.fields import (
+    INT32_MAX,
+    MAX_DEVICES_PER_NODE,
+    MAX_NODES,
+    MAX_PARALLEL,
+    DnsLabel,
+    IpAddress,
+    NicName,
+    NonEmptyLine,
+    SingleLine,
+)
+from ascendctl.models.secrets import POSIX_NAME_TEXT, SecretSource, is_posix_name
 from ascendctl_engine import defaults
+from ascendctl_engine.spec import REDACTED, is_secret_name
 from ascendctl_engine.vocab import EplbImplementation, Executor
 
 API_VERSION = "ascendctl/v1"
 
 Port = Annotated[int, Field(ge=1, le=65535)]
-PositiveInt = Annotated[int, Field(ge=1)]
+# Every count reaches an int32 somewhere (a vLLM flag, a Kubernetes field): bounded here, once.
+PositiveInt = Annotated[int, Field(ge=1, le=INT32_MAX)]
+Count = Annotated[int, Field(ge=0, le=INT32_MAX)]
+ParallelSize = Annotated[int, Field(ge=1, le=MAX_PARALLEL)]
 
 
 class Metadata(StrictModel):
     name: Annotated[
-        str,
+        DnsLabel,
         Field(
-            description="Deployment name: used for state, logs and rendered object names (DNS-1123 label).",
-            pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",
+            description=(
+                "Deployment name: used for state, logs and rendered object names (an RFC 1035 label: lower-case "
+                "letters, digits and `-`, a letter first, at most 63 characters — what a Kubernetes Service needs)."
+            ),
         ),
     ]
-    description: Annotated[str, Field(description="Free text: what this deployment is for.")] = ""
+    description: Annotated[SingleLine, Field(description="One line of free text: what this deployment is for.")] = ""
 
 
 class ModelSpec(StrictModel):
     source: Annotated[
-        str,
+        NonEmptyLine,
         Field(
-            min_length=1,
             description=(
                 "What to serve: a hub id (`org/name`), a local directory, or `prepared:NAME` for a model "
                 "made by `ascendctl model prepare NAME`."
@@ -52,9 +69,9 @@ class ModelSpec(StrictModel):
         ),
     ]
     served_name: Annotated[
-        str | None, Field(description="Name clients use in the OpenAI API (`--served-model-name`).")
+        NonEmptyLine | None, Field(description="Name clients use in the OpenAI API (`--served-model-name`).")
     ] = None
-    revision: Annotated[str | None, Field(description="Hub revision (branch, tag or commit) to load.")] = None
+    revision: Annotated[NonEmptyLine | None, Field(description="Hub revision (branch, tag or commit) to load.")] = None
     dtype: Annotated[DType, Field(description="Weight/activation dtype; 300I Duo supports float16 only.")] = "auto"
     quantization: Annotated[
         Quantization,
@@ -87,12 +104,17 @@ class TargetSpec(StrictModel):
         Field(description="Ascend hardware family for `npu`: `a2`, `a3`, `300i-duo` or `950`."),
     ] = None
     devices_per_node: Annotated[
-        PositiveInt,
-        Field(description="Accelerator devices (NPU chips / GPUs / CPU ranks) used on each node."),
+        int,
+        Field(
+            ge=1,
+            le=MAX_DEVICES_PER_NODE,
+            description="Accelerator devices (NPU chips / GPUs / CPU ranks) used on each node (at most what the "
+            "family's largest server has, from the matrix's hardware table).",
+        ),
     ] = 1
-    nodes: Annotated[PositiveInt, Field(description="Number of nodes (hosts) the deployment spans.")] = 1
+    nodes: Annotated[int, Field(ge=1, le=MAX_NODES, description="Number of nodes (hosts) the deployment spans.")] = 1
     visible_devices: Annotated[
-        list[Annotated[int, Field(ge=0)]] | None,
+        list[Annotated[int, Field(ge=0, le=MAX_DEVICES_PER_NODE - 1)]] | None,
         Field(description="Device ids to use on each node (`ASCEND_RT_VISIBLE_DEVICES`); default: 0..N-1."),
     ] = None
 
@@ -108,17 +130,17 @@ class GraphSpec(StrictModel):
         ),
     ] = "auto"
     capture_sizes: Annotated[
-        list[PositiveInt] | None,
+        list[Annotated[int, Field(ge=1, le=MAX_PARALLEL)]] | None,
         Field(description="Batch sizes to capture graphs for; default: the engine's own list."),
     ] = None
 
 
 class ParallelSpec(StrictModel):
-    tensor: Annotated[PositiveInt, Field(description="Tensor-parallel size (`--tensor-parallel-size`).")] = 1
-    pipeline: Annotated[PositiveInt, Field(description="Pipeline-parallel size (`--pipeline-parallel-size`).")] = 1
-    data: Annotated[PositiveInt, Field(description="Data-parallel size over all nodes (`--data-parallel-size`).")] = 1
+    tensor: Annotated[ParallelSize, Field(description="Tensor-parallel size (`--tensor-parallel-size`).")] = 1
+    pipeline: Annotated[ParallelSize, Field(description="Pipeline-parallel size (`--pipeline-parallel-size`).")] = 1
+    data: Annotated[ParallelSize, Field(description="Data-parallel size over all nodes (`--data-parallel-size`).")] = 1
     data_per_node: Annotated[
-        PositiveInt | None,
+        ParallelSize | None,
         Field(description="Data-parallel ranks on each node (`--data-parallel-size-local`); default: data / nodes."),
     ] = None
     expert: Annotated[bool, Field(description="Expert parallelism for MoE models (`--enable-expert-parallel`).")] = (
@@ -136,14 +158,14 @@ class EplbSpec(StrictModel):
         Field(description="Expert load balancing: `off`, `static` (replay an expert map) or `dynamic`."),
     ] = "off"
     redundant_experts: Annotated[
-        int, Field(ge=0, description="Extra (redundant) expert replicas spread over the EP ranks.")
+        Count, Field(description="Extra (redundant) expert replicas spread over the EP ranks.")
     ] = 0
     expert_map_path: Annotated[
-        str | None,
+        NonEmptyLine | None,
         Field(description="Expert map JSON to load (static EPLB, or the starting map for dynamic)."),
     ] = None
     record_path: Annotated[
-        str | None, Field(description="Where to record the expert map observed under load (JSON file).")
+        NonEmptyLine | None, Field(description="Where to record the expert map observed under load (JSON file).")
     ] = None
     heat_collection_interval: Annotated[
         PositiveInt | None, Field(description="Steps between expert-load (heat) collections (dynamic EPLB).")
@@ -151,9 +173,9 @@ class EplbSpec(StrictModel):
     algorithm_interval: Annotated[
         PositiveInt | None, Field(description="Steps between rebalancing decisions (dynamic EPLB).")
     ] = None
-    policy_type: Annotated[
-        int | None, Field(ge=0, description="vllm-ascend EPLB policy number (`eplb_policy_type`).")
-    ] = None
+    policy_type: Annotated[Count | None, Field(description="vllm-ascend EPLB policy number (`eplb_policy_type`).")] = (
+        None
+    )
     implementation: Annotated[
         EplbImplementation,
         Field(
@@ -188,7 +210,7 @@ class SpeculativeSpec(StrictModel):
     ]
     num_tokens: Annotated[PositiveInt, Field(description="Tokens proposed per step (`num_speculative_tokens`).")]
     model: Annotated[
-        str | None, Field(description="Draft / EAGLE model path or hub id, for methods that need one.")
+        NonEmptyLine | None, Field(description="Draft / EAGLE model path or hub id, for methods that need one.")
     ] = None
 
 
@@ -198,12 +220,18 @@ class MemorySpec(StrictModel):
         Field(
             gt=0,
             le=1,
+            allow_inf_nan=False,
             description="Fraction of device memory the engine may use (`--gpu-memory-utilization`).",
         ),
     ] = None
     cpu_kv_cache_gib: Annotated[
         float | None,
-        Field(gt=0, description="CPU backend: KV-cache size in GiB (`VLLM_CPU_KVCACHE_SPACE`)."),
+        Field(
+            gt=0,
+            le=1 << 20,
+            allow_inf_nan=False,
+            description="CPU backend: KV-cache size in GiB (`VLLM_CPU_KVCACHE_SPACE`).",
+        ),
     ] = None
 
 
@@ -214,9 +242,9 @@ class EngineSpec(StrictModel):
     scheduler: Annotated[SchedulerSpec, Field(description="Scheduler limits and switches.")] = SchedulerSpec()
     speculative: Annotated[SpeculativeSpec | None, Field(description="Speculative decoding; unset: off.")] = None
     memory: Annotated[MemorySpec, Field(description="Memory budget.")] = MemorySpec()
-    seed: Annotated[int | None, Field(description="Random seed (`--seed`).")] = None
+    seed: Annotated[int | None, Field(ge=-(2**63), le=2**63 - 1, description="Random seed (`--seed`).")] = None
     extra_args: Annotated[
-        list[str],
+        list[SingleLine],
         Field(description="Escape hatch: extra `vllm serve` arguments appended verbatim (checked per release)."),
     ] = []
     additional_config: Annotated[
@@ -233,15 +261,15 @@ class EngineSpec(StrictModel):
 
 
 class NodeNetwork(StrictModel):
-    address: Annotated[str, Field(min_length=1, description="IP address of this node on the cluster network.")]
+    address: Annotated[IpAddress, Field(description="IP address of this node on the cluster network.")]
     interface: Annotated[
-        str | None, Field(description="NIC name on this node; default: the profile-wide `network.interface`.")
+        NicName | None, Field(description="NIC name on this node; default: the profile-wide `network.interface`.")
     ] = None
 
 
 class NetworkSpec(StrictModel):
     interface: Annotated[
-        str | None,
+        NicName | None,
         Field(description="NIC used for HCCL/Gloo traffic (`GLOO_SOCKET_IFNAME`, `HCCL_SOCKET_IFNAME`, ...)."),
     ] = None
     nodes: Annotated[
@@ -276,6 +304,22 @@ class ServerSpec(StrictModel):
         int, Field(ge=0, description="Seconds to drain in-flight requests on stop before aborting them.")
     ] = defaults.SHUTDOWN_TIMEOUT_S
 
+    @field_validator("api_key", mode="before")
+    @classmethod
+    def _api_key_not_inline(cls, value: Any) -> Any:
+        # Refused before the type check: pydantic's "should be a valid dictionary" error would quote the key.
+        if value is not None and not isinstance(value, (dict, ApiKeySource)):
+            raise ValueError("the API key is never written inline: give {env: VAR} or {file: PATH}")
+        return value
+
+    @field_validator("api_key")
+    @classmethod
+    def _api_key_env_is_a_name(cls, value: ApiKeySource | None) -> ApiKeySource | None:
+        if value is not None and value.env is not None and not is_posix_name(value.env):
+            # The value is not quoted: what is not a variable name may be the key itself, pasted here.
+            raise ValueError(f"`env` names an environment variable ({POSIX_NAME_TEXT}); it never holds the key")
+        return value
+
 
 class RestartSpec(StrictModel):
     policy: Annotated[
@@ -296,6 +340,34 @@ class RuntimeSpec(StrictModel):
         Field(ge=1, description="Seconds to wait for `/health` (model load + graph capture) before failing."),
     ] = 900
     restart: Annotated[RestartSpec, Field(description="What to do when the engine exits unexpectedly.")] = RestartSpec()
+    secrets: Annotated[
+        dict[str, SecretSource],
+        Field(
+            description=(
+                "Secret environment variables for the engine (e.g. `HF_TOKEN`): NAME → `{env: VAR}` or "
+                "`{file: PATH}`, read only at launch; plans and rendered files carry references, never values."
+            )
+        ),
+    ] = {}
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _secret_values_stay_unquoted(cls, value: Any) -> Any:
+        # A secret-named entry is refused by `profile.runtime.env-inline-secret`, located at its key; a value
+        # of the wrong type there would first fail the type check, whose message quotes the value.
+        if isinstance(value, dict):
+            return {k: REDACTED if isinstance(k, str) and is_secret_name(k) and not isinstance(v, str) else v
+                    for k, v in value.items()}  # fmt: skip
+        return value
+
+    @field_validator("secrets")
+    @classmethod
+    def _secret_names_are_valid(cls, value: dict[str, SecretSource]) -> dict[str, SecretSource]:
+        # ASCII only: every renderer writes the name unquoted (`export NAME=`, `-e NAME`, a Secret's key).
+        for name in value:
+            if not is_posix_name(name):
+                raise ValueError(f"{name!r} is not a valid environment variable name ({POSIX_NAME_TEXT})")
+        return value
 
     @field_validator("env")
     @classmethod
@@ -313,9 +385,8 @@ class Profile(StrictModel):
     model: Annotated[ModelSpec, Field(description="The model to serve.")]
     target: Annotated[TargetSpec, Field(description="Where it runs: backend, hardware family, devices, nodes.")]
     release: Annotated[
-        str,
+        NonEmptyLine,
         Field(
-            min_length=1,
             description=(
                 "Engine release to pin: a vllm-ascend version (e.g. `v0.13.0`) for npu, the engine row's "
                 "version for cpu/cuda, or `latest-stable` (the newest final release of the backend)."

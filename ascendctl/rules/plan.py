@@ -119,6 +119,22 @@ def hardware_min_devices(f: PlanFacts) -> Outcome:
     return passed(f"{have} devices")
 
 
+@rule("plan.hardware.devices-per-node", "error", "No more devices per node than the family's servers have")
+def hardware_devices_per_node(f: PlanFacts) -> Outcome:
+    hw = f.hardware
+    if hw is None or hw.devices_per_server is None:
+        return skipped("no server size recorded for this family")
+    have = f.profile.target.devices_per_node
+    if have > hw.devices_per_server:
+        return problem(
+            f"target.devices_per_node {have} is more than the {hw.devices_per_server} devices of an {hw.name} "
+            "server (matrix hardware table)",
+            f"set target.devices_per_node ≤ {hw.devices_per_server} and spread the rest over target.nodes",
+            at=("target", "devices_per_node"),
+        )
+    return passed(f"{have} of {hw.devices_per_server} devices")
+
+
 @rule("plan.hardware.checkpoint-dtype", "warn", "The checkpoint's dtype runs natively", source="vllm-ascend.md §9.4")
 def checkpoint_dtype(f: PlanFacts) -> Outcome:
     hw = f.hardware

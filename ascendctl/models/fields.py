@@ -1,0 +1,92 @@
+"""Field types that validate what a value *is* at the profile boundary, once, so no later step (a rendered
+script, a unit, a manifest, an argv) has to wonder whether a string can end a line or a comment.
+
+- `SingleLine`: no control characters (C0, DEL, C1), no Unicode line or paragraph separators, no lone
+  surrogates — a name, a path, a flag value. Multi-line text is accepted only where a field says so.
+- `EnvName`: a POSIX environment variable name (ASCII letters, digits, `_`; not starting with a digit).
+- `IpAddress`, `BindHost` (an IP address or an RFC 1123 host name), `NicName` (Linux: 1–15 bytes, no `/`,
+  no whitespace, not `.`/`..`), `DnsLabel` (RFC 1035: what a Kubernetes Service name must be).
+- numbers: every float finite; counts and timeouts bounded by the widest field they reach (int32 for
+  Kubernetes probe counts, a generous fixed bound for node and device counts).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import unicodedata
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
+
+INT32_MAX = 2**31 - 1
+MAX_NODES = 1024  # generous: the largest published Ascend clusters are far smaller per deployment
+MAX_DEVICES_PER_NODE = 1024  # a fixed bound where the matrix's hardware table has none (cpu, cuda)
+MAX_PARALLEL = 65536
+MAX_TEXT = 4096  # a single-line value longer than this is not a name or a path
+
+
+def _single_line(value: str) -> str:
+    for ch in value:
+        cat = unicodedata.category(ch)
+        # Cc: C0/C1 controls and DEL; Zl/Zp: U+2028/U+2029 (line breaks to YAML and to many editors);
+        # Cs: a lone surrogate cannot be encoded as UTF-8 (it would crash any writer).
+        if cat in ("Cc", "Zl", "Zp", "Cs"):
+            raise ValueError(f"must be one line of text: contains {_describe(ch)}")
+    return value
+
+
+def _describe(ch: str) -> str:
+    names = {"\n": "a newline", "\r": "a carriage return", "\t": "a tab", "\x00": "a NUL byte"}
+    return names.get(ch, f"the control character U+{ord(ch):04X}")
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _env_name(value: str) -> str:
+    if not _ENV_NAME.match(value):
+        raise ValueError(f"{value!r} is not a valid environment variable name (letters, digits, _; not a digit first)")
+    return value
+
+
+def _ip_address(value: str) -> str:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an IPv4 or IPv6 address") from None
+    return value
+
+
+_HOST_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+
+
+def _bind_host(value: str) -> str:
+    try:
+        ipaddress.ip_address(value)
+        return value
+    except ValueError:
+        pass
+    labels = value.rstrip(".").split(".")
+    if len(value) > 253 or not all(_HOST_LABEL.match(label) for label in labels):
+        raise ValueError(f"{value!r} is neither an IP address nor a host name (RFC 1123)")
+    return value
+
+
+def _nic_name(value: str) -> str:
+    # Linux `dev_valid_name`: at most IFNAMSIZ-1 = 15 bytes, no '/', no whitespace, not "." or "..".
+    raw = value.encode("utf-8", "surrogatepass")
+    if not 1 <= len(raw) <= 15 or value in (".", "..") or "/" in value or any(c.isspace() for c in value):
+        raise ValueError(f"{value!r} is not a network interface name (1-15 bytes, no '/', no whitespace)")
+    return _single_line(value)
+
+
+SingleLine = Annotated[str, Field(max_length=MAX_TEXT), AfterValidator(_single_line)]
+NonEmptyLine = Annotated[str, Field(min_length=1, max_length=MAX_TEXT), AfterValidator(_single_line)]
+EnvName = Annotated[str, AfterValidator(_env_name)]
+IpAddress = Annotated[str, AfterValidator(_ip_address)]
+BindHost = Annotated[str, Field(min_length=1), AfterValidator(_bind_host)]
+NicName = Annotated[str, AfterValidator(_nic_name)]
+# RFC 1035 label: a Kubernetes Service (and every object ascendctl renders) can be named after it.
+DnsLabel = Annotated[str, Field(pattern=r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")]
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
