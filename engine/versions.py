@@ -13,6 +13,7 @@ imports it too). Everything that reads a version string — release tags, pip pi
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -25,6 +26,7 @@ def strip_v(version: str) -> str:
     return text[1:] if text[:1] in ("v", "V") else text
 
 
+@functools.lru_cache(maxsize=1024)  # versions are immutable; a plan parses the same few hundred tags repeatedly
 def parse(text: str) -> Version:
     """A PEP 440 version from a tag or pip form; raises `InvalidVersion`."""
     return Version(strip_v(text))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -21,9 +22,21 @@ def load_script() -> ModuleType:
 
 
 def test_commands_table_has_the_required_rows() -> None:
-    labels = [label for label, _ in load_script().COMMANDS]
+    latency = load_script()
+    labels = [label for label, _ in latency.COMMANDS]
     for needed in ("ascendctl --help", "ascendctl validate profiles/*.yaml", "ascendctl schema"):
         assert needed in labels
+    assert set(labels) >= latency.EVERYDAY
+    everyday = " | ".join(sorted(latency.EVERYDAY))
+    for command in ("validate", "matrix --json", "matrix releases --json", "plan", "serve", "--dry-run"):
+        assert f" {command}" in everyday
+
+
+def test_the_floor_imports_ascendctls_own_dependencies() -> None:
+    latency = load_script()
+    assert latency.FLOOR_COMMAND == "python -c 'import typer, rich, pydantic, yaml, jinja2'"
+    assert latency.FLOOR_LABEL.endswith(latency.FLOOR_COMMAND)
+    assert latency.TARGET_RATIO == 2.0
 
 
 def test_globs_expand_relative_to_repo() -> None:
@@ -41,3 +54,78 @@ def test_registered_commands_read_from_help() -> None:
     names = load_script().registered_commands(script)
     assert {"validate", "schema"} <= names
     assert not any(name.startswith("-") for name in names)
+
+
+def test_ratio_rows_are_judged_against_the_floor() -> None:
+    latency = load_script()
+    row = latency.timed_row("plan", [0.30, 0.20, 0.25], 0.125, target_ratio=2.0)
+    assert row["median_s"] == 0.25 and row["min_s"] == 0.20
+    assert row["ratio"] == pytest.approx(2.0)
+    assert (row["status"], row["target_ratio"], row["target_s"]) == ("OK", 2.0, None)  # the bound is inclusive
+    assert latency.timed_row("plan", [0.26], 0.125, target_ratio=2.0)["status"] == "SLOW"
+    # The absolute target does not depend on the floor; the ratio is still reported.
+    check = latency.timed_row("check", [0.4], 0.1, target_s=0.5)
+    assert (check["status"], check["ratio"], check["target_s"]) == ("OK", pytest.approx(4.0), 0.5)
+    assert latency.timed_row("help", [0.3], 1.0)["status"] == "SLOW"  # default: TARGET_S
+    assert latency.timed_row("plan", [0.1], 0.1, target_ratio=2.0, code=1)["status"] == "OK (exit 1)"
+    broken = latency.timed_row("validate <x>", [0.1], 0.1, target_s=1.0, code=0, expected_code=2)
+    assert broken["status"] == "OK (exit 0, expected 2)"
+    assert latency.timed_row("validate <x>", [0.1], 0.1, target_s=1.0, code=2, expected_code=2)["status"] == "OK"
+
+
+def test_strict_fails_on_slow_commands_and_on_broken_profiles_that_do_not_exit_2() -> None:
+    latency = load_script()
+    floor = latency.reference_row(latency.FLOOR_LABEL, [0.1], 0.1, "floor")
+    ok = latency.timed_row("plan", [0.1], 0.1, target_ratio=2.0)
+    assert not latency.failed([floor, latency.absent_row("later"), ok], [])
+    assert latency.failed([ok, latency.timed_row("plan", [0.3], 0.1, target_ratio=2.0)], [])
+    assert not latency.failed([latency.timed_row("check", [0.1], 0.1, target_s=0.5, code=1)], [])  # reported only
+    wrong_exit = latency.timed_row("validate <x>", [0.1], 0.1, target_s=1.0, code=0, expected_code=2)
+    assert latency.failed([ok], [wrong_exit])
+    assert not latency.failed(
+        [ok], [latency.timed_row("validate <x>", [0.1], 0.1, target_s=1.0, code=2, expected_code=2)]
+    )
+
+
+def test_table_shows_median_ratio_and_target() -> None:
+    latency = load_script()
+    rows = [
+        latency.reference_row(latency.FLOOR_LABEL, [0.08, 0.1], 0.09, "floor"),
+        latency.timed_row("ascendctl plan p.yaml", [0.15], 0.09, target_ratio=2.0),
+        latency.timed_row("ascendctl check", [0.6], 0.09, target_s=0.5),
+        latency.absent_row("ascendctl later"),
+    ]
+    lines = latency.format_table("title", rows)
+    assert lines[0] == "title"
+    assert lines[1].split() == ["command", "median", "s", "min", "s", "÷", "floor", "target", "status"]
+    floor_line, plan_line, check_line, later_line = lines[2:]
+    assert floor_line.startswith(latency.FLOOR_LABEL)
+    assert floor_line.split()[-4:] == ["0.090", "0.080", "1.00×", "floor"]
+    assert plan_line.split()[-7:] == ["0.150", "0.150", "1.67×", "ratio", "≤", "2.0", "OK"]
+    assert check_line.split()[-7:] == ["0.600", "0.600", "6.67×", "≤", "0.5", "s", "SLOW"]
+    assert later_line.split()[-4:] == ["-", "-", "-", "n/a"]
+    assert len({line.index("×") for line in lines[2:5]}) == 1  # the columns line up
+
+
+def test_json_report_has_the_floor_and_each_rows_ratio() -> None:
+    latency = load_script()
+    rows = [latency.timed_row("ascendctl plan p.yaml", [0.15], 0.1, target_ratio=2.0)]
+    broken = [latency.timed_row("validate <x>", [0.2], 0.1, target_s=1.0, code=2, expected_code=2)]
+    report = json.loads(json.dumps(latency.json_report(3, "cached", [0.1, 0.12, 0.09], rows, broken)))
+    assert report["floor"] == {"command": latency.FLOOR_COMMAND, "median_s": 0.1, "min_s": 0.09}
+    assert (report["runs"], report["bytecode"], report["target_ratio"]) == (3, "cached", 2.0)
+    assert report["rows"][0]["ratio"] == pytest.approx(1.5)
+    assert report["rows"][0]["target_ratio"] == 2.0
+    assert report["broken_rows"][0]["ratio"] == pytest.approx(2.0)
+    assert report["broken_rows"][0]["status"] == "OK"
+
+
+def test_timed_processes_write_bytecode_outside_the_tree() -> None:
+    latency = load_script()
+    env = latency.child_env({"PATH": "/bin", "PYTHONDONTWRITEBYTECODE": "1"}, "/tmp/cache")
+    assert env == {"PATH": "/bin", "PYTHONPYCACHEPREFIX": "/tmp/cache"}
+    kept = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/elsewhere"}
+    assert latency.child_env(kept, "/tmp/cache") == {"PYTHONPYCACHEPREFIX": "/elsewhere"}
+    assert latency.child_env({"PATH": "/bin"}, "/tmp/cache") == {"PATH": "/bin"}  # bytecode is written as usual
+    off = {"PYTHONDONTWRITEBYTECODE": "1"}
+    assert latency.child_env(off, None) == off  # --no-bytecode-cache

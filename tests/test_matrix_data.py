@@ -408,3 +408,47 @@ def test_json_mirror_is_used_only_when_its_stamp_matches() -> None:
     edited_yaml = yaml_text.replace(marker, "    - text: 'Edited. A PyPI-only patch release", 1)  # stamp mismatch
     rebuilt = release_for_pin(matrix_from_texts(edited_yaml, mirror), "npu", "v0.23.0.post1")
     assert rebuilt.notes[0].text.startswith("Edited.")  # built from the YAML and the extracts, not the mirror
+
+
+def _same_models(built: Any, read: Any, where: str = "matrix") -> None:
+    """Equal values of equal types all the way down, with the same `model_fields_set` on every model."""
+    from pydantic import BaseModel
+
+    assert type(built) is type(read), where
+    if isinstance(built, BaseModel):
+        assert built.model_fields_set == read.model_fields_set, where
+        assert list(built.__dict__) == list(read.__dict__), where
+        for name in type(built).model_fields:
+            _same_models(getattr(built, name), getattr(read, name), f"{where}.{name}")
+    elif isinstance(built, (list, tuple)):
+        assert len(built) == len(read), where
+        for i, (a, b) in enumerate(zip(built, read, strict=True)):
+            _same_models(a, b, f"{where}[{i}]")
+    elif isinstance(built, dict):
+        assert list(built) == list(read), where
+        for key in built:
+            _same_models(built[key], read[key], f"{where}[{key!r}]")
+    else:
+        assert built == read, where
+
+
+def test_shipped_mirror_is_constructed_exactly_as_validation_would_build_it() -> None:
+    """`load_matrix` constructs the shipped mirror without validating it (it is build output); the result must be
+    what validating the same mirror gives, and that validation (with every cross-reference check) must pass."""
+    from ascendctl.matrix.load import MATRIX_JSON, _MatrixMirror, trusted_mirror
+
+    mirror = (DATA.parent / Path(MATRIX_JSON).name).read_text(encoding="utf-8")
+    validated = _MatrixMirror.model_validate_json(mirror).matrix
+    constructed = trusted_mirror(mirror)
+    _same_models(validated, constructed)
+    assert constructed == validated and repr(constructed) == repr(validated)
+    assert constructed.model_dump_json() == validated.model_dump_json()
+    assert load_matrix() == validated
+
+
+def test_trusted_mirror_refuses_keys_the_models_do_not_have() -> None:
+    from ascendctl.matrix.load import MATRIX_JSON, trusted_mirror
+
+    mirror = (DATA.parent / Path(MATRIX_JSON).name).read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="unknown keys for Release"):
+        trusted_mirror(mirror.replace('"backend":"npu"', '"backend":"npu","bogus":1', 1))

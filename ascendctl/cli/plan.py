@@ -37,9 +37,11 @@ FactsOption = Annotated[
 
 
 def _load_facts(path: Path | None) -> HostFacts | None:
+    if path is None:
+        return None
     from ascendctl.cli.facts import read_facts_file
 
-    return None if path is None else read_facts_file(path)
+    return read_facts_file(path)
 
 
 def build_plan(

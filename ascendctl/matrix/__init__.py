@@ -23,43 +23,110 @@ Modules (import from this package; the layout below is not a contract):
 
 from __future__ import annotations
 
-from ascendctl.matrix.explainer import explain
-from ascendctl.matrix.features import constraint_hits, feature_status
-from ascendctl.matrix.filters import filter_hardware, filter_models, filter_quantizations, filter_releases
-from ascendctl.matrix.hardware import (
-    hardware_by_id,
-    hardware_for_npu_name,
-    hardware_for_soc_version,
-    hardware_supported,
-)
-from ascendctl.matrix.host_fit import Fit, HostReport, RowFit, classify_host
-from ascendctl.matrix.load import (
-    MATRIX_JSON,
-    MATRIX_YAML,
-    load_matrix,
-    matrix_from_data,
-    matrix_from_texts,
-    matrix_json_text,
-)
-from ascendctl.matrix.models import find_models, lookup_model, model_support
-from ascendctl.matrix.quantization import (
-    QuantLaunch,
-    quantization_by_id,
-    quantization_flag_required,
-    quantization_launch,
-    quantization_support,
-)
-from ascendctl.matrix.release_pins import (
-    LATEST,
-    LATEST_STABLE,
-    compatible_releases,
-    latest_stable,
-    release_for_pin,
-    releases,
-)
-from ascendctl.matrix.verdicts import Level, Reason, Verdict
-from ascendctl.matrix.views import hardware_json, model_json, quantization_json, release_json
-from ascendctl_engine.vocab import Backend
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ascendctl.matrix.explainer import explain
+    from ascendctl.matrix.features import constraint_hits, feature_status
+    from ascendctl.matrix.filters import filter_hardware, filter_models, filter_quantizations, filter_releases
+    from ascendctl.matrix.hardware import (
+        hardware_by_id,
+        hardware_for_npu_name,
+        hardware_for_soc_version,
+        hardware_supported,
+    )
+    from ascendctl.matrix.host_fit import Fit, HostReport, RowFit, classify_host
+    from ascendctl.matrix.load import (
+        MATRIX_JSON,
+        MATRIX_YAML,
+        load_matrix,
+        matrix_from_data,
+        matrix_from_texts,
+        matrix_json_text,
+    )
+    from ascendctl.matrix.models import find_models, lookup_model, model_support
+    from ascendctl.matrix.quantization import (
+        QuantLaunch,
+        quantization_by_id,
+        quantization_flag_required,
+        quantization_launch,
+        quantization_support,
+    )
+    from ascendctl.matrix.release_pins import (
+        LATEST,
+        LATEST_STABLE,
+        compatible_releases,
+        latest_stable,
+        release_for_pin,
+        releases,
+    )
+    from ascendctl.matrix.verdicts import Level, Reason, Verdict
+    from ascendctl.matrix.views import hardware_json, model_json, quantization_json, release_json
+    from ascendctl_engine.vocab import Backend
+
+# Each name is imported from its module on first use (PEP 562), so a command pays only for the queries it runs:
+# `plan` never imports `host_fit` (and with it the host-facts models) unless it plans against host facts, and
+# `matrix --json` does not import the explainer.
+_LAZY: dict[str, str] = {
+    "explain": "ascendctl.matrix.explainer",
+    "constraint_hits": "ascendctl.matrix.features",
+    "feature_status": "ascendctl.matrix.features",
+    "filter_hardware": "ascendctl.matrix.filters",
+    "filter_models": "ascendctl.matrix.filters",
+    "filter_quantizations": "ascendctl.matrix.filters",
+    "filter_releases": "ascendctl.matrix.filters",
+    "hardware_by_id": "ascendctl.matrix.hardware",
+    "hardware_for_npu_name": "ascendctl.matrix.hardware",
+    "hardware_for_soc_version": "ascendctl.matrix.hardware",
+    "hardware_supported": "ascendctl.matrix.hardware",
+    "Fit": "ascendctl.matrix.host_fit",
+    "HostReport": "ascendctl.matrix.host_fit",
+    "RowFit": "ascendctl.matrix.host_fit",
+    "classify_host": "ascendctl.matrix.host_fit",
+    "MATRIX_JSON": "ascendctl.matrix.load",
+    "MATRIX_YAML": "ascendctl.matrix.load",
+    "load_matrix": "ascendctl.matrix.load",
+    "matrix_from_data": "ascendctl.matrix.load",
+    "matrix_from_texts": "ascendctl.matrix.load",
+    "matrix_json_text": "ascendctl.matrix.load",
+    "find_models": "ascendctl.matrix.models",
+    "lookup_model": "ascendctl.matrix.models",
+    "model_support": "ascendctl.matrix.models",
+    "QuantLaunch": "ascendctl.matrix.quantization",
+    "quantization_by_id": "ascendctl.matrix.quantization",
+    "quantization_flag_required": "ascendctl.matrix.quantization",
+    "quantization_launch": "ascendctl.matrix.quantization",
+    "quantization_support": "ascendctl.matrix.quantization",
+    "LATEST": "ascendctl.matrix.release_pins",
+    "LATEST_STABLE": "ascendctl.matrix.release_pins",
+    "compatible_releases": "ascendctl.matrix.release_pins",
+    "latest_stable": "ascendctl.matrix.release_pins",
+    "release_for_pin": "ascendctl.matrix.release_pins",
+    "releases": "ascendctl.matrix.release_pins",
+    "Level": "ascendctl.matrix.verdicts",
+    "Reason": "ascendctl.matrix.verdicts",
+    "Verdict": "ascendctl.matrix.verdicts",
+    "hardware_json": "ascendctl.matrix.views",
+    "model_json": "ascendctl.matrix.views",
+    "quantization_json": "ascendctl.matrix.views",
+    "release_json": "ascendctl.matrix.views",
+    "Backend": "ascendctl_engine.vocab",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "LATEST",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ascendctl.errors import UserInputError
 from ascendctl.matrix.features import _feature_by_id, constraint_hits, feature_status
 from ascendctl.matrix.hardware import hardware_by_id, hardware_supported
-from ascendctl.matrix.model_tables import TableJudgement, judge
 from ascendctl.matrix.models import _model_status, find_models, lookup_model
 from ascendctl.matrix.quantization import QuantLaunch, quantization_by_id, quantization_launch, quantization_support
 from ascendctl.matrix.release_pins import latest_stable, release_for_pin, releases
@@ -15,6 +15,9 @@ from ascendctl.matrix.verdicts import Level, Reason, Verdict
 from ascendctl.models.matrix import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
 from ascendctl_engine.versions import parse as parse_version
 from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
+
+if TYPE_CHECKING:
+    from ascendctl.matrix.model_tables import TableJudgement
 
 
 def explain(
@@ -103,6 +106,10 @@ def _explain_npu(
         reasons.append(Reason(f"{hw.name} runs {dtypes} weights only (set dtype {dtypes})", hw.source, "warning"))
 
     # 2. model × hardware × release
+    # Imported here: the release's model table (the upstream extracts) matters only for an NPU family, and
+    # a CPU / CUDA plan imports `explain` without reaching this point.
+    from ascendctl.matrix.model_tables import judge
+
     status, found = _model_status(matrix, fam, rel, hw.id)
     reasons += found
     judged = judge(matrix, fam, rel, hw.id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ascendctl.errors import UserInputError
@@ -12,9 +13,12 @@ from ascendctl_engine.versions import parse as parse_version
 
 
 def _model_keys(fam: ModelFamily) -> list[str]:
-    keys = [fam.id, fam.name, *fam.aliases, *fam.architectures]
-    keys += [part for part in re.split(r"\s*/\s*", fam.name) if len(part) >= 4 and re.search(r"[a-zA-Z]", part)]
-    return keys
+    return [fam.id, fam.name, *fam.aliases, *fam.architectures, *_name_parts(fam.name)]
+
+
+@functools.lru_cache(maxsize=1024)  # every lookup splits every family's name again
+def _name_parts(name: str) -> tuple[str, ...]:
+    return tuple(part for part in re.split(r"\s*/\s*", name) if len(part) >= 4 and re.search(r"[a-zA-Z]", part))
 
 
 def _preference(fam: ModelFamily, task: str | None) -> tuple[int, int]:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
+_SEPARATORS = re.compile(r"[\s_]+")
 
+
+@functools.lru_cache(maxsize=4096)  # a lookup normalises every family's names again (~2000 calls per `plan`)
 def _norm(text: str) -> str:
-    return re.sub(r"[\s_]+", "-", text.strip().lower())
+    return _SEPARATORS.sub("-", text.strip().lower())
 
 
 def _did_you_mean(word: str, candidates: Iterable[str], n: int = 4) -> list[str]:

@@ -16,13 +16,14 @@ Queries over these models live in `ascendctl.matrix` (pure functions taking the 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections import Counter
 from typing import Annotated, Literal, get_args
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ascendctl.models.base import Backend, HardwareFamily, Quantization, StrictModel
 from ascendctl_engine.versions import parse as parse_version
@@ -69,6 +70,18 @@ def _check_specifier(value: str) -> str:
     return value
 
 
+class MatrixModel(StrictModel):
+    """The base of the matrix models: strict like user input, with validators built on first use.
+
+    The shipped matrix is read from its build-checked JSON mirror without validation (`ascendctl.matrix.load`),
+    so most commands never validate a matrix model; deferring the build saves that work at import. Validation
+    (tests, a fresh build, `matrix_from_data`) builds the validators the first time it runs.
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
+
+@functools.lru_cache(maxsize=4096)  # pure: the queries ask the same (range, release) pairs over and over
 def in_range(spec: str, version: str) -> bool:
     """Whether `version` (tag or pip form) lies in the PEP 440 specifier set `spec` ("" = everything).
 
@@ -77,14 +90,14 @@ def in_range(spec: str, version: str) -> bool:
     return SpecifierSet(spec).contains(parse_version(version), prereleases=True)
 
 
-class Ref(StrictModel):
+class Ref(MatrixModel):
     """A statement with the reference that backs it."""
 
     text: Annotated[NonEmpty, Field(description="What is true (in our words).")]
     ref: Annotated[Source, Field(description="Upstream path@tag or issue reference.")]
 
 
-class Disagreement(StrictModel):
+class Disagreement(MatrixModel):
     """Where two upstream sources give different values for one field of a release row."""
 
     field: Annotated[
@@ -96,7 +109,7 @@ class Disagreement(StrictModel):
     note: Annotated[str, Field(description="Why the row keeps its own value, or what to watch for.")] = ""
 
 
-class Release(StrictModel):
+class Release(MatrixModel):
     """One engine release: a vllm-ascend tag (backend npu), or the CPU / CUDA engine row."""
 
     version: Annotated[
@@ -178,7 +191,7 @@ class Release(StrictModel):
         return self
 
 
-class HardwareLimits(StrictModel):
+class HardwareLimits(MatrixModel):
     dtypes: Annotated[list[Literal["bfloat16", "float16", "float32"]], Field(description="Weight dtypes supported.")]
     triton: Annotated[bool, Field(description="Whether triton-ascend can be used.")] = True
     npugraph_ex: Annotated[bool, Field(description="Whether the npugraph_ex graph optimisation may stay on.")] = True
@@ -219,7 +232,7 @@ class HardwareLimits(StrictModel):
         return out
 
 
-class Hardware(StrictModel):
+class Hardware(MatrixModel):
     """One Ascend hardware family."""
 
     id: Annotated[HardwareFamily, Field(description="Family id (`HardwareFamily`).")]
@@ -254,7 +267,7 @@ class Hardware(StrictModel):
     _releases_ok = field_validator("releases")(_check_specifier)
 
 
-class ModelSupport(StrictModel):
+class ModelSupport(MatrixModel):
     """One row of the support matrix for a model family on a set of hardware families."""
 
     hardware: Annotated[
@@ -269,7 +282,7 @@ class ModelSupport(StrictModel):
     source: Annotated[str, Field(description="`tag:path:line` of the upstream table row this states.")] = ""
 
 
-class ModelFamily(StrictModel):
+class ModelFamily(MatrixModel):
     """A model family of the v0.23.0 support matrix (plus families only older lists mention)."""
 
     id: Annotated[NonEmpty, Field(pattern=r"^[a-z0-9][a-z0-9.+-]*$", description="Stable id (lower-case).")]
@@ -310,7 +323,7 @@ class ModelFamily(StrictModel):
         return v
 
 
-class Feature(StrictModel):
+class Feature(MatrixModel):
     id: Annotated[NonEmpty, Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
     name: NonEmpty
     description: str = ""
@@ -326,7 +339,7 @@ class Feature(StrictModel):
     ] = {}
 
 
-class FeatureConstraint(StrictModel):
+class FeatureConstraint(MatrixModel):
     """A combination that does not work (or is only partly supported / unverified)."""
 
     combination: Annotated[
@@ -347,7 +360,7 @@ class FeatureConstraint(StrictModel):
     _releases_ok = field_validator("releases")(_check_specifier)
 
 
-class QuantSupport(StrictModel):
+class QuantSupport(MatrixModel):
     hardware: list[HardwareFamily]
     releases: Annotated[
         str,
@@ -365,7 +378,7 @@ class QuantSupport(StrictModel):
     _releases_ok = field_validator("releases")(_check_specifier)
 
 
-class QuantizationType(StrictModel):
+class QuantizationType(MatrixModel):
     """One quantization type (`Quantization` id) and where it runs."""
 
     id: Quantization
@@ -379,7 +392,7 @@ class QuantizationType(StrictModel):
     source: Source
 
 
-class SupportMatrix(StrictModel):
+class SupportMatrix(MatrixModel):
     """The whole matrix, with cross-reference checks."""
 
     schema_version: Literal[1]

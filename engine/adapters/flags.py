@@ -1,47 +1,7 @@
-"""Argv token helpers shared by the builder, the docs generator and the parser-snapshot reader: the
-canonical spelling of a `vllm serve` flag token and the flag tokens of an argv.
-
-Whether a release accepts a flag is not decided here: `acceptance.ReleaseAcceptance` asks the real-parser
-snapshot of that release's vLLM pin.
-"""
+"""Re-export of `ascendctl_engine.flags` (argv token helpers), where the adapters have always imported them."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from ascendctl_engine.flags import canonical_flag, flag_tokens
 
-_FLAG = re.compile(r"^--?[A-Za-z]")
-
-
-def canonical_flag(token: str) -> str | None:
-    """The table key of an argv token: `--max_model_len=5` → `--max-model-len`,
-    `--eplb-config.window_size` → `--eplb-config`, `-O3` → `-O`. None when the token is not a flag."""
-    if not _FLAG.match(token):
-        return None
-    if token.startswith("--"):
-        name = token[2:].split("=", 1)[0]
-        head = name.split(".", 1)[0]
-        return "--" + head.replace("_", "-")
-    name = token[1:].split("=", 1)[0]
-    if name.startswith("O") and (len(name) == 1 or name[1:].isdigit() or name[1] == "."):
-        return "-O"
-    return "-" + name.split(".", 1)[0]
-
-
-def flag_tokens(argv: Sequence[str]) -> list[str]:
-    """The flag tokens of an argv (values such as `-1` or JSON strings are skipped)."""
-    out: list[str] = []
-    for token in argv:
-        if token.startswith("-") and len(token) > 1 and not _is_number(token):
-            name = canonical_flag(token)
-            if name is not None:
-                out.append(token)
-    return out
-
-
-def _is_number(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
+__all__ = ["canonical_flag", "flag_tokens"]
