@@ -7,12 +7,12 @@ and, last, the model name, into the few facts the planner needs (MLA / MoE / mul
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ascendctl_engine.jsonio import JsonReadError, read_json_file
 from ascendctl_engine.vocab import ModelArch
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -90,10 +90,9 @@ def read_model_config(source: str) -> ModelConfig | None:
         return None
     config = directory / "config.json"
     try:
-        if not config.is_file() or config.stat().st_size > MAX_CONFIG_BYTES:
-            return None
-        data = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        # the bounded reader: no FIFO or device, at most MAX_CONFIG_BYTES, UTF-8, depth and numbers checked
+        data = read_json_file(config, max_bytes=MAX_CONFIG_BYTES)
+    except JsonReadError:
         return None
     if not isinstance(data, dict):
         return None

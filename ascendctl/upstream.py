@@ -20,7 +20,6 @@ Pure: stdlib + packaging, no network, no writes.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from packaging.version import InvalidVersion, Version
 
+from ascendctl_engine.jsonio import read_json_resource
 from ascendctl_engine.versions import parse
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def extract(tag: str) -> dict[str, Any]:
     entry = _root().joinpath(f"{name}.json")
     if not entry.is_file():
         raise UpstreamMissing(f"no upstream extract for {name} (known: {', '.join(extract_tags()) or 'none'})")
-    data = json.loads(entry.read_text(encoding="utf-8"))
+    data = read_json_resource(entry)  # package data: the one JSON reader, without the depth pre-check
     if not isinstance(data, dict) or data.get("tag") != name:
         raise UpstreamMissing(f"{name}.json is not the extract of {name}")
     return cast(dict[str, Any], data)

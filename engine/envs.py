@@ -37,9 +37,11 @@ from ascendctl_engine import paths
 from ascendctl_engine.cmdrun import CommandRunner, SubprocessRunner, capture
 from ascendctl_engine.inenv import script_path
 from ascendctl_engine.install_plan import AliasDistribution, InstallPlan, InstallStep, env_name
+from ascendctl_engine.jsonio import JsonReadError, loads_json, read_json_file
 from ascendctl_engine.versions import parse_or_none
 
 MANIFEST = "manifest.json"
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 STATE_DIR = ".ascendctl"
 STATE_FILE = "install-state.json"
 MANIFEST_SCHEMA = 1
@@ -135,9 +137,11 @@ def _python_of(directory: Path) -> Path:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
+    """A manifest or install-state file through the bounded reader; None when absent or unusable (the
+    environment then counts as incomplete, and `engine install` rebuilds what it must)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json_file(path, max_bytes=MAX_MANIFEST_BYTES)
+    except JsonReadError:
         return None
     return data if isinstance(data, dict) else None
 
@@ -496,7 +500,10 @@ def _probe(runner: CommandRunner, python: Path, modules: Sequence[str], *, log: 
     code, lines = capture(runner, argv, timeout=SMOKE_TIMEOUT_S)
     for line in lines:
         if line.startswith(PROBE_MARKER):
-            data = json.loads(line[len(PROBE_MARKER) :])
+            try:
+                data = loads_json(line[len(PROBE_MARKER) :], source=f"the probe report of {python}")
+            except JsonReadError as exc:
+                raise EngineEnvError(f"the environment's interpreter answered the probe with {exc}") from None
             if isinstance(data, dict):
                 return data
     raise EngineEnvError(f"the environment's interpreter did not answer the probe (exit {code})", output=lines[-15:])

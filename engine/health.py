@@ -10,6 +10,7 @@ probe to the local engine must never go through `http_proxy`).
 from __future__ import annotations
 
 import errno
+import http.client
 import json
 import time
 import urllib.error
@@ -18,9 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from ascendctl_engine.jsonio import loads_json
 from ascendctl_engine.ports import bind_error
 
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # the warm-up reads /v1/models and one 4-token completion
 
 
 @dataclass(frozen=True)
@@ -34,13 +37,15 @@ class Probe:
 
 
 def probe(url: str, timeout: float = 2.0) -> Probe:
-    """One GET of `url`; never raises."""
+    """One GET of `url` (http or https only: the URL may come from a state record); never raises."""
+    if not url.startswith(("http://", "https://")):
+        return Probe(None, "not an http(s) URL")
     try:
         with _OPENER.open(url, timeout=timeout) as response:
             return Probe(int(response.status))
     except urllib.error.HTTPError as exc:
         return Probe(exc.code, f"HTTP {exc.code}")
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", exc)
         return Probe(None, str(reason))
 
@@ -114,14 +119,22 @@ def warmup(base_url: str, api_key: str | None = None, timeout: float = 120.0) ->
     try:
         request = urllib.request.Request(f"{base_url}/v1/models", headers=headers)  # noqa: S310 (http only)
         with _OPENER.open(request, timeout=timeout) as response:
-            models = json.loads(response.read())
+            models = loads_json(response.read(MAX_RESPONSE_BYTES + 1), source=f"{base_url}/v1/models")
         model = str(models["data"][0]["id"])
         body = json.dumps({"model": model, "prompt": "Hello", "max_tokens": 4, "temperature": 0}).encode()
         request = urllib.request.Request(f"{base_url}/v1/completions", data=body, headers=headers)  # noqa: S310
         with _OPENER.open(request, timeout=timeout) as response:
-            json.loads(response.read())
+            loads_json(response.read(MAX_RESPONSE_BYTES + 1), source=f"{base_url}/v1/completions")
     except urllib.error.HTTPError as exc:
         return WarmupResult(False, time.monotonic() - start, None, f"HTTP {exc.code}")
-    except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+    except (
+        urllib.error.URLError,
+        OSError,
+        ValueError,
+        KeyError,
+        IndexError,
+        TypeError,
+        http.client.HTTPException,
+    ) as exc:
         return WarmupResult(False, time.monotonic() - start, None, str(exc))
     return WarmupResult(True, time.monotonic() - start, model)

@@ -8,6 +8,17 @@
   terminal reaches only the supervisor, which decides how to stop the group.
 - stdout and stderr are merged into one pipe (keeps tracebacks in order with log lines); every line is
   redacted (secret values replaced), prefixed on the console and appended to the deployment's log file.
+- Nothing of the engine outlives its supervisor, however the supervisor dies (SIGKILL, OOM killer):
+  * the leader is started through a tiny exec guard (`python -c`, no `preexec_fn`, which is unsafe with
+    threads) that sets `PR_SET_PDEATHSIG` to SIGKILL and then execs the engine, so the kernel kills the
+    leader when the supervisor goes; the guard refuses to exec if the supervisor died before it was armed;
+  * the parent-death signal reaches only the leader, and vLLM's engine-core and worker processes are its
+    children in the same group: a watchdog process (its own session, not in the group) holds the read end
+    of a pipe whose write end only the supervisor has. When the supervisor dies the pipe reaches EOF and
+    the watchdog SIGKILLs the whole group, if it is still the group it was given (leader start time) or
+    what is left of it. It stands down when told, and exits by itself once the group is gone.
+  The parent-death signal fires when the *thread* that started the engine ends: start it from the thread
+  that supervises it (the supervisor does).
 """
 
 from __future__ import annotations
@@ -16,8 +27,10 @@ import collections
 import contextlib
 import datetime as dt
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +38,7 @@ from pathlib import Path
 from typing import IO
 
 from ascendctl_engine.spec import REDACTED, EngineCommand, SecretRef
+from ascendctl_engine.state import process_start_time
 
 LOG_ROTATE_BYTES = 64 * 1024 * 1024
 TAIL_LINES = 200
@@ -32,6 +46,112 @@ TAIL_LINES = 200
 
 class LaunchError(Exception):
     """The command could not be started (missing secret, missing executable, failing pre-command)."""
+
+
+# Run as `python -I -S -c _EXEC_GUARD SUPERVISOR_PID PROGRAM ARG...`: arm the parent-death signal, check the
+# supervisor is still the parent (it may have died before the prctl), then become PROGRAM (same pid, same
+# process start time, so the recorded leader identity holds).
+_EXEC_GUARD = """
+import os, sys
+try:
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
+except Exception:
+    pass
+if os.getppid() != int(sys.argv[1]):
+    os._exit(70)
+try:
+    os.execvp(sys.argv[2], sys.argv[2:])
+except OSError as exc:
+    sys.stderr.write("cannot start %s: %s\\n" % (sys.argv[2], exc.strerror or exc))
+    os._exit(127)
+"""
+
+# Run as `python -I -S -c _WATCHDOG PGID LEADER_START` with stdin the read end of the supervisor's pipe.
+_WATCHDOG = """
+import os, select, signal, sys
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(sig, signal.SIG_IGN)
+pgid, start = int(sys.argv[1]), sys.argv[2]
+def fields(pid):
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            parts = handle.read(4096).decode("ascii", "replace").rsplit(")", 1)[-1].split()
+    except OSError:
+        return None
+    return parts if len(parts) > 19 else None
+def ours():
+    leader = fields(pgid)
+    if leader is not None and leader[0] != "Z":
+        return leader[19] == start and leader[2] == str(pgid)
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            member = fields(int(name))
+            if member is not None and member[0] != "Z" and member[2] == str(pgid):
+                return True
+    return False
+while True:
+    readable = select.select([0], [], [], 1.0)[0]
+    if readable:
+        try:
+            data = os.read(0, 64)
+        except OSError:
+            data = b""
+        if data:
+            if b"x" in data:
+                sys.exit(0)
+            continue
+        if ours():
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except OSError:
+                pass
+        sys.exit(0)
+    if not ours():
+        sys.exit(0)
+"""
+
+
+def _guarded() -> bool:
+    """Whether the exec guard and watchdog apply here (Linux with /proc and a real interpreter)."""
+    return sys.platform.startswith("linux") and bool(sys.executable) and Path("/proc").is_dir()
+
+
+class Watchdog:
+    """The supervisor's end of an engine's watchdog: closing it (or dying) without `stand_down` kills the group."""
+
+    def __init__(self, pgid: int, leader_start: int) -> None:
+        read_end, self._write_end = os.pipe()  # both non-inheritable: the engine never holds the write end
+        try:
+            self.popen: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(pgid), str(leader_start)],
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # no terminal signals, and not a member of the group it guards
+                close_fds=True,
+            )
+        except OSError:
+            os.close(self._write_end)
+            self._write_end = -1
+            self.popen = None
+        finally:
+            os.close(read_end)
+
+    def stand_down(self) -> None:
+        """The group is gone (or ours to leave): let the watchdog exit without killing, and reap it."""
+        if self._write_end >= 0:
+            with contextlib.suppress(OSError):
+                os.write(self._write_end, b"x")
+            os.close(self._write_end)
+            self._write_end = -1
+        if self.popen is not None:
+            try:
+                self.popen.wait(5)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+            self.popen = None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -153,6 +273,10 @@ class EngineProcess:
         self.pid = popen.pid
         self.pgid = popen.pid  # start_new_session: the leader's pid is the group id
         self.started = time.monotonic()
+        # Read before anything can reap it (an exited, unreaped child keeps its pid and /proc entry): what
+        # `stop` later compares before signalling the group.
+        self.start_time = process_start_time(self.pid)
+        self.watchdog: Watchdog | None = None
         self.tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
         self._sink = sink
         self._on_line = on_line
@@ -193,6 +317,17 @@ class EngineProcess:
             return False
         return True
 
+    def guard(self) -> None:
+        """Start the watchdog that kills this group if the supervisor dies (see the module docstring)."""
+        if self.watchdog is None and self.start_time is not None and _guarded():
+            self.watchdog = Watchdog(self.pgid, self.start_time)
+
+    def release(self) -> None:
+        """The group has been stopped and checked empty: stand the watchdog down."""
+        if self.watchdog is not None:
+            self.watchdog.stand_down()
+            self.watchdog = None
+
     def join_reader(self, timeout: float = 5.0) -> None:
         # The pipe closes when every process holding it has exited; a stray grandchild keeping it open
         # must not block us for ever.
@@ -209,19 +344,36 @@ def launch(
     on_line: Callable[[str, float], None] | None = None,
     cwd: Path | None = None,
 ) -> EngineProcess:
-    """Start `cmd` (never through a shell) in a new session with the merged environment."""
+    """Start `cmd` (never through a shell) in a new session with the merged environment, guarded so that it
+    dies with the calling thread's process (parent-death signal on the leader, a watchdog for the group)."""
     inherited = os.environ if environ is None else environ
     resolved = resolve_secrets(cmd.secret_env, inherited) if secrets is None else dict(secrets)
     argv = resolve_argv(cmd.argv, executable)
     env = build_env(cmd, inherited, resolved)
-    return EngineProcess(_spawn(argv, env, cwd, what=argv[0]), sink, on_line)
+    proc = EngineProcess(_spawn(argv, env, cwd, what=argv[0], guard=True), sink, on_line)
+    proc.guard()
+    return proc
 
 
-def _spawn(argv: Sequence[str], env: Mapping[str, str], cwd: Path | None, *, what: str) -> subprocess.Popen[bytes]:
-    """Start `argv` (never through a shell) in its own session, output merged into one pipe."""
+def _spawn(
+    argv: Sequence[str], env: Mapping[str, str], cwd: Path | None, *, what: str, guard: bool = False
+) -> subprocess.Popen[bytes]:
+    """Start `argv` (never through a shell) in its own session, output merged into one pipe; with `guard`,
+    through the exec guard (the program is looked up first, so a missing one is still a `LaunchError`)."""
+    command = list(argv)
+    if guard and _guarded():
+        program = command[0]
+        if "/" in program:
+            found = Path(program).is_file() and os.access(program, os.X_OK)
+        else:
+            found = shutil.which(program, path=env.get("PATH", os.defpath)) is not None
+        if not found:
+            why = "Permission denied" if "/" in program and Path(program).exists() else "No such file or directory"
+            raise LaunchError(f"cannot start {what}: {why}")
+        command = [sys.executable, "-I", "-S", "-c", _EXEC_GUARD, str(os.getpid()), *command]
     try:
         return subprocess.Popen(
-            list(argv),
+            command,
             env=dict(env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

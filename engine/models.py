@@ -30,14 +30,21 @@ from typing import Any, Literal
 from ascendctl_engine import paths
 from ascendctl_engine.cmdrun import CommandRunner, SubprocessRunner
 from ascendctl_engine.inenv import script_path
-from ascendctl_engine.install_plan import MODEL_TOOLS
+from ascendctl_engine.jsonio import JsonReadError, read_json_file
 
 PREPARED_PREFIX = "prepared:"
+MAX_RECORD_BYTES = 16 * 1024 * 1024  # a prepared model's record lists its files (names, sizes, hashes)
 RECORD_SCHEMA = 1
 Log = Callable[[str], None]
 
-# Packages the conversion needs inside the engine environment (the CPU install plan's model tools).
-CONVERT_REQUIREMENTS = {req.split("==")[0]: req for req in MODEL_TOOLS}
+
+def convert_requirements() -> dict[str, str]:
+    """Packages the conversion needs inside the engine environment (the CPU install plan's model tools)."""
+    # Imported here: resolving `prepared:NAME` (every `plan` / `serve --dry-run` of such a profile) does not need
+    # the install plans.
+    from ascendctl_engine.install_plan import MODEL_TOOLS
+
+    return {req.split("==")[0]: req for req in MODEL_TOOLS}
 
 
 class ModelError(Exception):
@@ -165,9 +172,10 @@ def record_path(name: str, root: Path | None = None) -> Path:
 
 
 def _read_record(name: str, root: Path | None) -> dict[str, Any] | None:
+    """The model's record through the bounded reader; None when absent or unusable (not prepared)."""
     try:
-        data = json.loads(record_path(name, root).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json_file(record_path(name, root), max_bytes=MAX_RECORD_BYTES)
+    except JsonReadError:
         return None
     return data if isinstance(data, dict) else None
 
@@ -388,12 +396,13 @@ def _ensure_convert_tools(python: Path, *, runner: CommandRunner, log: Log) -> N
     lines: list[str] = []
     check = "import importlib.util as u; print(' '.join(m for m in ('gguf', 'accelerate') if not u.find_spec(m)))"
     runner.run([str(python), "-c", check], on_line=lines.append)
-    missing = [m for line in lines for m in line.split() if m in CONVERT_REQUIREMENTS]
+    requirements = convert_requirements()
+    missing = [m for line in lines for m in line.split() if m in requirements]
     if missing:
         log(f"==> installing {', '.join(missing)} into the engine environment")
         _run(
             runner,
-            [str(python), "-m", "pip", "install", *(CONVERT_REQUIREMENTS[m] for m in missing)],
+            [str(python), "-m", "pip", "install", *(requirements[m] for m in missing)],
             log=log,
             what="installing the conversion tools",
         )

@@ -1,30 +1,57 @@
 """Where running deployments are recorded: one JSON file per deployment (and node) in a private directory.
 
-Layout under the state directory (0700): `deployments/<name>.node<N>.json` (0600) and
-`logs/<name>.node<N>.log` (0600). A record holds what `ps`, `logs` and `stop` need: the supervisor's pid,
-the engine's process group, the endpoint, the start time, the log path. Secrets are never written: there
-is no field for them, and `EngineCommand.secret_env` values never reach this module.
+Layout under the state directory (0700): `deployments/<name>.node<N>.json` (0600), `logs/<name>.node<N>.log`
+(0600) and `locks/<name>.node<N>.lock`. A record holds what `ps`, `logs` and `stop` need: the supervisor's
+pid and process start time, the engine's process group and its leader's start time, the endpoint, the start
+time, the log path. Secrets are never written: there is no field for them, and `EngineCommand.secret_env`
+values never reach this module.
+
+One supervisor per deployment and node: `claim` takes an exclusive `flock` on the deployment's lock file and
+keeps it for the supervisor's life (the kernel drops it when the process dies, however it dies), so two
+`serve` started at the same instant cannot both run; the loser gets `AlreadyRunning`. Records are written
+atomically (a temporary file renamed over the record), so a reader never sees half a record.
+
+Records are read as hostile input: through the bounded JSON reader (`ascendctl_engine.jsonio`), then every
+field is checked for its type and range. A record that fails is skipped with one warning naming the file
+and how to clear it, never deleted (it may be the only trace of a running engine), and never stops the
+other deployments from being listed, followed or stopped.
 
 Entries whose supervisor died are *stale* and are removed when listed, unless their engine process group
 is still alive (then the entry is reported as `orphaned` so `stop` can end it). Liveness checks ignore
-zombies and detect pid reuse by the process start time in `/proc`, so a recycled pid is not mistaken for
-the supervisor.
+zombies and detect pid reuse by the process start time in `/proc` (field 22 of `/proc/<pid>/stat`). Only a
+process whose recorded start time matches is ever signalled: see `verify`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
+import math
 import os
 import re
+import shlex
 import signal
+import sys
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
+
+from ascendctl_engine.jsonio import JsonReadError, read_json_file
 
 STATE_VERSION = 1
+MAX_RECORD_BYTES = 256 * 1024
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+STATUSES = ("starting", "ready", "running", "restarting", "stopping", "failed")
+_MAX_PID = 2**31 - 1
+
+
+class StateError(Exception):
+    """The state directory cannot be used (it is a file, it cannot be created or written); one line."""
 
 
 def state_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -52,6 +79,22 @@ def key_for(name: str, node: int) -> str:
     return f"{name}.node{node}"
 
 
+class RecordError(ValueError):
+    """A deployment record that cannot be used: unreadable, not JSON, or a field of the wrong type."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+    def warning(self) -> str:
+        """The one line shown for it: which file, why, how to clear it."""
+        return (
+            f"warning: skipped the deployment record {self.path}: {self.reason}; if that deployment is not "
+            f"running, remove the file: rm {shlex.quote(str(self.path))}"
+        )
+
+
 @dataclass(frozen=True)
 class DeploymentState:
     name: str
@@ -68,6 +111,7 @@ class DeploymentState:
     status: str = "starting"  # starting | ready | running | restarting | stopping | failed
     engine_pid: int | None = None
     engine_pgid: int | None = None
+    engine_start: int | None = None  # the engine leader's process start time: `stop` signals only a match
     restarts: int = 0
     last_restart_reason: str | None = None
     phases: list[dict[str, object]] = field(default_factory=list)
@@ -78,8 +122,143 @@ class DeploymentState:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> DeploymentState:
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in known})  # type: ignore[arg-type]
+        """A record from parsed JSON; raises ValueError naming the first field that is missing or wrong."""
+        values = {name: check(name, data.get(name, _ABSENT)) for name, check in _FIELDS.items()}
+        known = {k: v for k, v in values.items() if v is not _ABSENT}
+        return cls(**known)
+
+
+# -- field checks: each returns the value (or _ABSENT for an optional field left out) or raises ValueError
+
+_ABSENT: Any = object()
+
+
+def _describe(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _int(low: int, high: int, *, optional: bool = False, nullable: bool = False) -> Callable[[str, object], Any]:
+    def check(name: str, value: object) -> Any:
+        if value is _ABSENT:
+            if optional:
+                return _ABSENT
+            raise ValueError(f"field {name!r} is missing")
+        if value is None and nullable:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"field {name!r} must be an integer, not {_describe(value)}")
+        if not low <= value <= high:
+            raise ValueError(f"field {name!r} is out of range ({value})")
+        return value
+
+    return check
+
+
+def _number(low: float, high: float) -> Callable[[str, object], Any]:
+    def check(name: str, value: object) -> Any:
+        if value is _ABSENT:
+            raise ValueError(f"field {name!r} is missing")
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise ValueError(f"field {name!r} must be a number, not {_describe(value)}")
+        if not (math.isfinite(value) and low <= value <= high):
+            raise ValueError(f"field {name!r} is out of range ({value})")
+        return float(value)
+
+    return check
+
+
+def _text(
+    *, optional: bool = False, nullable: bool = False, choices: tuple[str, ...] = (), limit: int = 4096
+) -> Callable[[str, object], Any]:
+    def check(name: str, value: object) -> Any:
+        if value is _ABSENT:
+            if optional:
+                return _ABSENT
+            raise ValueError(f"field {name!r} is missing")
+        if value is None and nullable:
+            return None
+        if not isinstance(value, str):
+            raise ValueError(f"field {name!r} must be a string, not {_describe(value)}")
+        if len(value) > limit or _CONTROL.search(value):  # printed by `ps`: no terminal control sequences
+            raise ValueError(f"field {name!r} holds control characters or is too long")
+        if choices and value not in choices:
+            raise ValueError(f"field {name!r} is not one of {', '.join(choices)}")
+        return value
+
+    return check
+
+
+def _name(name: str, value: object) -> Any:
+    text = _text()(name, value)
+    if not _NAME.match(text):
+        raise ValueError(f"field {name!r} is not a deployment name")
+    return text
+
+
+def _path(name: str, value: object) -> Any:
+    text = _text()(name, value)
+    if not text.startswith("/"):
+        raise ValueError(f"field {name!r} is not an absolute path")
+    return text
+
+
+def _url(name: str, value: object) -> Any:
+    text = _text(nullable=True, limit=2048)(name, value)
+    if text is not None and not text.startswith(("http://", "https://")):
+        raise ValueError(f"field {name!r} is not an http(s) URL")
+    return text
+
+
+def _phases(name: str, value: object) -> Any:
+    if value is _ABSENT:
+        return _ABSENT
+    if not isinstance(value, list) or len(value) > 64:
+        raise ValueError(f"field {name!r} must be a list of phases, not {_describe(value)}")
+    for phase in value:
+        if not isinstance(phase, dict):
+            raise ValueError(f"field {name!r} must hold objects, not {_describe(phase)}")
+        for key in ("phase", "label"):
+            if key in phase:
+                _text(limit=200)(f"{name}.{key}", phase[key])
+        for key in ("at", "took"):
+            if key in phase:
+                _number(-1e9, 1e9)(f"{name}.{key}", phase[key])
+    return [dict(p) for p in value]
+
+
+_FIELDS: dict[str, Callable[[str, object], Any]] = {
+    "name": _name,
+    "node": _int(0, 1_000_000),
+    "role": _text(limit=32),
+    "run_id": _text(limit=128),
+    "supervisor_pid": _int(1, _MAX_PID),
+    "supervisor_start": _int(0, 2**63, nullable=True),
+    "started_at": _number(0, 1e11),
+    "log_path": _path,
+    "endpoint": _url,
+    "health_url": _url,
+    "shutdown_timeout": _number(0, 1e7),
+    "status": _text(optional=True, choices=STATUSES),
+    "engine_pid": _int(1, _MAX_PID, optional=True, nullable=True),
+    "engine_pgid": _int(1, _MAX_PID, optional=True, nullable=True),
+    "engine_start": _int(0, 2**63, optional=True, nullable=True),
+    "restarts": _int(0, 1_000_000, optional=True),
+    "last_restart_reason": _text(optional=True, nullable=True),
+    "phases": _phases,
+    "version": _int(0, 1_000_000, optional=True),
+}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -87,17 +266,21 @@ class DeploymentState:
 
 
 def _stat_fields(pid: int) -> list[str] | None:
+    """Fields 3.. of `/proc/<pid>/stat` (index 0 is the state, 2 the process group, 19 the start time)."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        with open(f"/proc/{pid}/stat", "rb") as handle:  # noqa: PTH123 (a /proc file, read in one call)
+            text = handle.read(4096).decode("ascii", "replace")
     except OSError:
         return None
     # the command name (field 2) may hold spaces and parentheses: split after the last ')'
-    return text.rsplit(")", 1)[1].split()
+    fields = text.rsplit(")", 1)[-1].split()
+    return fields if len(fields) > 19 else None
 
 
 def process_start_time(pid: int) -> int | None:
+    """Field 22 of `/proc/<pid>/stat`: when the process started (clock ticks since boot), or None."""
     fields = _stat_fields(pid)
-    return int(fields[19]) if fields and len(fields) > 19 else None
+    return int(fields[19]) if fields and fields[19].isdigit() else None
 
 
 def pid_alive(pid: int, start_time: int | None = None) -> bool:
@@ -108,7 +291,7 @@ def pid_alive(pid: int, start_time: int | None = None) -> bool:
     if fields is not None:
         if fields[0] == "Z":
             return False
-        return start_time is None or int(fields[19]) == start_time
+        return start_time is None or fields[19] == str(start_time)
     if Path("/proc/self/stat").exists():
         return False  # /proc works but has no entry for pid: gone
     try:
@@ -118,6 +301,20 @@ def pid_alive(pid: int, start_time: int | None = None) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def verified(pid: int | None, start_time: int | None) -> bool:
+    """The one test before ascendctl signals a recorded process: it runs and started when recorded. Without a
+    recorded start time nothing is verified (a recycled pid would be some other user's process)."""
+    return pid is not None and start_time is not None and pid_alive(pid, start_time)
+
+
+def leader_verified(pgid: int | None, start_time: int | None) -> bool:
+    """The engine's group leader runs, started when recorded, and still leads its group `pgid`."""
+    if pgid is None or not verified(pgid, start_time):
+        return False
+    fields = _stat_fields(pgid)
+    return fields is not None and fields[2] == str(pgid)
 
 
 def group_members(pgid: int) -> list[int]:
@@ -135,11 +332,12 @@ def group_members(pgid: int) -> list[int]:
             return [pgid]
         return [pgid]
     members = []
+    wanted = str(pgid)
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
         fields = _stat_fields(int(entry.name))
-        if fields and len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
+        if fields and fields[0] != "Z" and fields[2] == wanted:
             members.append(int(entry.name))
     return members
 
@@ -169,23 +367,66 @@ def wait_group_gone(pgid: int, timeout: float, interval: float = 0.1) -> bool:
 @dataclass(frozen=True)
 class Listed:
     state: DeploymentState
-    supervisor_alive: bool
-    engine_alive: bool
+    supervisor_alive: bool  # its pid runs, and matches the recorded start time when there is one
+    engine_alive: bool  # its process group has live members
+    path: Path | None = None
 
     @property
     def orphaned(self) -> bool:
         return not self.supervisor_alive and self.engine_alive
 
+    @property
+    def supervisor_verified(self) -> bool:
+        """Alive *and* provably the recorded process (start time recorded and matching)."""
+        return verified(self.state.supervisor_pid, self.state.supervisor_start)
+
+    @property
+    def engine_verified(self) -> bool:
+        return leader_verified(self.state.engine_pgid, self.state.engine_start)
+
 
 class AlreadyRunning(Exception):
-    def __init__(self, state: DeploymentState) -> None:
-        super().__init__(f"{state.name} (node {state.node}) is already running, supervisor pid {state.supervisor_pid}")
+    def __init__(self, state: DeploymentState | None, *, name: str | None = None, node: int | None = None) -> None:
+        who = f"{state.name} (node {state.node})" if state is not None else f"{name} (node {node})"
+        if state is not None:
+            where = f" at {state.endpoint}" if state.endpoint else ""
+            detail = f"{where}, supervisor pid {state.supervisor_pid}"
+        else:
+            detail = " (another `ascendctl serve` holds its lock)"
+        stop = state.name if state is not None else name
+        super().__init__(f"{who} is already running{detail}; stop it with: ascendctl stop {stop}")
         self.state = state
 
 
+class RecordUnreadable(AlreadyRunning):
+    """The deployment's record exists but cannot be read: whether it runs cannot be told, so nothing starts."""
+
+    def __init__(self, error: RecordError) -> None:
+        Exception.__init__(
+            self,
+            f"cannot tell whether this deployment is running: its record {error.path} is unusable ({error.reason});"
+            f" if it is not running, remove the file: rm {shlex.quote(str(error.path))}",
+        )
+        self.state = None
+        self.error = error
+
+
+# Lock files this process holds (absolute path → fd): a claim in the process that already holds the lock
+# (a restarted supervisor object, the tests) falls back to the record's own liveness check.
+_HELD: dict[str, int] = {}
+_HELD_GUARD = threading.Lock()
+
+
+def _default_warn(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
 class StateStore:
-    def __init__(self, root: Path | None = None) -> None:
+    def __init__(self, root: Path | None = None, *, warn: Callable[[str], None] | None = None) -> None:
         self.root = root if root is not None else state_dir()
+        self._warn = warn or _default_warn
+        self._warned: set[str] = set()
+        self.bad_records: dict[Path, RecordError] = {}  # what the last listing skipped
 
     @property
     def deployments_dir(self) -> Path:
@@ -195,10 +436,25 @@ class StateStore:
     def logs_dir(self) -> Path:
         return self.root / "logs"
 
+    @property
+    def locks_dir(self) -> Path:
+        return self.root / "locks"
+
     def ensure(self) -> None:
-        ensure_private_dir(self.root)
-        ensure_private_dir(self.deployments_dir)
-        ensure_private_dir(self.logs_dir)
+        """Create the private directories; raises `StateError` (one line) when that cannot be done."""
+        for directory in (self.root, self.deployments_dir, self.logs_dir, self.locks_dir):
+            try:
+                ensure_private_dir(directory)
+            except (FileExistsError, NotADirectoryError):
+                raise StateError(
+                    f"the state directory {directory} (or a folder above it) is a file, not a directory; "
+                    "move it away, or point ASCENDCTL_HOME somewhere else"
+                ) from None
+            except OSError as exc:
+                raise StateError(
+                    f"cannot use the state directory {directory}: {exc.strerror or exc}; fix its permissions, "
+                    "or point ASCENDCTL_HOME somewhere writable"
+                ) from None
 
     def path_for(self, name: str, node: int) -> Path:
         return self.deployments_dir / f"{key_for(name, node)}.json"
@@ -206,69 +462,159 @@ class StateStore:
     def log_path(self, name: str, node: int) -> Path:
         return self.logs_dir / f"{key_for(name, node)}.log"
 
+    def lock_path(self, name: str, node: int) -> Path:
+        return self.locks_dir / f"{key_for(name, node)}.lock"
+
     # -- writing
 
     def claim(self, state: DeploymentState) -> None:
-        """Create the record for a new run; raises `AlreadyRunning` if a live one exists for this name/node."""
+        """Take the deployment's lock and write the record of a new run; raises `AlreadyRunning` when a live
+        supervisor (or its still-running engine) has it, `StateError` when the state dir is unusable.
+
+        The lock is kept until `remove` (or the process ends): it is what makes two concurrent `serve` of
+        the same name and node safe, where reading the record and then creating it would race."""
         self.ensure()
         path = self.path_for(state.name, state.node)
-        for _ in range(2):
+        acquired = self._lock(state)
+        try:
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:
-                existing = self._read(path)
-                if existing is not None and self._listed(existing).supervisor_alive:
-                    raise AlreadyRunning(existing) from None
-                if existing is not None and group_members(existing.engine_pgid or 0):
-                    raise AlreadyRunning(existing) from None
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
-                continue
-            with os.fdopen(fd, "w") as handle:
-                handle.write(state.to_json())
-            return
-        raise AlreadyRunning(state)  # pragma: no cover - lost a race twice
+                existing = self.read(path)
+            except RecordError as exc:
+                raise RecordUnreadable(exc) from None
+            if existing is not None and existing.run_id != state.run_id:
+                listed = self._listed(existing, path)
+                # with the lock free, a live recorded supervisor is one that predates locking, and a live
+                # group is an engine whose supervisor was killed: either way it is not ours to replace
+                if listed.supervisor_alive or listed.engine_alive:
+                    raise AlreadyRunning(existing)
+            self._write(path, state)
+        except BaseException:
+            if acquired:
+                self._unlock(state.name, state.node)
+            raise
 
     def update(self, state: DeploymentState, **changes: object) -> DeploymentState:
         """Write a new version of the record atomically (0600); returns it."""
         new = replace(state, **changes)  # type: ignore[arg-type]
-        path = self.path_for(new.name, new.node)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(new.to_json())
-        tmp.replace(path)
+        self._write(self.path_for(new.name, new.node), new)
         return new
 
     def remove(self, state: DeploymentState) -> None:
-        """Delete the record if it still belongs to this run."""
+        """Delete the record if it still belongs to this run, then let go of the deployment's lock."""
         path = self.path_for(state.name, state.node)
-        current = self._read(path)
-        if current is not None and current.run_id == state.run_id:
-            with contextlib.suppress(FileNotFoundError):
+        try:
+            current = self.read(path)
+        except RecordError:
+            current = None
+        if current is not None and current.run_id != state.run_id:
+            return  # another run's record (and lock): not ours to touch
+        if current is not None:
+            with contextlib.suppress(OSError):
                 path.unlink()
+        self._unlock(state.name, state.node)
+
+    def _write(self, path: Path, state: DeploymentState) -> None:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(state.to_json())
+            tmp.replace(path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise StateError(f"cannot write the deployment record {path}: {exc.strerror or exc}") from None
+
+    def _lock(self, state: DeploymentState) -> bool:
+        """Hold the deployment's lock; True when taken now, False when this process already held it."""
+        lock = str(self.lock_path(state.name, state.node).absolute())
+        with _HELD_GUARD:
+            if lock in _HELD:
+                return False
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+            except OSError as exc:
+                raise StateError(f"cannot open the lock file {lock}: {exc.strerror or exc}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                busy = True
+            except OSError as exc:
+                os.close(fd)
+                raise StateError(f"cannot lock {lock}: {exc.strerror or exc}") from None
+            else:
+                _HELD[lock] = fd
+                busy = False
+        if busy:
+            raise AlreadyRunning(self._holder(state), name=state.name, node=state.node)
+        return True
+
+    def _holder(self, state: DeploymentState, wait: float = 2.0) -> DeploymentState | None:
+        """The record of whoever holds the lock (it writes it right after locking: wait a little for it)."""
+        path = self.path_for(state.name, state.node)
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                found = self.read(path)
+            except RecordError:
+                found = None
+            if found is not None and found.run_id != state.run_id:
+                return found
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+
+    def _unlock(self, name: str, node: int) -> None:
+        lock = str(self.lock_path(name, node).absolute())
+        with _HELD_GUARD:
+            fd = _HELD.pop(lock, None)
+        if fd is not None:
+            os.close(fd)  # closing the only descriptor releases the flock
 
     # -- reading
 
     def get(self, name: str, node: int) -> DeploymentState | None:
-        return self._read(self.path_for(name, node))
+        """The record of `name`/`node`; None when there is none or it is unusable (warned about once)."""
+        path = self.path_for(name, node)
+        try:
+            return self.read(path)
+        except RecordError as exc:
+            self._skip(exc)
+            return None
 
     def entries(self, *, clean: bool = True) -> list[Listed]:
-        """Every recorded deployment; stale ones (supervisor and engine gone) are deleted when `clean`."""
-        if not self.deployments_dir.is_dir():
+        """Every usable record; stale ones (supervisor and engine gone) are deleted when `clean`. Unusable
+        records are skipped with a warning (see `bad_records`); raises `StateError` when the state directory
+        itself cannot be read."""
+        self.bad_records = {}
+        directory = self.deployments_dir
+        try:
+            names = sorted(entry.name for entry in directory.iterdir())
+        except FileNotFoundError:
+            if self.root.exists() and not self.root.is_dir():
+                raise StateError(f"the state directory {self.root} is a file, not a directory") from None
             return []
+        except NotADirectoryError:
+            raise StateError(f"the state directory {directory} (or a folder above it) is not a directory") from None
+        except OSError as exc:
+            raise StateError(f"cannot read the state directory {directory}: {exc.strerror or exc}") from None
         out: list[Listed] = []
-        for path in sorted(self.deployments_dir.glob("*.json")):
-            state = self._read(path)
-            if state is None:
-                if clean:
-                    with contextlib.suppress(FileNotFoundError):
-                        path.unlink()
+        for entry in names:
+            if not entry.endswith(".json") or entry.startswith("."):
                 continue
-            listed = self._listed(state)
+            path = directory / entry
+            try:
+                state = self.read(path)
+            except RecordError as exc:
+                self._skip(exc)
+                continue
+            if state is None:  # deleted since the listing
+                continue
+            listed = self._listed(state, path)
             if not listed.supervisor_alive and not listed.engine_alive:
                 if clean:
-                    with contextlib.suppress(FileNotFoundError):
+                    with contextlib.suppress(OSError):  # a read-only state dir: listed as gone all the same
                         path.unlink()
                 continue
             out.append(listed)
@@ -277,32 +623,53 @@ class StateStore:
     def find(self, name: str, node: int | None = None) -> list[Listed]:
         return [e for e in self.entries() if e.state.name == name and (node is None or e.state.node == node)]
 
+    def _skip(self, error: RecordError) -> None:
+        self.bad_records[error.path] = error
+        if str(error.path) not in self._warned:
+            self._warned.add(str(error.path))
+            self._warn(error.warning())
+
     @staticmethod
-    def _listed(state: DeploymentState) -> Listed:
+    def _listed(state: DeploymentState, path: Path | None = None) -> Listed:
         supervisor = pid_alive(state.supervisor_pid, state.supervisor_start)
         engine = bool(state.engine_pgid and group_members(state.engine_pgid))
-        return Listed(state, supervisor, engine)
+        return Listed(state, supervisor, engine, path)
 
     @staticmethod
-    def _read(path: Path) -> DeploymentState | None:
+    def read(path: Path) -> DeploymentState | None:
+        """The record at `path`; None when there is no file; `RecordError` when it cannot be used."""
         try:
-            data = json.loads(path.read_text())
-            return DeploymentState.from_dict(data) if isinstance(data, dict) else None
-        except (OSError, ValueError, TypeError):
-            return None
+            data = read_json_file(path, max_bytes=MAX_RECORD_BYTES)
+        except JsonReadError as exc:
+            if exc.missing:
+                return None
+            raise RecordError(path, exc.reason) from None
+        if not isinstance(data, dict):
+            raise RecordError(path, "not a JSON object")
+        try:
+            state = DeploymentState.from_dict(data)
+        except ValueError as exc:
+            raise RecordError(path, str(exc)) from None
+        if path.name != f"{key_for(state.name, state.node)}.json":
+            raise RecordError(path, f"it describes {key_for(state.name, state.node)}, not {path.stem}")
+        return state
 
 
-def terminate_group(pgid: int, timeout: float) -> str:
+def terminate_group(pgid: int, timeout: float, leader_start: int | None = None) -> str:
     """Stop an engine group without its supervisor: SIGTERM the leader (it drains and stops its children),
-    wait up to `timeout`, then SIGTERM/SIGKILL the rest. Returns `gone`, `terminated` or `killed`."""
+    wait up to `timeout`, then SIGTERM/SIGKILL the rest. Returns `gone`, `terminated`, `killed`, or
+    `unverified` (with `leader_start` given: the leader is not that process, and nothing was signalled)."""
     if not group_members(pgid):
         return "gone"
+    if leader_start is not None and not leader_verified(pgid, leader_start):
+        return "unverified"
     if pid_alive(pgid):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pgid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         while pid_alive(pgid) and time.monotonic() < deadline:
             time.sleep(0.1)
+    # Once verified, the group is watched without a gap: its id cannot be reused while a member lives.
     if wait_group_gone(pgid, 5.0 if not pid_alive(pgid) else 0.0):
         return "terminated"
     signal_group(pgid, signal.SIGTERM)

@@ -16,6 +16,11 @@ waits `backoff * 2**(n-1)` seconds, capped, and is logged with its reason.
 
 Exit status: 0 stopped on request after being ready; 1 the engine failed (start-up failure, crash without
 restart, restarts exhausted); 130 interrupted before the engine was ready.
+
+If the supervisor itself dies (SIGKILL, the OOM killer), the engine goes with it: the launcher starts the
+leader with a parent-death signal and a watchdog that kills the group (`ascendctl_engine.launcher`). The
+record names the engine leader's process start time (`engine_start`); `stop_deployment` signals the
+supervisor and the engine group only when their recorded start times match, and reports anything else.
 """
 
 from __future__ import annotations
@@ -45,14 +50,18 @@ from ascendctl_engine.launcher import (
 from ascendctl_engine.phases import Diagnosis, PhaseEvent, PhaseTracker, diagnose
 from ascendctl_engine.spec import EngineCommand
 from ascendctl_engine.state import (
+    AlreadyRunning,
     DeploymentState,
     Listed,
+    StateError,
     StateStore,
     group_members,
+    leader_verified,
     pid_alive,
     process_start_time,
     signal_group,
     terminate_group,
+    verified,
     wait_group_gone,
 )
 
@@ -123,19 +132,28 @@ def exit_diagnoses(returncode: int | None, killed_by_us: bool) -> list[Diagnosis
 
 
 class _StateWriter:
-    """One writer for the state record, shared by the main loop and the log reader thread."""
+    """One writer for the state record, shared by the main loop and the log reader thread. A record that
+    cannot be written (the state dir went read-only, the disk is full) is said once in the log; the
+    supervisor keeps supervising (the reader thread must never die: the engine would block on its pipe)."""
 
     def __init__(self, store: StateStore | None, state: DeploymentState) -> None:
         self._store = store
         self.state = state
         self._lock = threading.Lock()
+        self.on_error: Callable[[str], None] | None = None
+        self._failed = False
 
     def set(self, **changes: object) -> None:
         with self._lock:
+            self.state = replace(self.state, **changes)  # type: ignore[arg-type]
             if self._store is None:
-                self.state = replace(self.state, **changes)  # type: ignore[arg-type]
-            else:
-                self.state = self._store.update(self.state, **changes)
+                return
+            try:
+                self._store.update(self.state)
+            except StateError as exc:
+                if not self._failed and self.on_error is not None:
+                    self.on_error(f"warning: {exc}; `ascendctl ps` may show an old status")
+                self._failed = True
 
 
 class Supervisor:
@@ -172,8 +190,7 @@ class Supervisor:
         if log_path is None:
             if store is None:
                 raise ValueError("a log path or a state store is needed")
-            store.ensure()
-            log_path = store.log_path(name, cmd.node)
+            log_path = store.log_path(name, cmd.node)  # the directories are made (or refused) by the claim
         self.log_path = log_path
         self._console = console
         self._prefix = prefix if prefix is not None else f"[{name}] "
@@ -216,13 +233,20 @@ class Supervisor:
             shutdown_timeout=self.supervision.shutdown_timeout,
         )
         if self.store is not None:
-            self.store.claim(state)  # raises AlreadyRunning before anything is opened or started
+            try:
+                self.store.claim(state)  # raises AlreadyRunning before anything is opened or started
+            except StateError as exc:
+                raise LaunchError(str(exc)) from None
         self._writer = _StateWriter(self.store, state)
         previous: dict[int, object] = {}
         try:
-            self._sink = LogSink(
-                self.log_path, prefix=self._prefix, console=self._console, secrets=list(secrets.values())
-            )
+            try:
+                self._sink = LogSink(
+                    self.log_path, prefix=self._prefix, console=self._console, secrets=list(secrets.values())
+                )
+            except OSError as exc:
+                raise LaunchError(f"cannot open the log {self.log_path}: {exc.strerror or exc}") from None
+            self._writer.on_error = self._say
             if self.install_signal_handlers and threading.current_thread() is threading.main_thread():
                 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                     previous[sig] = signal.signal(sig, self._handler)
@@ -282,7 +306,9 @@ class Supervisor:
                 return SupervisorResult(EXIT_FAILED, "failed", restarts, failure, self._phases())
             self.process = proc
             self._tracker.started_at = proc.started
-            self._writer.set(status="starting", engine_pid=proc.pid, engine_pgid=proc.pgid)
+            self._writer.set(
+                status="starting", engine_pid=proc.pid, engine_pgid=proc.pgid, engine_start=proc.start_time
+            )
             self._say(f"engine started: pid {proc.pid} (process group {proc.pgid}), log {self.log_path}")
 
             # a headless worker serves no HTTP: it counts as running once started
@@ -398,7 +424,15 @@ class Supervisor:
         return escalated
 
     def _cleanup_group(self, proc: EngineProcess) -> None:
-        """After the leader is gone, make sure no member of its group survives (no orphans)."""
+        """After the leader is gone, make sure no member of its group survives (no orphans); then the
+        group's watchdog can stand down."""
+        try:
+            self._kill_leftovers(proc)
+        finally:
+            if not group_members(proc.pgid):
+                proc.release()
+
+    def _kill_leftovers(self, proc: EngineProcess) -> None:
         if not group_members(proc.pgid):
             return
         signal_group(proc.pgid, signal.SIGTERM)
@@ -439,7 +473,9 @@ def spawn_detached(
 
 @dataclass(frozen=True)
 class DetachedOutcome:
-    outcome: Literal["ready", "failed", "timeout"]
+    # already-running: another `serve` of the same deployment won the claim (`reason` says who); the shared
+    # log holds that run's lines, not this failure: `tail` is empty and the one diagnosis is the lost claim
+    outcome: Literal["ready", "failed", "timeout", "already-running"]
     state: DeploymentState | None
     returncode: int | None
     reason: str
@@ -477,7 +513,9 @@ def watch_detached(
     on_phase: Callable[[dict[str, object]], None] | None = None,
     interval: float = 0.2,
 ) -> DetachedOutcome:
-    """Follow a detached supervisor until its engine is ready, it exits, or `timeout` passes."""
+    """Follow a detached supervisor until its engine is ready, it exits, or `timeout` passes. A supervisor
+    that exits without ever recording its run while another live run holds the deployment lost the claim
+    (two `serve --detach` at once): `already-running`, with none of the other run's log."""
     seen = 0
     deadline = time.monotonic() + timeout
     state: DeploymentState | None = None
@@ -492,6 +530,11 @@ def watch_detached(
             if current.status in ("ready", "running"):
                 return DetachedOutcome("ready", current, None, "", [], [])
         code = child.poll()
+        if code is not None and state is None:
+            winner = _other_live_run(store, name, node, run_id)
+            refusal = _refusal(read_log_since(log_path, log_offset), name, node)
+            if winner is not None or refusal is not None:
+                return _lost_claim(name, node, winner, refusal, code)
         if code is not None or time.monotonic() >= deadline:
             lines = read_log_since(log_path, log_offset)
             engine_lines = [line for line in lines if not line.startswith("[ascendctl ")]
@@ -505,35 +548,102 @@ def watch_detached(
         time.sleep(interval)
 
 
+def _lost_claim(
+    name: str, node: int, winner: DeploymentState | None, refusal: str | None, code: int
+) -> DetachedOutcome:
+    # The one diagnosis is the lost claim itself: the shared log holds the winner's lines, not this failure.
+    where = f"; it serves at {winner.endpoint}" if winner is not None and winner.endpoint else ""
+    found = Diagnosis(
+        "already_running",
+        f"{name} (node {node}) was started by another `ascendctl serve` at the same time{where}",
+        f"use that one, or stop it first: ascendctl stop {name}",
+        "the deployment lock (one supervisor per deployment and node)",
+        f"supervisor pid {winner.supervisor_pid} holds the deployment" if winner is not None else (refusal or ""),
+    )
+    reason = str(AlreadyRunning(winner)) if winner is not None else (refusal or "")
+    return DetachedOutcome("already-running", winner, code, reason, [], [found])
+
+
+def _refusal(lines: list[str], name: str, node: int) -> str | None:
+    """The detached supervisor's own "already running" error (it lost the lock), if it printed one."""
+    mark = f"error: {name} (node {node}) is already running"
+    for line in lines:
+        if line.startswith(mark):
+            return line.removeprefix("error: ")
+    return None
+
+
+def _other_live_run(store: StateStore, name: str, node: int, run_id: str) -> DeploymentState | None:
+    for entry in store.find(name, node):
+        if entry.state.run_id != run_id and (entry.supervisor_alive or entry.engine_alive):
+            return entry.state
+    return None
+
+
 @dataclass(frozen=True)
 class StopReport:
     name: str
     node: int
-    how: Literal["drained", "forced", "orphan"]  # supervisor stopped it / SIGKILL needed / no supervisor left
+    # drained: its supervisor stopped it / forced: SIGKILL was needed / orphan: no supervisor was left, the
+    # engine was stopped directly / gone: nothing was running any more / unverified: a recorded process could
+    # not be proved ours (no or another start time): nothing was signalled, `message` says what to do
+    how: Literal["drained", "forced", "orphan", "gone", "unverified"]
     seconds: float
+    message: str = ""
 
 
 def stop_deployment(entry: Listed, timeout: float | None = None) -> StopReport:
     """Stop a recorded deployment: SIGTERM its supervisor (which drains and stops the engine) and wait; if it
     does not finish within `timeout` (default: its drain timeout plus margins), SIGKILL the engine group and
-    the supervisor. An orphaned engine (supervisor gone) gets SIGTERM, then SIGKILL, directly."""
+    the supervisor. An orphaned engine (supervisor gone) gets SIGTERM, then SIGKILL, directly.
+
+    Only what can be verified is signalled: the supervisor by its pid *and* recorded start time, the engine's
+    group only while its leader runs with its recorded start time. Anything else (a record written without
+    start times, a pid now used by another process) is left alone and reported as `unverified`."""
     state = entry.state
     started = time.monotonic()
     budget = timeout if timeout is not None else state.shutdown_timeout + SupervisorConfig.kill_margin + 10.0
-    pgid = state.engine_pgid or 0
-    if not entry.supervisor_alive:
-        terminate_group(pgid, budget)
-        return StopReport(state.name, state.node, "orphan", time.monotonic() - started)
+    pgid = state.engine_pgid
+
+    def report(how: Literal["drained", "forced", "orphan", "gone"]) -> StopReport:
+        return StopReport(state.name, state.node, how, time.monotonic() - started)
+
+    def unverified(pid: int) -> StopReport:
+        where = entry.path if entry.path is not None else "its record in the state directory"
+        message = f"cannot verify that pid {pid} is ours; it was left alone; remove {where} if the deployment is gone"
+        return StopReport(state.name, state.node, "unverified", time.monotonic() - started, message)
+
+    supervisor = state.supervisor_pid
+    if pid_alive(supervisor, state.supervisor_start) and not verified(supervisor, state.supervisor_start):
+        return unverified(supervisor)  # it runs, but nothing says it is the process that wrote the record
+    engine_ours = leader_verified(pgid, state.engine_start)
+    if not verified(supervisor, state.supervisor_start):
+        if pgid is None or not group_members(pgid):
+            return report("gone")
+        if not engine_ours:
+            return unverified(pgid)
+        terminate_group(pgid, budget, leader_start=state.engine_start)
+        return report("orphan")
+
     with contextlib.suppress(ProcessLookupError):
-        os.kill(state.supervisor_pid, signal.SIGTERM)
+        os.kill(supervisor, signal.SIGTERM)
     deadline = started + budget
+
+    def finished() -> bool:
+        if verified(supervisor, state.supervisor_start):
+            return False
+        return not (engine_ours and pgid is not None and group_members(pgid))
+
     while time.monotonic() < deadline:
-        if not pid_alive(state.supervisor_pid, state.supervisor_start) and not group_members(pgid):
-            return StopReport(state.name, state.node, "drained", time.monotonic() - started)
+        if finished():
+            return report("drained")
         time.sleep(0.1)
-    signal_group(pgid, signal.SIGKILL)
-    if pid_alive(state.supervisor_pid, state.supervisor_start):
+    if pgid is not None and leader_verified(pgid, state.engine_start):
+        signal_group(pgid, signal.SIGKILL)
+    if verified(supervisor, state.supervisor_start):
+        # its engine watchdog kills whatever is left of the group once the supervisor is gone
         with contextlib.suppress(ProcessLookupError):
-            os.kill(state.supervisor_pid, signal.SIGKILL)
-    wait_group_gone(pgid, 5.0)
-    return StopReport(state.name, state.node, "forced", time.monotonic() - started)
+            os.kill(supervisor, signal.SIGKILL)
+    if engine_ours and pgid is not None:
+        wait_group_gone(pgid, 5.0)
+    return report("forced")

@@ -4,7 +4,6 @@ object of `ascendctl check --json` (or the whole report holding it) into the one
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
@@ -17,19 +16,14 @@ MAX_FACTS_BYTES = 4 * 1024 * 1024
 def read_facts_file(path: Path) -> HostFacts:
     from ascendctl.errors import UserInputError
     from ascendctl_engine.host.facts import HostFacts
+    from ascendctl_engine.jsonio import JsonReadError, read_json_file
     from ascendctl_engine.vocab import Backend
 
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_FACTS_BYTES + 1)
-    except OSError as exc:
-        raise UserInputError(f"--facts {path}: cannot read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_FACTS_BYTES:
-        raise UserInputError(f"--facts {path}: larger than {MAX_FACTS_BYTES // (1024 * 1024)} MiB")
-    try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise UserInputError(f"--facts {path}: not valid JSON: {str(exc)[:200]}") from None
+        data = read_json_file(path, max_bytes=MAX_FACTS_BYTES)
+    except JsonReadError as exc:
+        reason = "cannot read: No such file or directory" if exc.missing else exc.reason
+        raise UserInputError(f"--facts {path}: {reason}") from None
     if isinstance(data, dict) and isinstance(data.get("host"), dict):
         data = data["host"]
     if not isinstance(data, dict):

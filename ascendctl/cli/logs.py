@@ -18,13 +18,17 @@ def logs(
     """Print a deployment's log; with -f, follow it while the deployment runs."""
     import time
 
-    from ascendctl.deployments import log_path_for
+    from ascendctl.deployments import listed, log_path_for, open_log
+    from ascendctl.errors import OperationFailed
     from ascendctl_engine.state import StateStore
 
     store = StateStore()
     path = log_path_for(name, node, store)
-    with path.open("rb") as handle:
-        data = handle.read()
+    with open_log(path, name) as handle:
+        try:
+            data = handle.read()
+        except OSError as exc:
+            raise OperationFailed(f"cannot read the log of {name!r}: {path}: {exc.strerror or exc}") from None
         lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
         if tail is not None:
             lines = lines[-tail:] if tail else []
@@ -40,7 +44,7 @@ def logs(
                 for raw in complete:
                     typer.echo(raw.decode("utf-8", errors="replace"))
                 continue
-            if not store.find(name, node):
+            if not listed(store, name, node):
                 rest = handle.read()
                 if pending or rest:
                     typer.echo((pending + rest).decode("utf-8", errors="replace"), nl=False)

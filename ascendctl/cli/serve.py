@@ -129,10 +129,14 @@ def _detach(target: ServeTarget, store: StateStore, *, warmup: bool) -> None:
     import uuid
 
     from ascendctl.errors import EXIT_INTERRUPTED, OperationFailed
+    from ascendctl_engine.state import StateError
     from ascendctl_engine.supervisor import spawn_detached, watch_detached
 
     run_id = uuid.uuid4().hex
-    store.ensure()
+    try:
+        store.ensure()
+    except StateError as exc:
+        raise OperationFailed(str(exc)) from None
     log_path = store.log_path(target.name, target.node)
     offset = log_path.stat().st_size if log_path.exists() else 0
     argv = [sys.executable, "-m", "ascendctl", "serve", str(target.profile_path.resolve())]
@@ -162,6 +166,8 @@ def _detach(target: ServeTarget, store: StateStore, *, warmup: bool) -> None:
         child.send_signal(signal.SIGTERM)
         typer.echo("ascendctl: interrupted; the background supervisor was asked to stop", err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    if outcome.outcome == "already-running":  # lost a race with another `serve` of the same name
+        raise OperationFailed(outcome.reason)
     if outcome.outcome != "ready":
         if outcome.outcome == "timeout":
             child.send_signal(signal.SIGTERM)

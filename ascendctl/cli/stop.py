@@ -6,6 +6,19 @@ from typing import Annotated
 
 import typer
 
+from ascendctl.errors import OperationFailed
+
+
+class StopRefused(OperationFailed):
+    """Some recorded process could not be proved to be ours: it was left alone (one line each)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+    def lines(self) -> list[str]:
+        return list(self.problems)
+
 
 def stop(
     name: Annotated[str, typer.Argument(help="Deployment name (metadata.name of its profile).", show_default=False)],
@@ -17,15 +30,25 @@ def stop(
         ),
     ] = None,
 ) -> None:
-    """Stop a deployment: its supervisor drains the engine (SIGTERM), SIGKILL only after the timeout."""
+    """Stop a deployment: its supervisor drains the engine (SIGTERM), SIGKILL only after the timeout.
+
+    Only processes proved to be the recorded ones (pid and process start time) are signalled; anything
+    else is left alone and reported (exit 1)."""
     from ascendctl.deployments import find_running
     from ascendctl_engine.supervisor import stop_deployment
 
+    problems: list[str] = []
     for entry in find_running(name, node):
         report = stop_deployment(entry, timeout)
+        if report.how == "unverified":
+            problems.append(f"{report.name} (node {report.node}): {report.message}")
+            continue
         how = {
             "drained": "stopped",
             "forced": "killed (did not stop within the timeout)",
             "orphan": "stopped its orphaned engine",
+            "gone": "had already stopped",
         }[report.how]
         typer.echo(f"{report.name} (node {report.node}): {how} in {report.seconds:.1f}s")
+    if problems:
+        raise StopRefused(problems)

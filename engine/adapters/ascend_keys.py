@@ -36,7 +36,6 @@ release `TAG:PyPI:<sdist file>:path:line`, e.g. `v0.23.0.post1:PyPI:vllm_ascend-
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -44,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from packaging.version import InvalidVersion, Version
 
+from ascendctl_engine.jsonio import read_json_resource
 from ascendctl_engine.versions import parse
 
 if TYPE_CHECKING:
@@ -272,7 +272,7 @@ def key_table(tag: str) -> KeyTable:
             f"no config-key table for vllm-ascend {name} in {SOURCE_PREFIX}/ (tables: {span}); "
             "add it with scripts/extract_ascend_keys.py --repo <vllm-ascend clone> --tags " + name
         )
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = read_json_resource(path)  # package data: the one JSON reader, without the depth pre-check
     return KeyTable(name, f"{SOURCE_PREFIX}/{name}.json", data)
 
 

@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
+from ascendctl_engine.jsonio import read_json_resource
+
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
@@ -115,6 +117,14 @@ class _ParseFailure(Exception):
 
 class _Parser(argparse.ArgumentParser):
     """A stdlib parser that raises instead of printing usage and exiting."""
+
+    # While the parser is built: the one formatter `add_argument` checks every metavar with. argparse makes a new
+    # one per call, each asking the terminal for its size (hundreds of calls per snapshot); the check keeps no
+    # state in the formatter, so one of fixed width serves them all. None afterwards: the default again.
+    building_formatter: argparse.HelpFormatter | None = None
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        return self.building_formatter or super()._get_formatter()
 
     def error(self, message: str) -> Any:
         raise _ParseFailure(message)
@@ -340,6 +350,7 @@ class ParserSnapshot:
         problems: list[ArgvProblem] = []
         # No defaults: argparse would run the converters on string defaults (and report them).
         parser = _Parser(prog="vllm serve", add_help=False, allow_abbrev=True, argument_default=argparse.SUPPRESS)
+        parser.building_formatter = argparse.HelpFormatter(parser.prog, width=80)
         for opt in self.options:
             kwargs: dict[str, Any] = {"dest": opt.dest}
             action = opt.action
@@ -368,6 +379,7 @@ class ParserSnapshot:
                 parser.add_argument(kwargs.pop("dest"), **kwargs)
                 continue
             parser.add_argument(*strings, **kwargs)
+        parser.building_formatter = None
         return parser, problems
 
     def _converter(self, opt: OptionInfo, problems: list[ArgvProblem], extra: tuple[str, ...]) -> Callable[[str], Any]:
@@ -423,8 +435,10 @@ class ParserSnapshot:
     def _check_json_value(self, opt: OptionInfo, info: JsonFlagInfo | None, value: str) -> list[ArgvProblem]:
         syntax = info.syntax if info is not None else "json"
         try:
+            # vLLM's own parse of the value (its json.loads accepts NaN; kept so the replay says what vLLM
+            # does), only deep nesting cannot crash the replay: the interpreter's RecursionError is a refusal
             parsed = ast.literal_eval(value) if syntax == "python-literal" else json.loads(value)
-        except (ValueError, SyntaxError) as exc:
+        except (ValueError, SyntaxError, RecursionError, MemoryError) as exc:
             how = (
                 "JSON"
                 if syntax == "json"
@@ -630,8 +644,8 @@ def _collapse_dotted(args: list[str], prefix: str, values: str, plus: bool) -> l
         value: Any = value_text
         if values != "string":
             try:
-                value = json.loads(value_text)
-            except ValueError:
+                value = json.loads(value_text)  # as vLLM parses it (see _check_json_value)
+            except (ValueError, RecursionError):
                 human = _human_int(value_text) if values == "json-human" else None
                 value = value_text if human is None else human
         nested: Any = value
@@ -698,7 +712,8 @@ def _decisions() -> dict[tuple[str, str], Mapping[str, Any]]:
     path = _data_dir().joinpath("decisions.yaml")
     if not path.is_file():
         return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's safe loader when built: same data, faster
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}  # noqa: S506 - a safe loader
     return {(str(d.get("distribution", "vllm")), str(d["version"])): d for d in data.get("decisions", [])}
 
 
@@ -747,7 +762,7 @@ def snapshot_for(vllm: str, distribution: str = "vllm") -> ParserSnapshot:
             f"snapshots: {known}); build one with scripts/snapshot_vllm_parsers.py --versions "
             f"{'' if distribution == 'vllm' else distribution + '=='}{version}"
         )
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = read_json_resource(path)  # package data: the one JSON reader, without the depth pre-check
     return ParserSnapshot(
         data, version=version, built_from=built_from, decision=decision_text, source=f"{SOURCE_PREFIX}/{name}"
     )

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from ascendctl_engine.jsonio import JsonReadError, open_regular
 from ascendctl_engine.ports import bind_error
 
 MAX_READ_BYTES = 1024 * 1024
@@ -50,7 +51,8 @@ class HostProbe(Protocol):
     def run(self, argv: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT) -> CommandResult: ...
 
     def read_text(self, path: str) -> str | None:
-        """The file's text (at most 1 MiB, undecodable bytes replaced), or None when it is missing."""
+        """The file's text (at most 1 MiB, undecodable bytes replaced), or None when it is missing, is not a
+        regular file (a FIFO, a device) or cannot be read."""
         ...
 
     def list_dir(self, path: str) -> list[str] | None:
@@ -114,11 +116,16 @@ class LocalHostProbe:
         return current
 
     def read_text(self, path: str) -> str | None:
+        # A captured tree (`--root`) is not trusted: a FIFO or a device where a file should be is refused
+        # before it is opened (an open or read would block or never end), like a missing file.
+        where = self.host_path(path)
         try:
-            with self.host_path(path).open("rb") as fh:
+            with open_regular(where) as fh:
                 data = fh.read(MAX_READ_BYTES)
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            return None
+        except JsonReadError as exc:
+            if exc.errno in (None, errno.ENOENT, errno.ENOTDIR, errno.EISDIR):
+                return None
+            raise OSError(exc.errno, exc.reason, str(where)) from None
         return data.decode("utf-8", errors="replace")
 
     def list_dir(self, path: str) -> list[str] | None:

@@ -9,7 +9,6 @@ located with `importlib.util.find_spec`, which does not execute the package.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Mapping
@@ -19,6 +18,7 @@ from pathlib import Path
 from ascendctl_engine.host.facts import PythonEnv
 from ascendctl_engine.host.npu_smi import family_from_soc_version
 from ascendctl_engine.host.probe import HostProbe
+from ascendctl_engine.jsonio import loads_json
 from ascendctl_engine.vocab import HardwareFamily as Family
 
 ENGINE_PYTHON_VAR = "ASCENDCTL_ENGINE_PYTHON"
@@ -136,7 +136,7 @@ def parse_probe_output(stdout: str) -> dict[str, object]:
     """The JSON the probe script printed (the last marked line), or raises ValueError."""
     for line in reversed(stdout.splitlines()):
         if line.startswith(_MARKER):
-            data = json.loads(line[len(_MARKER) :])
+            data = loads_json(line[len(_MARKER) :], source="the probe report")  # JsonReadError is a ValueError
             if isinstance(data, dict):
                 return data
     raise ValueError("the interpreter printed no probe report")

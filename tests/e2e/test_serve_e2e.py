@@ -306,8 +306,8 @@ def test_smollm2_answers_paris(home: Home, smollm2_model: Path) -> None:
 
 def test_two_node_data_parallel_on_one_host(home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """DP 2 over two "nodes" on 127.0.0.1: `--node 1` (headless worker) then `--node 0` (head + API server)."""
+    from ascendctl.planner import plan_profile
     from ascendctl.profile_loader import load_profile
-    from ascendctl.serving import plan_commands
 
     port, rpc = free_port(), free_port()
     profile = tmp_path / "dp2.yaml"
@@ -326,7 +326,7 @@ def test_two_node_data_parallel_on_one_host(home: Home, tmp_path: Path, monkeypa
         .replace("engine:\n", "engine:\n  parallel:\n    data: 2\n    data_per_node: 1\n", 1)
     )
     monkeypatch.setenv("ASCENDCTL_HOME", str(home.root))
-    commands = plan_commands(load_profile(profile))  # the planner's head + headless worker
+    commands = plan_profile(load_profile(profile)).commands  # the planner's head + headless worker
     assert [(c.role, c.health_url is None) for c in commands] == [("head", False), ("worker", True)]
 
     worker = home.cli(

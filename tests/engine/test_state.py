@@ -95,7 +95,10 @@ def test_stale_entries_are_cleaned_when_listed(tmp_path: Path) -> None:
     (store.deployments_dir / "garbage.node0.json").write_text("{not json")
     names = [e.state.name for e in store.entries()]
     assert names == ["alive"]
-    assert sorted(p.name for p in store.deployments_dir.iterdir()) == ["alive.node0.json"]
+    assert sorted(p.name for p in store.deployments_dir.iterdir()) == [
+        "alive.node0.json",
+        "garbage.node0.json",
+    ]  # a bad record is kept (and warned about)
 
 
 def test_reused_pid_is_not_mistaken_for_the_supervisor(tmp_path: Path) -> None:
