@@ -90,6 +90,9 @@ def _walk(model: BaseModel, prefix: str) -> Iterator[tuple[str, Any, bool]]:
             yield path, value.model_dump(), explicit
         elif isinstance(value, list) and value and isinstance(value[0], BaseModel):
             yield path, [v.model_dump() for v in value], explicit
+        elif isinstance(value, dict) and any(isinstance(v, BaseModel) for v in value.values()):
+            # runtime.secrets: NAME → its source (a reference, never a value)
+            yield path, {k: v.model_dump() if isinstance(v, BaseModel) else v for k, v in value.items()}, explicit
         else:
             yield path, value, explicit
 
@@ -364,6 +367,7 @@ def build_intent(
         extra_args=tuple(e.extra_args),
         additional_config=dict(e.additional_config),
         user_env=dict(profile.runtime.env),
+        secret_env={n: SecretRef(env=src.env, file=src.file) for n, src in profile.runtime.secrets.items()},
         sources=sources,
     )
 

@@ -28,7 +28,21 @@ class Override:
 
     @property
     def source(self) -> str:
+        if _secret_path(self.path):
+            # never echo a value given for a secret-holding key (an inline key is refused, not repeated)
+            return _shown(f"{dotted(self.path)}=<redacted>")
         return _shown(self.text)
+
+
+def _secret_path(path: KeyPath) -> bool:
+    from ascendctl_engine.spec import is_secret_name
+
+    # Where an inline value would be the secret itself: the key (not its env name or file), a secret's entry,
+    # a secret-named env variable. Names and paths elsewhere stay shown: they are what the user must fix.
+    keys = [str(p) for p in path]
+    if keys == ["server", "api_key"] or (keys[:2] == ["runtime", "secrets"] and len(keys) == 3):
+        return True
+    return keys[:2] == ["runtime", "env"] and len(keys) > 2 and is_secret_name(keys[2])
 
 
 def _shown(text: str) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from ascendctl.errors import OperationFailed, UserInputError
 from ascendctl.models.plan import Plan
 from ascendctl.models.profile import Profile
+from ascendctl.models.secrets import key_file_warnings
 from ascendctl_engine.envs import EngineEnv
 from ascendctl_engine.spec import EngineCommand, Supervision
 from ascendctl_engine.state import StateStore
@@ -65,6 +66,7 @@ def plan_notes(plan: Plan) -> list[str]:
     for f in plan.deployment.findings:
         if f.notable and f.status != "fail":
             notes.append(f"{'note' if f.undecided else f.status}: {f.id}: {f.message}")
+    notes += [f"warning: {w}" for w in key_file_warnings(plan.commands)]  # others may read these key files
     return notes
 
 
@@ -130,9 +132,10 @@ def load_target(profile_path: Path, overrides: Sequence[str], node: int | None) 
 
 def preflight(target: ServeTarget, store: StateStore) -> None:
     """Refuse to start what cannot start: the same deployment already running here, a busy port."""
+    from ascendctl.deployments import listed
     from ascendctl_engine.health import port_in_use
 
-    for entry in store.find(target.name, target.node):
+    for entry in listed(store, target.name, target.node):
         state = entry.state
         where = f" at {state.endpoint}" if state.endpoint else ""
         raise OperationFailed(

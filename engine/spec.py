@@ -28,6 +28,27 @@ class SecretRef:
         return f"env:{self.env}" if self.env else f"file:{self.file}"
 
 
+# Which environment variable names hold secrets: the name, split on `_`, has a part that is exactly KEY,
+# APIKEY, TOKEN or SECRET(S), or a part containing PASSWORD / PASSWD (PGPASSWORD). Whole parts, so
+# TOKENIZERS_PARALLELISM, MAX_TOKENS or KEYRING_BACKEND are not secrets while HF_TOKEN, VLLM_API_KEY,
+# AWS_SECRET_ACCESS_KEY and DB_PASSWORD are. One rule for every consumer: the profile refuses such names
+# in `runtime.env` (inline values), and `check --json` redacts their values.
+SECRET_NAME_PARTS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "SECRETS"})
+SECRET_NAME_INFIXES = ("PASSWORD", "PASSWD")
+
+
+def secret_name_part(name: str) -> str | None:
+    """The part of `name` that makes it a secret's name (see above), or None."""
+    for part in name.upper().split("_"):
+        if part in SECRET_NAME_PARTS or any(infix in part for infix in SECRET_NAME_INFIXES):
+            return part
+    return None
+
+
+def is_secret_name(name: str) -> bool:
+    return secret_name_part(name) is not None
+
+
 @dataclass(frozen=True)
 class NodeAddress:
     """Node N's address, kept symbolic in the plan and resolved by the consumer: the launcher with the

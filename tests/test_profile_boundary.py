@@ -41,7 +41,8 @@ def refused(tmp_path: Path, body: str) -> str:
         (HEAD + 'model: {source: "org/m\\u2028x"}\n' + CPU, "model.source", "U+2028"),
         (HEAD + 'model: {source: "org/m\\ud800"}\n' + CPU, "model.source", "unicode string"),
         (HEAD + 'model: {source: "org/m\\x1b[2J"}\n' + CPU, "model.source", "U+001B"),
-        (HEAD + 'model: {source: m}\n' + CPU + 'engine: {extra_args: ["--x", "a\\nb"]}\n', "engine.extra_args", "newline"),
+        (HEAD + 'model: {source: m}\n' + CPU + 'engine: {extra_args: ["--x", "a\\nb"]}\n', "engine.extra_args",
+         "newline"),
         (HEAD + 'model: {source: m}\n' + CPU + 'runtime: {env: {"BAD NAME": "1"}}\n', "runtime.env", "environment"),
         ("apiVersion: ascendctl/v1\nkind: Profile\nmetadata: {name: 9lives}\nmodel: {source: m}\n" + CPU,
          "metadata.name", "pattern"),
@@ -55,6 +56,12 @@ def refused(tmp_path: Path, body: str) -> str:
          "less than or equal"),
         (HEAD + "model: {source: m}\n" + CPU + "engine: {memory: {cpu_kv_cache_gib: .inf}}\n",
          "engine.memory.cpu_kv_cache_gib", "finite"),
+        (HEAD + "model: {source: m}\n" + CPU + "runtime: {ready_timeout: 99999999999}\n", "runtime.ready_timeout",
+         "less than or equal"),
+        (HEAD + "model: {source: m}\n" + CPU + "runtime: {restart: {backoff_seconds: .nan}}\n",
+         "runtime.restart.backoff_seconds", "finite"),
+        (HEAD + "model: {source: m}\n" + CPU + 'runtime: {env: {A: "x\\ny"}}\n', "runtime.env.A", "newline"),
+        (HEAD + "model: {source: m}\n" + CPU + "server: {host: 'bad host'}\n", "server.host", "host name"),
     ],
 )  # fmt: skip
 def test_bad_values_are_refused_with_the_field_named(tmp_path: Path, body: str, field: str, why: str) -> None:

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from consumers import compose_unescape, k8s_expand, systemd_words
 
-from ascendctl.errors import UserInputError
+from ascendctl.errors import DocumentError, UserInputError
 from ascendctl.matrix import load_matrix
 from ascendctl.models.plan import Plan
 from ascendctl.models.profile import ApiKeySource
@@ -242,11 +242,19 @@ def test_systemd_refuses_options_it_cannot_write_safely(options: dict[str, str],
 
 @pytest.mark.parametrize("target", ["docker", "script"])
 def test_an_api_key_variable_that_is_not_a_name_is_refused(target: str, tmp_path: Path) -> None:
+    # refused at load (without echoing it: a key pasted here must not be printed back) ...
     doc = yaml.safe_load(PROFILES["single"].read_text())
     doc["server"]["api_key"] = {"env": "X}; reboot; #"}
     path = tmp_path / "p.yaml"
     path.write_text(yaml.safe_dump(doc))
-    plan = plan_profile(load_profile(path), matrix=load_matrix(), data_root=DATA_ROOT)
+    with pytest.raises(DocumentError, match=r"server\.api_key\.env: not a valid environment variable name") as exc:
+        load_profile(path)
+    assert "reboot" not in str(exc.value)
+    # ... and by the renderers on their own, past the loader
+    profile = load_profile(PROFILES["single"])
+    key = ApiKeySource(env="KEY").model_copy(update={"env": "X}; reboot; #"})
+    hostile = profile.model_copy(update={"server": profile.server.model_copy(update={"api_key": key})})
+    plan = plan_profile(hostile, matrix=load_matrix(), data_root=DATA_ROOT)
     with pytest.raises(UserInputError, match="not a valid shell variable name"):
         _files(plan, target)
 
@@ -295,3 +303,14 @@ def test_a_render_that_fails_midway_changes_nothing(tmp_path: Path, monkeypatch:
     assert sorted(p.name for p in out.iterdir()) == ["a.sh", "b.sh", "c.sh"]
     write_files(out, [RenderedFile("a.sh", "new a\n", executable=True)])
     assert (out / "a.sh").read_text() == "new a\n" and (out / "a.sh").stat().st_mode & 0o777 == 0o755
+
+
+@pytest.mark.parametrize("source", ["./models/m", "~/models/m", "../m"])
+def test_a_relative_model_directory_is_refused_not_silently_unmounted(source: str) -> None:
+    from ascendctl.errors import UserInputError
+
+    profile = load_profile(PROFILES["single"], [f"model.source={source}"])
+    plan = plan_profile(profile, matrix=load_matrix(), data_root=DATA_ROOT)
+    for target in ("docker", "compose", "k8s"):
+        with pytest.raises(UserInputError, match="relative path: give the absolute path"):
+            render(plan, target, RenderOptions())

@@ -18,6 +18,7 @@ from ascendctl.checks.context import CheckContext, ReleaseSource
 from ascendctl.checks.matrix_view import row_for_version, select_release
 from ascendctl.checks.report import CheckReport
 from ascendctl.errors import UserInputError
+from ascendctl.models.secrets import declared_secret_names
 from ascendctl.rules import RULES, Finding
 from ascendctl_engine.host.facts import HostFacts
 from ascendctl_engine.host.gather import PortRequest, gather_host_facts
@@ -102,6 +103,8 @@ def run_check(
     host_probe = probe if probe is not None else LocalHostProbe(root_path, env)
     ports = requested_ports(profile) if profile is not None else []
     facts = gather_host_facts(host_probe, ports=ports, root=str(root_path))
+    if profile is not None:  # the variables it reads secrets from, whatever their names (`check --json` prints env)
+        facts = facts.redacted(declared_secret_names(profile))
 
     backend = profile.target.backend if profile is not None else facts.backend
     pin_row: Release | None = None

@@ -24,6 +24,9 @@ MAX_NODES = 1024  # generous: the largest published Ascend clusters are far smal
 MAX_DEVICES_PER_NODE = 1024  # a fixed bound where the matrix's hardware table has none (cpu, cuda)
 MAX_PARALLEL = 65536
 MAX_TEXT = 4096  # a single-line value longer than this is not a name or a path
+# Timeouts: Kubernetes probes count ready_timeout / period in an int32, terminationGracePeriodSeconds is the
+# drain + 30 s, and a sleep of more than a year is a typo; one bound serves them all.
+MAX_TIMEOUT_S = 366 * 24 * 3600
 
 
 def _single_line(value: str) -> str:
@@ -45,8 +48,9 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _env_name(value: str) -> str:
+    # The value is not echoed: a key pasted where a variable *name* belongs must not be printed back.
     if not _ENV_NAME.match(value):
-        raise ValueError(f"{value!r} is not a valid environment variable name (letters, digits, _; not a digit first)")
+        raise ValueError("not a valid environment variable name (ASCII letters, digits, _; not a digit first)")
     return value
 
 

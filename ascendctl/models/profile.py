@@ -25,13 +25,16 @@ from ascendctl.models.fields import (
     MAX_DEVICES_PER_NODE,
     MAX_NODES,
     MAX_PARALLEL,
+    MAX_TIMEOUT_S,
+    BindHost,
     DnsLabel,
+    EnvName,
     IpAddress,
     NicName,
     NonEmptyLine,
     SingleLine,
 )
-from ascendctl.models.secrets import POSIX_NAME_TEXT, SecretSource, is_posix_name
+from ascendctl.models.secrets import POSIX_NAME_TEXT, SecretSource, is_posix_name, is_switch
 from ascendctl_engine import defaults
 from ascendctl_engine.spec import REDACTED, is_secret_name
 from ascendctl_engine.vocab import EplbImplementation, Executor
@@ -281,8 +284,8 @@ class NetworkSpec(StrictModel):
 
 
 class ApiKeySource(StrictModel):
-    env: Annotated[str | None, Field(description="Name of the environment variable holding the API key.")] = None
-    file: Annotated[str | None, Field(description="Path of a file holding the API key (first line).")] = None
+    env: Annotated[EnvName | None, Field(description="Name of the environment variable holding the API key.")] = None
+    file: Annotated[NonEmptyLine | None, Field(description="Path of a file holding the API key (first line).")] = None
 
     @model_validator(mode="after")
     def _exactly_one_source(self) -> ApiKeySource:
@@ -292,16 +295,22 @@ class ApiKeySource(StrictModel):
 
 
 class ServerSpec(StrictModel):
-    host: Annotated[str, Field(min_length=1, description="Address the API server binds (default: loopback only).")] = (
-        defaults.SERVER_HOST
-    )
+    host: Annotated[
+        BindHost,
+        Field(description="Address the API server binds: an IP address or a host name (default: loopback only)."),
+    ] = defaults.SERVER_HOST
     port: Annotated[Port, Field(description="API server port.")] = defaults.SERVER_PORT
     api_key: Annotated[
         ApiKeySource | None,
         Field(description="Require this API key from clients; read from an env var or a file."),
     ] = None
     shutdown_timeout: Annotated[
-        int, Field(ge=0, description="Seconds to drain in-flight requests on stop before aborting them.")
+        int,
+        Field(
+            ge=0,
+            le=MAX_TIMEOUT_S,
+            description="Seconds to drain in-flight requests on stop before aborting them.",
+        ),
     ] = defaults.SHUTDOWN_TIMEOUT_S
 
     @field_validator("api_key", mode="before")
@@ -312,32 +321,35 @@ class ServerSpec(StrictModel):
             raise ValueError("the API key is never written inline: give {env: VAR} or {file: PATH}")
         return value
 
-    @field_validator("api_key")
-    @classmethod
-    def _api_key_env_is_a_name(cls, value: ApiKeySource | None) -> ApiKeySource | None:
-        if value is not None and value.env is not None and not is_posix_name(value.env):
-            # The value is not quoted: what is not a variable name may be the key itself, pasted here.
-            raise ValueError(f"`env` names an environment variable ({POSIX_NAME_TEXT}); it never holds the key")
-        return value
-
 
 class RestartSpec(StrictModel):
     policy: Annotated[
         Literal["never", "on-failure"], Field(description="Restart the engine when it exits with an error?")
     ] = "never"
-    max_restarts: Annotated[int, Field(ge=0, description="Give up after this many restarts.")] = 3
-    backoff_seconds: Annotated[float, Field(gt=0, description="First wait before a restart; doubles each time.")] = 2.0
-    backoff_max_seconds: Annotated[float, Field(gt=0, description="Cap on the wait between restarts.")] = 60.0
+    max_restarts: Annotated[Count, Field(description="Give up after this many restarts.")] = 3
+    backoff_seconds: Annotated[
+        float,
+        Field(
+            gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False, description="First wait before a restart; doubles each time."
+        ),
+    ] = 2.0
+    backoff_max_seconds: Annotated[
+        float, Field(gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False, description="Cap on the wait between restarts.")
+    ] = 60.0
 
 
 class RuntimeSpec(StrictModel):
     env: Annotated[
-        dict[str, str],
+        dict[EnvName, SingleLine],
         Field(description="Environment variables for the engine; they win over every default ascendctl injects."),
     ] = {}
     ready_timeout: Annotated[
         int,
-        Field(ge=1, description="Seconds to wait for `/health` (model load + graph capture) before failing."),
+        Field(
+            ge=1,
+            le=MAX_TIMEOUT_S,
+            description="Seconds to wait for `/health` (model load + graph capture) before failing.",
+        ),
     ] = 900
     restart: Annotated[RestartSpec, Field(description="What to do when the engine exits unexpectedly.")] = RestartSpec()
     secrets: Annotated[
@@ -356,8 +368,8 @@ class RuntimeSpec(StrictModel):
         # A secret-named entry is refused by `profile.runtime.env-inline-secret`, located at its key; a value
         # of the wrong type there would first fail the type check, whose message quotes the value.
         if isinstance(value, dict):
-            return {k: REDACTED if isinstance(k, str) and is_secret_name(k) and not isinstance(v, str) else v
-                    for k, v in value.items()}  # fmt: skip
+            return {k: REDACTED if isinstance(k, str) and is_secret_name(k) and not isinstance(v, str)
+                    and not is_switch(v) else v for k, v in value.items()}  # fmt: skip
         return value
 
     @field_validator("secrets")
@@ -367,14 +379,6 @@ class RuntimeSpec(StrictModel):
         for name in value:
             if not is_posix_name(name):
                 raise ValueError(f"{name!r} is not a valid environment variable name ({POSIX_NAME_TEXT})")
-        return value
-
-    @field_validator("env")
-    @classmethod
-    def _env_names_are_valid(cls, value: dict[str, str]) -> dict[str, str]:
-        for name in value:
-            if not name or not (name[0].isalpha() or name[0] == "_") or not all(c.isalnum() or c == "_" for c in name):
-                raise ValueError(f"{name!r} is not a valid environment variable name")
         return value
 
 

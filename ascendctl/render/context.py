@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ascendctl.errors import UserInputError
+from ascendctl.models.secrets import API_KEY_VAR
 from ascendctl.quoting import Quoted, one_line
 from ascendctl.render.options import RenderOptions
 
@@ -95,6 +96,7 @@ class RenderContext:
     shutdown_timeout: int
     nodes: tuple[NodeView, ...]
     api_key_secret: str | None  # the k8s Secret's name when the plan loads an API key, else None
+    secrets_secret: str | None  # the k8s Secret holding runtime.secrets (a key per variable), else None
     installed_profile: str
     ascendctl_bin: str
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -141,7 +143,9 @@ def build_context(plan: Plan, options: RenderOptions) -> RenderContext:
     if head.listen is None or head.supervision is None:
         raise TypeError("the plan's head command has no listen address or supervision settings")
     shutdown_timeout = int(head.supervision.shutdown_timeout)
-    has_secret = any(c.secret_env for c in plan.commands)
+    secret_names = {name for c in plan.commands for name in c.secret_env}
+    has_api_key = API_KEY_VAR in secret_names
+    has_runtime_secrets = bool(secret_names - {API_KEY_VAR})
     return RenderContext(
         name=d.name,
         namespace=options.namespace,
@@ -156,12 +160,13 @@ def build_context(plan: Plan, options: RenderOptions) -> RenderContext:
         device_paths=device_paths,
         resource_name=resource,
         mounts=mounts,
-        model_mount=d.model.resolved if d.model.resolved.startswith("/") else None,
+        model_mount=_model_mount(d.model.resolved),
         ready_failure_threshold=max(1, math.ceil(head.supervision.ready_timeout / PROBE_PERIOD_S)),
         grace_seconds=shutdown_timeout + 30,
         shutdown_timeout=shutdown_timeout,
         nodes=tuple(_node_view(c) for c in plan.commands),
-        api_key_secret=(options.api_key_secret or f"{d.name}-api-key") if has_secret else None,
+        api_key_secret=(options.api_key_secret or f"{d.name}-api-key") if has_api_key else None,
+        secrets_secret=(options.secrets_secret or f"{d.name}-secrets") if has_runtime_secrets else None,
         installed_profile=options.installed_profile or f"/etc/ascendctl/{d.name}.yaml",
         ascendctl_bin=options.ascendctl_bin,
         notes=(*_model_notes(plan), *plan.warnings),
@@ -172,6 +177,19 @@ def _node_view(command: EngineCommand) -> NodeView:
     env = [EnvVar(k, v) for k, v in command.env.items()]
     env += [EnvVar(k, secret=ref) for k, ref in command.secret_env.items()]
     return NodeView(command.node, command.role, tuple(command.argv), tuple(env), tuple(command.pre_commands))
+
+
+def _model_mount(resolved: str) -> str | None:
+    """The host directory to mount at the same path, for a local model; None for a hub id. A relative local
+    path means nothing inside a container (nor on another host): refused rather than silently not mounted."""
+    if resolved.startswith("/"):
+        return resolved
+    if resolved.startswith((".", "~")):
+        raise UserInputError(
+            f"model.source {resolved!r} is a relative path: give the absolute path of the model directory "
+            "(the artifacts mount it at the same path on the target host)"
+        )
+    return None
 
 
 def _model_notes(plan: Plan) -> list[str]:

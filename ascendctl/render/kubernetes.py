@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ascendctl.errors import UserInputError
-from ascendctl.quoting import Quoted, one_line, sh_word, shell_product, shell_var
+from ascendctl.models.secrets import API_KEY_VAR
+from ascendctl.quoting import Quoted, one_line, sh_word, shell_name, shell_product, shell_var
 from ascendctl.render.context import MODEL_CACHE, PROBE_PERIOD_S, SHM, RenderContext, build_context
 from ascendctl.render.options import RenderedFile
 from ascendctl.render.yaml_out import dump_documents
@@ -27,7 +28,7 @@ from ascendctl_engine.spec import NodeAddress, NodeRankBase
 if TYPE_CHECKING:
     from ascendctl.models.plan import Plan
     from ascendctl.render.options import RenderOptions
-    from ascendctl_engine.spec import EngineCommand
+    from ascendctl_engine.spec import EngineCommand, SecretRef
     from ascendctl_engine.spec import Word as PlanWord
 
 Json = dict[str, Any]
@@ -35,7 +36,7 @@ Json = dict[str, Any]
 
 def render(plan: Plan, options: RenderOptions) -> list[RenderedFile]:
     ctx = build_context(plan, options)
-    pods = pod_nodes(plan, ctx.api_key_secret)
+    pods = pod_nodes(plan, SecretNames(ctx.api_key_secret, ctx.secrets_secret))
     if ctx.multi_node:
         documents = [_leader_worker_set(ctx, pods), _service(ctx, leader=True)]
     else:
@@ -69,6 +70,8 @@ def _header(ctx: RenderContext) -> list[Quoted]:
     if ctx.api_key_secret:
         secret = one_line(ctx.api_key_secret)
         lines.append(Quoted(f"API key: kubectl create secret generic {secret} --from-file=api-key=KEYFILE"))
+    if ctx.secrets_secret:
+        lines.append(_secrets_command(ctx, ctx.secrets_secret))
     why = [_WHY_LWS_RESTART if ctx.multi_node else _WHY_RECREATE, _WHY_PROBES, _WHY_GRACE]
     if ctx.backend == "cpu":
         why.append(_WHY_CPU)
@@ -119,9 +122,18 @@ class PodNode:
         return self.role == "head"  # workers are headless: no API server, no probes
 
 
-def pod_nodes(plan: Plan, secret_name: str | None) -> list[PodNode]:
+@dataclass(frozen=True)
+class SecretNames:
+    """The Kubernetes Secrets a deployment's pods read: the API key's (key `api-key`) and runtime.secrets'
+    (one Secret for the deployment, a key per variable, so every pod of it mounts the same object)."""
+
+    api_key: str | None = None
+    runtime: str | None = None
+
+
+def pod_nodes(plan: Plan, secrets: SecretNames) -> list[PodNode]:
     multi_node = len(plan.deployment.nodes) > 1
-    return [_pod_node(command, secret_name, multi_node=multi_node) for command in plan.commands]
+    return [_pod_node(command, secrets, multi_node=multi_node) for command in plan.commands]
 
 
 def pod_ref(part: NodeAddress | NodeRankBase, node: int) -> Ref:
@@ -139,7 +151,7 @@ def pod_word(word: PlanWord, node: int) -> Word:
     return tuple(p if isinstance(p, str) else pod_ref(p, node) for p in word)
 
 
-def _pod_node(command: EngineCommand, secret_name: str | None, *, multi_node: bool) -> PodNode:
+def _pod_node(command: EngineCommand, secrets: SecretNames, *, multi_node: bool) -> PodNode:
     symbols = command.symbols
     i = command.node
     argv = [pod_word(w, i) for w in symbols.argv] if symbols else [(a,) for a in command.argv]
@@ -148,7 +160,7 @@ def _pod_node(command: EngineCommand, secret_name: str | None, *, multi_node: bo
         if symbols
         else [[(a,) for a in p] for p in command.pre_commands]
     )
-    env = _pod_env(command, secret_name, multi_node=multi_node)
+    env = _pod_env(command, secrets, multi_node=multi_node)
     # A shell is needed for pre-commands, and for references only a shell expands (the worker's DP rank).
     needs_shell = bool(pre) or any(isinstance(p, Ref) and p.k8s is None for w in argv for p in w)
     if needs_shell:
@@ -158,7 +170,7 @@ def _pod_node(command: EngineCommand, secret_name: str | None, *, multi_node: bo
     return PodNode(i, command.role, words[:1], words[1:], env)
 
 
-def _pod_env(command: EngineCommand, secret_name: str | None, *, multi_node: bool) -> list[Json]:
+def _pod_env(command: EngineCommand, secrets: SecretNames, *, multi_node: bool) -> list[Json]:
     symbolic = command.symbols.env if command.symbols else {}
     env: list[Json] = []
     for name, value in command.env.items():
@@ -170,8 +182,31 @@ def _pod_env(command: EngineCommand, secret_name: str | None, *, multi_node: boo
     if multi_node:
         env.append({"name": "POD_IP", "valueFrom": _POD_IP_REF})
     for name in command.secret_env:
-        env.append({"name": name, "valueFrom": {"secretKeyRef": {"name": secret_name, "key": "api-key"}}})
+        if name == API_KEY_VAR:
+            ref = {"name": secrets.api_key, "key": "api-key"}
+        else:
+            ref = {"name": secrets.runtime, "key": name}
+        env.append({"name": name, "valueFrom": {"secretKeyRef": ref}})
     return env
+
+
+def _secrets_command(ctx: RenderContext, secret: str) -> Quoted:
+    """The `kubectl create secret` line for runtime.secrets, one `--from-*` per variable from its own source:
+    a file as it is, an env var expanded by the operator's shell (never its value written here)."""
+    sources: dict[str, SecretRef] = {}
+    for node in ctx.nodes:
+        for var in node.env:
+            if var.secret is not None and var.name != API_KEY_VAR:
+                sources.setdefault(var.name, var.secret)
+    words = [f"kubectl create secret generic {sh_word(secret)}"]
+    for name, ref in sources.items():
+        key = shell_name(name)
+        if ref.env is not None:
+            source = shell_name(ref.env, f"runtime.secrets.{name}.env")
+            words.append(f'--from-literal={key}="${{{source}}}"')
+        else:
+            words.append(sh_word(f"--from-file={key}={ref.file}"))
+    return Quoted(f"Secrets (runtime.secrets): {one_line(' '.join(words))}")
 
 
 _POD_IP_REF: Json = {"fieldRef": {"fieldPath": "status.podIP"}}

@@ -13,6 +13,7 @@ class RenderOptions:
     namespace: str | None = None
     image: str | None = None
     api_key_secret: str | None = None  # k8s Secret holding the key (key `api-key`); default <name>-api-key
+    secrets_secret: str | None = None  # k8s Secret holding runtime.secrets (key = variable); default <name>-secrets
 
 
 @dataclass(frozen=True)

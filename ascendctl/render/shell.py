@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ascendctl.errors import UserInputError
+from ascendctl.models.secrets import API_KEY_VAR, POSIX_NAME_TEXT, is_posix_name, secret_label
 from ascendctl.quoting import Quoted, sh_join, sh_word, shell_name
 from ascendctl.render.context import MODEL_CACHE, EnvVar, NodeView, RenderContext, build_context
 from ascendctl.render.options import RenderedFile
@@ -79,7 +80,12 @@ def secret_export(var: EnvVar) -> Quoted:
     if var.secret is None:
         raise ValueError(f"{var.name} is not a secret")
     if var.secret.env is not None:
-        source = shell_name(var.secret.env, "server.api_key.env")
-        return Quoted(f'export {name}="${{{source}:?set {source} to the API key}}"')
+        origin = secret_label(var.name)
+        if not is_posix_name(var.secret.env):
+            # Not quoted back: what is not a variable name may be the secret itself, pasted in its place.
+            raise UserInputError(f"{origin}.env is not a valid shell variable name ({POSIX_NAME_TEXT})")
+        source = shell_name(var.secret.env, f"{origin}.env")
+        what = "the API key" if var.name == API_KEY_VAR else f"the value of {origin}"
+        return Quoted(f'export {name}="${{{source}:?set {source} to {what}}}"')
     # `--` so a key file whose name starts with `-` is read, not taken for an option of head.
     return Quoted(f'export {name}="$(head -n 1 -- {sh_word(var.secret.file or "")})"')

@@ -156,7 +156,7 @@ _OWNED_FLAGS = {"--host": "server.host", "--port": "server.port"}
 
 @rule("profile.engine.extra-args-server", "error", "engine.extra_args leaves the listen address to `server`")
 def extra_args_server(p: Profile) -> Outcome:
-    from ascendctl_engine.adapters.flags import canonical_flag, flag_tokens
+    from ascendctl_engine.flags import canonical_flag, flag_tokens
 
     owned = [(t, _OWNED_FLAGS[f]) for t in flag_tokens(p.engine.extra_args) if (f := canonical_flag(t)) in _OWNED_FLAGS]
     if owned:
@@ -191,3 +191,68 @@ def network_port_clash(p: Profile) -> Outcome:
     if p.server.port == p.network.dp_rpc_port:
         return problem("the API port equals network.dp_rpc_port", at=("server", "port"))
     return passed("distinct ports")
+
+
+# --- secrets -------------------------------------------------------------------------------------------
+# A value written in the profile is printed by `plan`, `serve --dry-run` and `validate --json`, written into
+# every rendered file and shown by `ps`: a secret there is refused, pointing at a source read only at launch
+# (`ascendctl.models.secrets`). No message quotes a value, only names and positions.
+
+
+@rule("profile.runtime.env-inline-secret", "error", "runtime.env holds no secret values")
+def env_inline_secret(p: Profile) -> Outcome:
+    from ascendctl.models.secrets import API_KEY_VAR, inline_secret_env
+
+    found = inline_secret_env(p.runtime.env)
+    if not found:
+        return passed("no secret-looking names")
+    name, part = found[0]
+    more = f" (also {', '.join(n for n, _ in found[1:])})" if len(found) > 1 else ""
+    if name == API_KEY_VAR:
+        instead = "set server.api_key (env or file) instead"
+    else:
+        instead = f"use runtime.secrets: {{{name}: {{env: VAR}}}} or {{{name}: {{file: PATH}}}}"
+    return problem(
+        f"`{name}` looks like a secret (its name has the part {part}), and runtime.env values are printed by plans "
+        f"and written into rendered files: {instead}{more}",
+        at=("runtime", "env", name),
+    )
+
+
+@rule("profile.engine.extra-args-secret", "error", "engine.extra_args passes no secret")
+def extra_args_secret(p: Profile) -> Outcome:
+    from ascendctl.models.secrets import secret_flags
+
+    found = secret_flags(p.engine.extra_args)
+    if not found:
+        return passed("no secret-valued flags")
+    first = found[0]
+    return problem(
+        f"`{first.flag}` in engine.extra_args puts a secret in the engine's argv, which plans print and any user "
+        f"of the host can read: {first.instead}",
+        at=("engine", "extra_args", first.index),
+    )
+
+
+@rule("profile.runtime.secrets-api-key", "error", "The API key comes from server.api_key")
+def secrets_api_key(p: Profile) -> Outcome:
+    from ascendctl.models.secrets import API_KEY_VAR
+
+    if API_KEY_VAR in p.runtime.secrets:
+        return problem(
+            f"{API_KEY_VAR} is the API key: set server.api_key (env or file) instead (the plan exports it from there "
+            "and clients and `serve` follow it)",
+            at=("runtime", "secrets", API_KEY_VAR),
+        )
+    return passed(f"no {API_KEY_VAR} entry")
+
+
+@rule("profile.runtime.secrets-collision", "error", "A variable is either in runtime.env or in runtime.secrets")
+def secrets_collision(p: Profile) -> Outcome:
+    both = [name for name in p.runtime.secrets if name in p.runtime.env]
+    if both:
+        return problem(
+            f"`{both[0]}` is in runtime.env and in runtime.secrets: keep the runtime.secrets entry",
+            at=("runtime", "secrets", both[0]),
+        )
+    return passed(f"{len(p.runtime.secrets)} secret variables, none also in runtime.env")

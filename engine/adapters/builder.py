@@ -298,6 +298,17 @@ class CommandBuilder:
             if serves_http and intent.server.api_key is not None:
                 secret["VLLM_API_KEY"] = intent.server.api_key
                 sources["VLLM_API_KEY"] = f"user: server.api_key ({intent.server.api_key.describe()}), read at launch"
+            # runtime.secrets reach every node (a worker downloads weights too, e.g. with HF_TOKEN). A secret
+            # replaces a planned value of the same name: one variable, one source, and no value left to print.
+            for name, ref in intent.secret_env.items():
+                unread = self.accepted.env_problem(name)
+                if unread is not None:
+                    self.fail(f"runtime.secrets {name}: {unread}")
+                replacing = f" (replaces the planned value: {sources[name]})" if name in env else ""
+                env.pop(name, None)
+                env_words.pop(name, None)
+                secret[name] = ref
+                sources[name] = f"user: runtime.secrets.{name} ({ref.describe()}), read at launch{replacing}"
             pre_words = tuple(self.pre_commands.get(i, ()))
             commands.append(
                 EngineCommand(

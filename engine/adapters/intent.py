@@ -136,6 +136,7 @@ class EngineIntent:
     extra_args: tuple[str, ...] = ()
     additional_config: Mapping[str, Any] = field(default_factory=dict)
     user_env: Mapping[str, str] = field(default_factory=dict)
+    secret_env: Mapping[str, SecretRef] = field(default_factory=dict)  # runtime.secrets: variable → its source
     sources: Mapping[str, str] = field(default_factory=dict)
 
     @property

@@ -7,10 +7,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
+from ascendctl_engine.spec import REDACTED, is_secret_name
 from ascendctl_engine.vocab import Backend
 from ascendctl_engine.vocab import HardwareFamily as Family
 
@@ -288,12 +289,17 @@ class HostFacts:
             "packages": dict(sorted(self.packages.items())),
             "cuda": self.cuda.to_dict(),
             "cpu": self.cpu.to_dict(),
-            "env": dict(sorted(self.env.items())),
+            "env": dict(sorted(redact_env(self.env).items())),
             "nics": list(self.nics) if self.nics is not None else None,
             "ports": [p.to_dict() for p in self.ports],
             "probe_errors": dict(sorted(self.probe_errors.items())),
             "root": self.root,
         }
+
+    def redacted(self, names: Collection[str]) -> HostFacts:
+        """These facts with the values of `names` (the variables a profile declares as secrets or their
+        sources) and of every secret-looking name redacted: what `check --json` may print."""
+        return replace(self, env=redact_env(self.env, names))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> HostFacts:
@@ -437,3 +443,9 @@ def _facts_from_dict(data: Mapping[str, Any]) -> HostFacts:
         probe_errors={str(k): str(v) for k, v in _map(data.get("probe_errors")).items()},
         root=str(data.get("root") or "/"),
     )
+
+
+def redact_env(env: Mapping[str, str], names: Collection[str] = ()) -> dict[str, str]:
+    """`env` with the value of every secret-looking name (`spec.is_secret_name`) and of `names` replaced by
+    `<redacted>`. Applied again when printing: facts read back from a file may carry values."""
+    return {name: REDACTED if name in names or is_secret_name(name) else value for name, value in env.items()}
