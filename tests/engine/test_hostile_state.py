@@ -19,7 +19,6 @@ import pytest
 from ascendctl_engine.jsonio import MAX_DEPTH, JsonReadError, loads_json, read_json_file
 from ascendctl_engine.state import (
     AlreadyRunning,
-    DeploymentState,
     RecordUnreadable,
     StateError,
     StateStore,
@@ -28,34 +27,10 @@ from ascendctl_engine.state import (
     process_start_time,
 )
 from ascendctl_engine.supervisor import stop_deployment
+from tests.state_records import dead_pid, record
 
 # ---------------------------------------------------------------------------------------------------------
 # helpers
-
-
-def record(name: str = "demo", node: int = 0, pid: int | None = None, **kw: object) -> DeploymentState:
-    pid = os.getpid() if pid is None else pid
-    values: dict[str, object] = {
-        "name": name,
-        "node": node,
-        "role": "head",
-        "run_id": f"run-{name}-{node}-{pid}",
-        "supervisor_pid": pid,
-        "supervisor_start": process_start_time(pid),
-        "started_at": time.time(),
-        "log_path": "/tmp/x.log",
-        "endpoint": "http://127.0.0.1:1",
-        "health_url": "http://127.0.0.1:1/health",
-        "shutdown_timeout": 5.0,
-    }
-    values.update(kw)
-    return DeploymentState(**values)  # type: ignore[arg-type]
-
-
-def dead_pid() -> int:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    return proc.pid
 
 
 _STARTED: list[subprocess.Popen[bytes]] = []

@@ -1,0 +1,36 @@
+"""Deployment state records for tests: a valid record for this process (or a given PID) and a PID that is
+certainly dead (a child that already exited)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from ascendctl_engine.state import DeploymentState, process_start_time
+
+
+def record(name: str = "demo", node: int = 0, pid: int | None = None, **kw: object) -> DeploymentState:
+    pid = os.getpid() if pid is None else pid
+    values: dict[str, object] = {
+        "name": name,
+        "node": node,
+        "role": "head",
+        "run_id": f"run-{name}-{node}-{pid}",
+        "supervisor_pid": pid,
+        "supervisor_start": process_start_time(pid),
+        "started_at": time.time(),
+        "log_path": "/tmp/x.log",
+        "endpoint": "http://127.0.0.1:1",
+        "health_url": "http://127.0.0.1:1/health",
+        "shutdown_timeout": 5.0,
+    }
+    values.update(kw)
+    return DeploymentState(**values)  # type: ignore[arg-type]
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
