@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+from ascendctl_engine.jsonio import JsonReadError, read_bytes
 from ascendctl_engine.spec import REDACTED, EngineCommand, SecretRef
 from ascendctl_engine.state import process_start_time
 
@@ -180,9 +181,14 @@ def resolve_secret(ref: SecretRef, environ: Mapping[str, str]) -> str:
     if ref.file:
         path = Path(ref.file).expanduser()
         try:
-            value = path.read_text().splitlines()[0].strip() if path.stat().st_size else ""
-        except OSError as exc:
-            raise LaunchError(f"cannot read the secret file {path}: {exc.strerror or exc}") from None
+            # a key file is small and regular: a FIFO must not block the start, a huge file not be slurped
+            raw = read_bytes(path, max_bytes=64 * 1024)
+            lines = raw.decode("utf-8-sig").splitlines()
+        except JsonReadError as exc:
+            raise LaunchError(f"cannot read the secret file {path}: {exc.reason}") from None
+        except UnicodeDecodeError:
+            raise LaunchError(f"the secret file {path} is not UTF-8 text") from None
+        value = lines[0].strip() if lines else ""
         if not value:
             raise LaunchError(f"the secret file {path} is empty")
         return value

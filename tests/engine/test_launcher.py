@@ -91,3 +91,27 @@ def test_pre_commands_run_in_order_and_a_failure_stops_the_launch(tmp_path: Path
         run_pre_commands(bad, tmp_path / "bin" / "vllm", sink, environ={})
     sink.close()
     assert "ray: no" in (tmp_path / "pre.log").read_text()
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [(b"\xff\xfe\x00bad", "not UTF-8 text"), (b"x" * (65 * 1024), "larger than"), (b"", "is empty")],
+)
+def test_a_secret_file_is_read_bounded_and_decoded(tmp_path: Path, content: bytes, why: str) -> None:
+    from ascendctl_engine.launcher import resolve_secret
+
+    key = tmp_path / "key"
+    key.write_bytes(content)
+    with pytest.raises(LaunchError, match=why):
+        resolve_secret(SecretRef(file=str(key)), {})
+
+
+def test_a_secret_file_that_is_a_fifo_does_not_block(tmp_path: Path) -> None:
+    import os
+
+    from ascendctl_engine.launcher import resolve_secret
+
+    fifo = tmp_path / "key"
+    os.mkfifo(fifo)
+    with pytest.raises(LaunchError, match="cannot read the secret file"):
+        resolve_secret(SecretRef(file=str(fifo)), {})
