@@ -14,7 +14,7 @@ from ascendctl_engine.adapters.intent import HardwareTraits
 
 COMMAND = "python -m ascendctl.intent_doc > docs/intent-to-flags.md"
 # Releases shown: one per era boundary that changes the most (vllm-ascend), then the CPU and CUDA rows.
-NPU_COLUMNS = ("v0.9.1", "v0.11.0", "v0.13.0", "v0.15.0rc1", "v0.18.0", "v0.23.0")
+NPU_COLUMNS = ("v0.9.1", "v0.11.0", "v0.13.0", "v0.15.0rc1", "v0.18.0", "v0.23.0", "v0.25.1rc1")
 
 
 def columns() -> list[ReleaseColumn]:

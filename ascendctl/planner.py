@@ -27,7 +27,9 @@ from ascendctl.model_config import ModelConfig, model_traits, read_model_config
 from ascendctl.models.plan import Deployment, ModelFacts, NodeLayout, Plan, ReleasePin, Setting
 from ascendctl.models.profile import Profile
 from ascendctl.rules.plan import PlanFacts, plan_findings
+from ascendctl.rules.profile import profile_findings
 from ascendctl_engine.adapters import (
+    AscendIntent,
     EngineIntent,
     EplbIntent,
     HardwareTraits,
@@ -39,6 +41,7 @@ from ascendctl_engine.adapters import (
     SpeculativeIntent,
     plan_commands,
 )
+from ascendctl_engine.adapters.intent import LoraIntent, ServingIntent
 from ascendctl_engine.spec import RestartPolicy, SecretRef, Supervision
 
 if TYPE_CHECKING:
@@ -84,7 +87,8 @@ def _walk(model: BaseModel, prefix: str) -> Iterator[tuple[str, Any, bool]]:
         value = getattr(model, name)
         path = f"{prefix}{name}"
         explicit = name in model.model_fields_set
-        if isinstance(value, BaseModel) and name not in ("speculative",):
+        # Optional sub-objects (set or not as a whole) are one setting: their provenance is the object's.
+        if isinstance(value, BaseModel) and name not in ("speculative", "lora"):
             yield from _walk(value, f"{path}.")
         elif isinstance(value, BaseModel):
             yield path, value.model_dump(), explicit
@@ -205,6 +209,13 @@ def _features(profile: Profile) -> list[str]:
         out.append("chunked-prefill")
     if profile.model.task != "generate":
         out.append("pooling")
+    serving = profile.serving
+    if serving.lora is not None:
+        out.append("lora")
+    if (serving.prefill_context_parallel or 1) > 1:
+        out.append("pcp")
+    if (serving.decode_context_parallel or 1) > 1:
+        out.append("dcp")
     return out
 
 
@@ -356,8 +367,11 @@ def build_intent(
         eplb=_section(EplbIntent, e.eplb),
         scheduler=_section(SchedulerIntent, e.scheduler),
         speculative=_section(SpeculativeIntent, e.speculative) if e.speculative else None,
+        ascend=_section(AscendIntent, e.ascend),
+        serving=_serving(profile),
         device_utilization=e.memory.device_utilization,
         cpu_kv_cache_gib=e.memory.cpu_kv_cache_gib,
+        kv_cache_dtype=e.memory.kv_cache_dtype,
         cpu_cores=host.cpu.cores if host else None,
         seed=e.seed,
         server=_section(
@@ -378,6 +392,15 @@ def _section(cls: type[_Intent], section: BaseModel, **computed: Any) -> _Intent
     names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     copied = {n: getattr(section, n) for n in names if n in type(section).model_fields and n not in computed}
     return cls(**copied, **computed)
+
+
+def _serving(profile: Profile) -> ServingIntent:
+    """The `serving` section as the engine's intent (LoRA adapters as (name, path) pairs)."""
+    s = profile.serving
+    lora = None
+    if s.lora is not None:
+        lora = _section(LoraIntent, s.lora, adapters=tuple((a.name, a.path) for a in s.lora.adapters))
+    return _section(ServingIntent, s, limit_mm_per_prompt=dict(s.limit_mm_per_prompt), lora=lora)
 
 
 def supervision_of(profile: Profile) -> Supervision:
@@ -525,7 +548,8 @@ def plan_profile(
         nodes=nodes,
         settings=settings,
         warnings=tuple(dict.fromkeys(warnings)),
-        findings=tuple(findings),
+        # The profile's own warnings (e.g. a typed field said through an escape hatch) print with the plan's.
+        findings=(*(f for f in profile_findings(profile) if f.status == "warn"), *findings),
     )
     provenance = {"release": release_why, **result.provenance}
     for topic, label in result.eras.items():

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from ascendctl.errors import DocumentError, Issue, UserInputError
 from ascendctl.models.profile import API_VERSION, Profile
+from ascendctl.rules import Finding
 from ascendctl.rules.profile import profile_findings
 from ascendctl.yamlio import KeyPath, YamlDocument, dotted, load_yaml_file, load_yaml_text
 
@@ -72,7 +73,30 @@ def load_profile(path: Path, overrides: Sequence[str] = ()) -> Profile:
     return validate_profile_document(doc, [parse_override(o) for o in overrides])
 
 
+@dataclass(frozen=True)
+class LoadedProfile:
+    """A valid profile and its warn-level `profile.*` findings, located like errors (`file:line:col`)."""
+
+    profile: Profile
+    warnings: tuple[Issue, ...]
+
+
+def load_profile_with_warnings(path: Path, overrides: Sequence[str] = ()) -> LoadedProfile:
+    """`load_profile`, plus the warnings a valid profile still deserves (what `validate` prints). Raises like
+    `load_profile`: only failing rules stop loading."""
+    doc = load_yaml_file(path)
+    parsed = [parse_override(o) for o in overrides]
+    profile, findings = _validated(doc, parsed)
+    warned = [f for f in findings if f.status == "warn"]
+    return LoadedProfile(profile, tuple(_issue(doc, parsed, f.at or (), f.message) for f in warned))
+
+
 def validate_profile_document(doc: YamlDocument, overrides: Sequence[Override] = ()) -> Profile:
+    return _validated(doc, overrides)[0]
+
+
+def _validated(doc: YamlDocument, overrides: Sequence[Override]) -> tuple[Profile, list[Finding]]:
+    """The profile and every `profile.*` finding; raises `DocumentError` for schema errors and failing rules."""
     data = doc.data
     if data is None:
         raise DocumentError(
@@ -117,10 +141,11 @@ def validate_profile_document(doc: YamlDocument, overrides: Sequence[Override] =
         profile = Profile.model_validate(data)
     except ValidationError as exc:
         raise DocumentError(_schema_issues(doc, overrides, exc, data)) from None
-    failed = [f for f in profile_findings(profile) if f.status == "fail"]
+    findings = profile_findings(profile)
+    failed = [f for f in findings if f.status == "fail"]
     if failed:
         raise DocumentError([_issue(doc, overrides, f.at or (), f.message) for f in failed])
-    return profile
+    return profile, findings
 
 
 def _apply(data: dict[str, Any], override: Override) -> None:

@@ -10,7 +10,9 @@ from typing import Literal, get_args
 Backend = Literal["npu", "cuda", "cpu"]
 HardwareFamily = Literal["a2", "a3", "300i-duo", "950"]
 HARDWARE_FAMILIES: tuple[HardwareFamily, ...] = get_args(HardwareFamily)  # table columns keep this order
-GraphMode = Literal["auto", "eager", "piecewise", "full", "full-decode-only", "full-and-piecewise"]
+# `auto`: the documented recommendation for model × hardware × release; `engine-default`: no graph flag at all
+# (the engine decides, as a plain `vllm serve` would).
+GraphMode = Literal["auto", "engine-default", "eager", "piecewise", "full", "full-decode-only", "full-and-piecewise"]
 Task = Literal["generate", "embed", "rerank"]
 DType = Literal["auto", "bfloat16", "float16", "float32"]
 EplbMode = Literal["off", "static", "dynamic"]
@@ -44,6 +46,89 @@ Quantization = Literal[
     "w8a8fp8_dynamic",
     "fp8",
     "compressed-tensors",
+]
+
+
+# Speculative decoding methods (`--speculative-config` `method`): every name some pinned vLLM's SpeculativeConfig
+# accepts, except `custom_class` (a Python class path) and `extract_hidden_states` (a KV-connector hook, no drafting).
+# `mtp` is the generic multi-token prediction of the target model itself; the `*_mtp` names are vLLM's
+# model-specific spellings of it. Which release runs which name: `ascendctl_engine.adapters.speculative`.
+SpeculativeMethod = Literal[
+    "mtp",
+    "ngram",
+    "ngram_gpu",
+    "suffix",
+    "eagle",
+    "eagle3",
+    "medusa",
+    "mlp_speculator",
+    "draft_model",
+    "dflash",
+    "dspark",
+    "deepseek_mtp",
+    "mimo_mtp",
+    "mimo_v2_mtp",
+    "ernie_mtp",
+    "qwen3_next_mtp",
+    "qwen3_5_mtp",
+    "qwen4_exp_mtp",
+    "glm4_moe_mtp",
+    "glm4_moe_lite_mtp",
+    "glm_ocr_mtp",
+    "glm5_next_mtp",
+    "longcat_flash_mtp",
+    "pangu_ultra_moe_mtp",
+    "exaone_moe_mtp",
+    "exaone4_5_mtp",
+    "step3p5_mtp",
+    "step5_mtp",
+    "nemotron_h_mtp",
+    "hy_v3_mtp",
+    "hy_v4_mtp",
+    "gemma4_mtp",
+    "minimax_m3_mtp",
+    "bailing_hybrid_mtp",
+    "bailing_hybrid_v3_mtp",
+    "dots3_note_mtp",
+    "inkling_mtp",
+    "kimi_k3_mtp",
+]
+# Methods whose proposer is a separate set of weights: they need `engine.speculative.model`.
+SPECULATIVE_DRAFT_METHODS: tuple[SpeculativeMethod, ...] = (
+    "eagle",
+    "eagle3",
+    "medusa",
+    "mlp_speculator",
+    "draft_model",
+    "dflash",
+    "dspark",
+)
+# Methods that draft without a neural drafter (prompt lookup, suffix trees): no draft model, TP or eager mode.
+SPECULATIVE_MODEL_FREE: tuple[SpeculativeMethod, ...] = ("ngram", "ngram_gpu", "suffix")
+
+# KV-cache dtypes (`engine.memory.kv_cache_dtype`): the union of `--kv-cache-dtype` choices over the pinned vLLM
+# versions' parser snapshots, plus `int8`, vllm-ascend's own int8 (C8) KV cache. `auto` follows the model dtype.
+KvCacheDtype = Literal[
+    "auto",
+    "bfloat16",
+    "float16",
+    "fp8",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "fp8_inc",
+    "fp8_ds_mla",
+    "fp8_per_token_head",
+    "int8_per_token_head",
+    "int4_per_token_head",
+    "nvfp4",
+    "nvfp4_4over6",
+    "nvfp4_ds_mla",
+    "turboquant_k8v4",
+    "turboquant_4bit_nc",
+    "turboquant_k3v4_nc",
+    "turboquant_3bit_nc",
+    "ultraquant_4bit",
+    "int8",
 ]
 
 

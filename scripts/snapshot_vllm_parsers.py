@@ -120,6 +120,7 @@ TYPE_SAMPLES = {
     "json": "{}",
     "jsonlist": "[1]",
     "auto": "auto",
+    "kv": "a=b",  # `name=path` / `image=2`: what --lora-modules and the old --limit-mm-per-prompt take
     "text": "abc",
 }
 

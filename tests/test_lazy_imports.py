@@ -37,10 +37,18 @@ def imported_by(*args: str) -> set[str]:
 
 
 def test_validate_loads_no_adapters_and_no_other_command() -> None:
-    modules = imported_by("validate", "profiles/cpu-demo.yaml", "profiles/deepseek-r1-w8a8-2node-a2.yaml")
+    modules = imported_by("validate", "profiles/cpu-demo.yaml", "profiles/cuda-qwen3-8b.yaml")
     assert "ascendctl.profile_loader" in modules
     assert not {m for m in modules if m.startswith(("ascendctl_engine.adapters", "ascendctl.matrix"))}
     assert not {"ascendctl.cli.render", "ascendctl.cli.check", "ascendctl.cli.engine", "ascendctl.render"} & modules
+
+
+def test_validate_loads_the_typed_field_claims_only_for_an_escape_hatch() -> None:
+    # runtime.env is set: `profile.migration.typed-field` asks the adapters' claims, and nothing more.
+    modules = imported_by("validate", "profiles/deepseek-r1-w8a8-2node-a2.yaml")
+    assert "ascendctl_engine.adapters.typed_fields" in modules
+    assert not {m for m in modules if m.startswith("ascendctl.matrix")}
+    assert not {"ascendctl.planner", "ascendctl.cli.render", "ascendctl.cli.check", "ascendctl.render"} & modules
 
 
 def test_matrix_json_loads_neither_the_planner_nor_the_explainer() -> None:

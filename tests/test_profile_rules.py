@@ -251,7 +251,8 @@ def test_profile_rules_need_no_matrix_and_point_at_a_key() -> None:
     # every profile rule reports a key path: the loader turns it into file:line
     profile_rules = [r for r in RULES.values() if r.scope == "profile"]
     assert len(profile_rules) >= 12
-    assert all(r.severity == "error" for r in profile_rules)
+    # errors stop loading; the one warn-level rule (migration help) is printed by `validate` and `plan`
+    assert [r.id for r in profile_rules if r.severity != "error"] == ["profile.migration.typed-field"]
 
 
 @pytest.mark.parametrize(("token", "field"), [("--port", "server.port"), ("--host=0.0.0.0", "server.host")])

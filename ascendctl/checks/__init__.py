@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ascendctl.checks import rules_cann, rules_engine, rules_host, rules_npu, rules_secrets
+from ascendctl.checks import rules_ascend, rules_cann, rules_engine, rules_host, rules_npu, rules_secrets
 from ascendctl.checks.context import CheckContext
 from ascendctl.checks.report import CheckReport
 from ascendctl.rules import Finding, Rule, evaluate
 
-_RULE_MODULES = (rules_npu, rules_cann, rules_engine, rules_host, rules_secrets)
+_RULE_MODULES = (rules_npu, rules_cann, rules_engine, rules_host, rules_secrets, rules_ascend)
 
 
 def host_findings(ctx: CheckContext, rules: Mapping[str, Rule[Any]] | None = None) -> list[Finding]:

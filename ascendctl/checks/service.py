@@ -53,6 +53,12 @@ def requested_ports(profile: Profile) -> list[PortRequest]:
     return out
 
 
+def requested_files(profile: Profile) -> list[str]:
+    """Host paths the profile names, for the probe to look at (the rules read only facts)."""
+    jemalloc = profile.engine.ascend.jemalloc
+    return [jemalloc] if jemalloc is not None else []
+
+
 def _release_for(
     matrix: SupportMatrix | None, profile: Profile | None, facts: HostFacts, backend: str
 ) -> tuple[Release | None, ReleaseSource, str | None]:
@@ -102,7 +108,8 @@ def run_check(
 
     host_probe = probe if probe is not None else LocalHostProbe(root_path, env)
     ports = requested_ports(profile) if profile is not None else []
-    facts = gather_host_facts(host_probe, ports=ports, root=str(root_path))
+    files = requested_files(profile) if profile is not None else []
+    facts = gather_host_facts(host_probe, ports=ports, root=str(root_path), files=files)
     if profile is not None:  # the variables it reads secrets from, whatever their names (`check --json` prints env)
         facts = facts.redacted(declared_secret_names(profile))
 

@@ -43,7 +43,13 @@ def matrix(
     model: Annotated[str | None, typer.Option("--model", "-m", help="Model family, name or HF architecture.")] = None,
     hardware: Annotated[str | None, typer.Option("--hardware", help="Hardware family: a2, a3, 300i-duo, 950.")] = None,
     quant: Annotated[str | None, typer.Option("--quant", help="Quantization id (w8a8, w8a8_dynamic, ...).")] = None,
-    feature: Annotated[str | None, typer.Option("--feature", help="Feature id (eplb, lora, full-graph, ...).")] = None,
+    feature: Annotated[
+        str | None,
+        typer.Option(
+            "--feature",
+            help="Feature id (eplb, lora, full-graph, ...); with --explain also an engine.ascend switch (flashcomm1).",
+        ),
+    ] = None,
     backend: Annotated[
         str | None, typer.Option("--backend", help="Only rows of this engine backend: npu, cpu or cuda.")
     ] = None,

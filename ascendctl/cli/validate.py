@@ -26,28 +26,34 @@ def validate(
     """Validate profiles: YAML, schema and cross-field rules, every error as FILE:LINE:COL.
 
     `--json` prints a list with one object per profile: {"file", "valid", "name" (null when invalid),
-    "errors": [{"file", "line", "column", "path", "message"}]}; "file" of an error is "--set ..." when
-    an override is to blame (line and column 0).
+    "errors": [{"file", "line", "column", "path", "message"}], "warnings": [same shape]}; "file" of an error
+    is "--set ..." when an override is to blame (line and column 0). Warnings never make a profile invalid.
     """
     from ascendctl.errors import DocumentError
-    from ascendctl.profile_loader import load_profile
+    from ascendctl.profile_loader import load_profile_with_warnings
 
     report = []
     failed = False
     for path in profiles:
         try:
-            profile = load_profile(path, overrides or [])
+            loaded = load_profile_with_warnings(path, overrides or [])
         except DocumentError as exc:
             failed = True
             errors = [i.as_dict() for i in exc.issues]
-            report.append({"file": str(path), "valid": False, "name": None, "errors": errors})
+            report.append({"file": str(path), "valid": False, "name": None, "errors": errors, "warnings": []})
             if not as_json:
                 for issue in exc.issues:
                     typer.echo(f"error: {issue.render()}", err=True)
             continue
-        report.append({"file": str(path), "valid": True, "name": profile.metadata.name, "errors": []})
+        profile = loaded.profile
+        warnings = [i.as_dict() for i in loaded.warnings]
+        report.append(
+            {"file": str(path), "valid": True, "name": profile.metadata.name, "errors": [], "warnings": warnings}
+        )
         if not as_json:
             typer.echo(f"ok: {path} ({profile.metadata.name})")
+            for issue in loaded.warnings:
+                typer.echo(f"warning: {issue.render()}", err=True)
     if as_json:
         typer.echo(json.dumps(report, indent=2))
     if failed:

@@ -9,6 +9,7 @@ from ascendctl.errors import UserInputError
 from ascendctl.matrix.features import _feature_by_id, constraint_hits, feature_status
 from ascendctl.matrix.hardware import hardware_by_id, hardware_supported
 from ascendctl.matrix.models import _model_status, find_models, lookup_model
+from ascendctl.matrix.names import _did_you_mean, _suggest
 from ascendctl.matrix.quantization import QuantLaunch, quantization_by_id, quantization_launch, quantization_support
 from ascendctl.matrix.release_pins import latest_stable, release_for_pin, releases
 from ascendctl.matrix.verdicts import Level, Reason, Verdict
@@ -18,6 +19,7 @@ from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
 
 if TYPE_CHECKING:
     from ascendctl.matrix.model_tables import TableJudgement
+    from ascendctl_engine.adapters.ascend_switches import Switch
 
 
 def explain(
@@ -42,8 +44,7 @@ def explain(
     backend = rel.backend
     fam = lookup_model(matrix, model, task=task)
     qt = quantization_by_id(matrix, quant)
-    for f in features:
-        _feature_by_id(matrix, f)
+    switches, features = _split_switches(matrix, features)
     reasons: list[Reason] = []
     suggestions: list[str] = []
     others = [f.name for f in find_models(matrix, model, task=task)[1:]]
@@ -73,6 +74,8 @@ def explain(
         hw = hardware_by_id(matrix, hardware)
         hw_id = hw.id
         _explain_npu(matrix, rel, hw, fam, qt, features, reasons, suggestions)
+    for sw in switches:
+        _explain_switch(rel, sw, reasons, suggestions)
     supported = not any(r.level == "error" for r in reasons)
     return Verdict(supported, backend, rel.version, hw_id, fam.id, qt.id, reasons, list(dict.fromkeys(suggestions)))
 
@@ -185,6 +188,57 @@ def _explain_npu(
         reasons.append(Reason(f"{c.message} ({c.verdict})", c.source, level))
         if level == "error":
             suggestions.append(f"avoid combining {' + '.join(c.combination)}")
+
+
+def _split_switches(matrix: SupportMatrix, features: Sequence[str]) -> tuple[list[Switch], list[str]]:
+    """(the engine.ascend switches named, the matrix features named). A name may be both (`mlapo`: a feature of
+    the support tables and a switch); an unknown name raises with both vocabularies."""
+    if not features:
+        return [], []
+    from ascendctl_engine.adapters.ascend_switches import SWITCH_FIELDS, switch
+
+    switches: list[Switch] = []
+    rest: list[str] = []
+    for f in features:
+        sw = switch(f)
+        if sw is not None:
+            switches.append(sw)
+        try:
+            _feature_by_id(matrix, f)
+        except UserInputError:
+            if sw is None:
+                known = [x.id for x in matrix.features] + list(SWITCH_FIELDS)
+                raise UserInputError(
+                    f"unknown feature {f!r}{_suggest(_did_you_mean(f, known))} (features: "
+                    f"{', '.join(x.id for x in matrix.features)}; engine.ascend switches: {', '.join(SWITCH_FIELDS)})"
+                ) from None
+            continue
+        rest.append(f)
+    return switches, rest
+
+
+def _explain_switch(rel: Release, sw: Switch, reasons: list[Reason], suggestions: list[str]) -> None:
+    """How `rel` spells switch `sw` (asked of the adapters' era, so the plan emits the same), and every era."""
+    from ascendctl_engine.adapters.ascend_switches import spelling_eras, spelling_for
+
+    name = sw.path
+    if rel.backend != "npu" or rel.vllm_ascend is None:
+        reasons.append(Reason(f"{name} is a vllm-ascend switch: {rel.backend} has none", sw.topic, "error"))
+        return
+    chosen, text = spelling_for(sw, rel.vllm_ascend)
+    if chosen.status == "read":
+        reasons.append(Reason(f"{name}: {rel.version} reads `{text}` when on (0 / false when off)", chosen.era.source))
+        if chosen.note:
+            reasons.append(Reason(f"{name}: {chosen.note}", chosen.era.source, "warning"))
+    else:
+        reasons.append(Reason(f"{name}: {text}", chosen.era.source, "error"))
+        first = sw.first_reader().first
+        if chosen.status == "absent":
+            suggestions.append(f"use release {first} or newer for {name}")
+        else:
+            suggestions.append(f"leave {name} unset on {rel.version} (read by {sw.readers()})")
+    per_era = "; ".join(f"{s.releases}: {s.shown or 'none'}" for s in spelling_eras(sw))
+    reasons.append(Reason(f"{name} per vllm-ascend release: {per_era}", "docs/intent-to-flags.md", "ok"))
 
 
 def _cite(judged: TableJudgement) -> str:

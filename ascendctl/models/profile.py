@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, JsonValue, field_validator, model_validator
 
+from ascendctl.models.ascend import AscendSpec
 from ascendctl.models.base import (
     Backend,
     DType,
@@ -35,9 +36,17 @@ from ascendctl.models.fields import (
     SingleLine,
 )
 from ascendctl.models.secrets import POSIX_NAME_TEXT, SecretSource, is_posix_name, is_switch
+from ascendctl.models.serving import ServingSpec
 from ascendctl_engine import defaults
 from ascendctl_engine.spec import REDACTED, is_secret_name
-from ascendctl_engine.vocab import EplbImplementation, Executor
+from ascendctl_engine.vocab import (
+    SPECULATIVE_DRAFT_METHODS,
+    SPECULATIVE_MODEL_FREE,
+    EplbImplementation,
+    Executor,
+    KvCacheDtype,
+    SpeculativeMethod,
+)
 
 API_VERSION = "ascendctl/v1"
 
@@ -128,7 +137,9 @@ class GraphSpec(StrictModel):
         Field(
             description=(
                 "Graph capture intent: `eager` (no graphs), `piecewise`, `full`, `full-decode-only`, "
-                "`full-and-piecewise`, or `auto` (the documented recommendation for model × hardware × release)."
+                "`full-and-piecewise`, `auto` (the documented recommendation for model × hardware × release), or "
+                "`engine-default` (no graph flag at all: neither `--enforce-eager` nor `cudagraph_mode`; the "
+                "engine decides, as a bare `vllm serve` would)."
             )
         ),
     ] = "auto"
@@ -208,13 +219,57 @@ class SchedulerSpec(StrictModel):
 
 class SpeculativeSpec(StrictModel):
     method: Annotated[
-        Literal["mtp", "eagle", "eagle3", "ngram", "suffix", "draft_model"],
-        Field(description="Speculative decoding method (`--speculative-config` `method`)."),
+        SpeculativeMethod,
+        Field(
+            description=(
+                "Speculative decoding method (`--speculative-config` `method`): `mtp` (the model's own multi-token "
+                "prediction layers; spelled `deepseek_mtp` for releases before vLLM 0.11), a model-specific MTP "
+                "name such as `qwen3_5_mtp`, `eagle`, `eagle3`, `ngram`, `suffix`, `draft_model`, `medusa`, "
+                "`dflash`, … Each release runs its own set; one it does not run is an error naming the first "
+                "release that does."
+            )
+        ),
     ]
     num_tokens: Annotated[PositiveInt, Field(description="Tokens proposed per step (`num_speculative_tokens`).")]
     model: Annotated[
-        NonEmptyLine | None, Field(description="Draft / EAGLE model path or hub id, for methods that need one.")
+        NonEmptyLine | None,
+        Field(
+            description=(
+                "Draft / EAGLE / MTP weights (path or hub id): required by eagle, eagle3, medusa, mlp_speculator, "
+                "draft_model, dflash and dspark; MTP defaults to the target model's own layers."
+            )
+        ),
     ] = None
+    draft_tensor_parallel: Annotated[
+        ParallelSize | None,
+        Field(
+            description=(
+                "Tensor-parallel size of the drafter (`draft_tensor_parallel_size`): 1 or engine.parallel.tensor "
+                "(the only sizes vLLM accepts); unset: the target's size."
+            )
+        ),
+    ] = None
+    draft_eager: Annotated[
+        bool | None,
+        Field(
+            description=(
+                "Run the drafter eagerly (`enforce_eager` inside `--speculative-config`, vLLM ≥ 0.11 / vllm-ascend "
+                "≥ v0.11.0rc0) while the target keeps its graphs; unset: the drafter follows the target's graph mode."
+            )
+        ),
+    ] = None
+
+    @model_validator(mode="after")
+    def _draft_options_fit_the_method(self) -> SpeculativeSpec:
+        # Release-independent facts of the methods (which ones load weights of their own); what a release runs is
+        # checked by the planner.
+        if self.method in SPECULATIVE_DRAFT_METHODS and self.model is None:
+            raise ValueError(f"method `{self.method}` drafts with its own weights: set `model`")
+        if self.method in SPECULATIVE_MODEL_FREE:
+            given = [n for n in ("model", "draft_tensor_parallel", "draft_eager") if getattr(self, n) is not None]
+            if given:
+                raise ValueError(f"method `{self.method}` drafts without a model: remove {', '.join(given)}")
+        return self
 
 
 class MemorySpec(StrictModel):
@@ -236,6 +291,17 @@ class MemorySpec(StrictModel):
             description="CPU backend: KV-cache size in GiB (`VLLM_CPU_KVCACHE_SPACE`).",
         ),
     ] = None
+    kv_cache_dtype: Annotated[
+        KvCacheDtype,
+        Field(
+            description=(
+                "KV-cache element type: `auto` (the model dtype, nothing emitted), a `--kv-cache-dtype` choice of the "
+                "release's vLLM (`fp8`, `fp8_e4m3`, `int8_per_token_head`, …, checked against its parser), or `int8`: "
+                "vllm-ascend's int8 (C8) KV cache with ModelSlim C8 weights (`--additional-config` v0.9.2rc1–"
+                "v0.12.0rc1, from the weights alone from v0.18.0)."
+            )
+        ),
+    ] = "auto"
 
 
 class EngineSpec(StrictModel):
@@ -245,6 +311,10 @@ class EngineSpec(StrictModel):
     scheduler: Annotated[SchedulerSpec, Field(description="Scheduler limits and switches.")] = SchedulerSpec()
     speculative: Annotated[SpeculativeSpec | None, Field(description="Speculative decoding; unset: off.")] = None
     memory: Annotated[MemorySpec, Field(description="Memory budget.")] = MemorySpec()
+    ascend: Annotated[
+        AscendSpec,
+        Field(description="vllm-ascend feature switches (on / off / release default) and host tuning (jemalloc)."),
+    ] = AscendSpec()
     seed: Annotated[int | None, Field(ge=-(2**63), le=2**63 - 1, description="Random seed (`--seed`).")] = None
     extra_args: Annotated[
         list[SingleLine],
@@ -402,6 +472,15 @@ class Profile(StrictModel):
     )
     network: Annotated[NetworkSpec, Field(description="Multi-node networking.")] = NetworkSpec()
     server: Annotated[ServerSpec, Field(description="The OpenAI-compatible API server.")] = ServerSpec()
+    serving: Annotated[
+        ServingSpec,
+        Field(
+            description=(
+                "What the API server does with requests: tool calling, reasoning, chat template, multimodal "
+                "limits, LoRA, context parallelism, structured outputs (spelled and checked per release)."
+            )
+        ),
+    ] = ServingSpec()
     runtime: Annotated[RuntimeSpec, Field(description="Process environment, readiness and restarts.")] = RuntimeSpec()
     allow_unsupported: Annotated[
         bool,

@@ -238,6 +238,8 @@ def eplb_experts_per_device(f: PlanFacts) -> Outcome:
 
 def _context_parallel(f: PlanFacts) -> bool:
     p = f.profile
+    if (p.serving.prefill_context_parallel or 1) > 1 or (p.serving.decode_context_parallel or 1) > 1:
+        return True
     if any(a.split("=", 1)[0] in CP_FLAGS for a in p.engine.extra_args):
         return True
     if p.engine.additional_config.get("enable_context_parallel") is True:

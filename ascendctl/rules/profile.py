@@ -6,8 +6,11 @@ of a hardware family (dtypes, fewest devices) are matrix facts and live in the `
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+
 from ascendctl.models.profile import Profile
 from ascendctl.rules import Finding, Outcome, evaluate, passed, problem, rule, skipped
+from ascendctl.yamlio import KeyPath
 from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
 
 
@@ -147,6 +150,24 @@ def eplb_settings_when_off(p: Profile) -> Outcome:
     return passed("none given")
 
 
+# --- speculative decoding ------------------------------------------------------------------------------
+
+
+@rule("profile.speculative.draft-tensor-parallel", "error", "The drafter runs with 1 or the target's tensor ranks")
+def draft_tensor_parallel(p: Profile) -> Outcome:
+    spec, tensor = p.engine.speculative, p.engine.parallel.tensor
+    if spec is None or spec.draft_tensor_parallel is None:
+        return skipped("no draft tensor-parallel size")
+    # vLLM's SpeculativeConfig._verify_and_get_draft_tp refuses every other size, in every release.
+    if spec.draft_tensor_parallel not in (1, tensor):
+        return problem(
+            f"draft_tensor_parallel {spec.draft_tensor_parallel}: vLLM runs the drafter with 1 or the target's "
+            f"tensor-parallel size ({tensor})",
+            at=("engine", "speculative", "draft_tensor_parallel"),
+        )
+    return passed(f"draft TP {spec.draft_tensor_parallel}")
+
+
 # --- escape hatches ------------------------------------------------------------------------------------
 
 # Flags whose values the plan's consumers read from the profile (listen address, health URL, container port,
@@ -167,6 +188,106 @@ def extra_args_server(p: Profile) -> Outcome:
             at=("engine", "extra_args"),
         )
     return passed("no listen flags")
+
+
+# --- serving -------------------------------------------------------------------------------------------
+
+
+@rule("profile.serving.auto-tool-choice", "error", "Auto tool choice names its tool-call parser")
+def auto_tool_choice(p: Profile) -> Outcome:
+    s = p.serving
+    if not s.auto_tool_choice:
+        return skipped("auto tool choice off")
+    if s.tool_call_parser is None:
+        return problem(
+            "auto_tool_choice needs tool_call_parser: vLLM refuses to start with `--enable-auto-tool-choice` alone",
+            at=("serving", "auto_tool_choice"),
+        )
+    return passed(f"tool-call parser {s.tool_call_parser}")
+
+
+@rule("profile.serving.decode-context-parallel", "error", "Decode context parallelism divides the tensor ranks")
+def decode_context_parallel(p: Profile) -> Outcome:
+    dcp, tensor = p.serving.decode_context_parallel, p.engine.parallel.tensor
+    if dcp is None or dcp == 1:
+        return skipped("no decode context parallelism")
+    # vLLM splits the KV cache of each tensor-parallel group over its ranks: the size must divide the group.
+    if tensor % dcp:
+        return problem(
+            f"{dcp} does not divide engine.parallel.tensor = {tensor} (decode context parallelism splits the KV "
+            "cache over the tensor-parallel ranks)",
+            at=("serving", "decode_context_parallel"),
+        )
+    return passed(f"{dcp} divides tensor {tensor}")
+
+
+@rule("profile.serving.context-parallel-capacity", "error", "Prefill context-parallel ranks fit the target's devices")
+def context_parallel_capacity(p: Profile) -> Outcome:
+    pcp = p.serving.prefill_context_parallel
+    if pcp is None or pcp == 1:
+        return skipped("no prefill context parallelism")
+    par, t = p.engine.parallel, p.target
+    # Prefill context parallelism adds ranks: vLLM's world size is pipeline × tensor × prefill-context.
+    world = par.tensor * par.pipeline * pcp * par.data
+    capacity = t.devices_per_node * t.nodes
+    if world > capacity:
+        return problem(
+            f"tensor×pipeline×prefill_context_parallel×data = {par.tensor}×{par.pipeline}×{pcp}×{par.data} = "
+            f"{world} ranks, but the target has {t.devices_per_node} devices × {t.nodes} nodes = {capacity}",
+            at=("serving", "prefill_context_parallel"),
+        )
+    return passed(f"{world} ranks on {capacity} devices")
+
+
+# --- migration to typed fields -------------------------------------------------------------------------
+
+
+def _key_paths(mapping: Mapping[str, object], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """Every leaf key path of a nested `--additional-config` mapping (an empty mapping is a leaf)."""
+    for key, value in mapping.items():
+        path = (*prefix, str(key))
+        if isinstance(value, Mapping) and value:
+            yield from _key_paths(value, path)
+        else:
+            yield path
+
+
+@rule("profile.migration.typed-field", "warn", "Escape hatches do not say what a typed field says")
+def typed_field_migration(p: Profile) -> Outcome:
+    e, env = p.engine, p.runtime.env
+    if not (e.extra_args or e.additional_config or env):
+        return skipped("no escape hatch in use")
+    # Imported here, only when an escape hatch is in use: the claims are made by the adapter modules, which
+    # `validate` otherwise never loads (its start-up time is measured).
+    from ascendctl_engine.adapters import typed_fields
+    from ascendctl_engine.flags import canonical_flag, flag_tokens
+
+    hits: list[tuple[KeyPath, str]] = []
+    seen: set[typed_fields.Claim] = set()
+
+    def found(kind: typed_fields.Kind, spelling: str, at: KeyPath, where: str) -> None:
+        claim = typed_fields.owner(kind, spelling)
+        if claim is not None and claim not in seen:
+            seen.add(claim)
+            hits.append((at, f"{where} `{spelling}`: use {claim.field}"))
+
+    for index, token in enumerate(e.extra_args):
+        flag = canonical_flag(token) if flag_tokens([token]) else None
+        if flag is not None:
+            found("flag", flag, ("engine", "extra_args", index), "engine.extra_args")
+    for path in _key_paths(e.additional_config):
+        found("key", ".".join(path), ("engine", "additional_config", *path), "engine.additional_config")
+    for name in env:
+        found("env", name, ("runtime", "env", name), "runtime.env")
+    if not hits:
+        return passed("no escape-hatch spelling has a typed field")
+    (at, first), rest = hits[0], hits[1:]
+    also = f" (also {'; '.join(message for _, message in rest)})" if rest else ""
+    return problem(
+        first + also,
+        "the typed field is spelled for each release and checked against it; the escape hatch is passed on as written",
+        at=at,
+    )
 
 
 # --- network -------------------------------------------------------------------------------------------
@@ -256,3 +377,22 @@ def secrets_collision(p: Profile) -> Outcome:
             at=("runtime", "secrets", both[0]),
         )
     return passed(f"{len(p.runtime.secrets)} secret variables, none also in runtime.env")
+
+
+# --- engine.ascend ---------------------------------------------------------------------------------
+
+
+@rule("profile.engine.ascend-only-npu", "error", "vllm-ascend switches only on npu targets")
+def ascend_only_npu(p: Profile) -> Outcome:
+    if p.target.backend == "npu":
+        return skipped("backend npu")
+    a = p.engine.ascend
+    chosen = [name for name in type(a).model_fields if getattr(a, name) is not None]
+    if not chosen:
+        return passed("no engine.ascend settings")
+    # Planned for cpu/cuda they would be dropped without a word: vLLM itself reads none of them.
+    return problem(
+        f"engine.ascend.{chosen[0]} is a vllm-ascend setting; backend `{p.target.backend}` reads none of them: "
+        "remove engine.ascend",
+        at=("engine", "ascend", chosen[0]),
+    )

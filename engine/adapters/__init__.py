@@ -14,17 +14,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ascendctl_engine.adapters import ascend_switches as _ascend_switches
 from ascendctl_engine.adapters import env as _env
 from ascendctl_engine.adapters import eplb as _eplb
 from ascendctl_engine.adapters import graph as _graph
 from ascendctl_engine.adapters import install as _install
+from ascendctl_engine.adapters import kv_cache as _kv_cache
 from ascendctl_engine.adapters import model as _model
 from ascendctl_engine.adapters import parallel as _parallel
 from ascendctl_engine.adapters import scheduler as _scheduler
+from ascendctl_engine.adapters import serving as _serving
+from ascendctl_engine.adapters import speculative as _speculative
 from ascendctl_engine.adapters.acceptance import ReleaseAcceptance, acceptance_for
 from ascendctl_engine.adapters.builder import AdapterResult, CommandBuilder
 from ascendctl_engine.adapters.eras import REGISTRY, TOPICS, Era, EraError, era_for_release, select
 from ascendctl_engine.adapters.intent import (
+    AscendIntent,
     EngineIntent,
     EplbIntent,
     HardwareTraits,
@@ -37,12 +42,25 @@ from ascendctl_engine.adapters.intent import (
 )
 
 # The topic modules register their eras on import.
-_TOPIC_MODULES = (_model, _graph, _parallel, _eplb, _scheduler, _env, _install)
+_TOPIC_MODULES = (
+    _model,
+    _graph,
+    _parallel,
+    _eplb,
+    _scheduler,
+    _speculative,
+    _kv_cache,
+    _serving,
+    _env,
+    _ascend_switches,
+    _install,
+)
 
 __all__ = [
     "REGISTRY",
     "TOPICS",
     "AdapterResult",
+    "AscendIntent",
     "EngineIntent",
     "EplbIntent",
     "Era",

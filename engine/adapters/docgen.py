@@ -9,17 +9,21 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ascendctl_engine.adapters import plan_commands
+from ascendctl_engine.adapters.ascend_switches import SWITCH_FIELDS
 from ascendctl_engine.adapters.eras import REGISTRY, TOPICS
 from ascendctl_engine.adapters.flags import canonical_flag
 from ascendctl_engine.adapters.intent import (
+    AscendIntent,
     EngineIntent,
     EplbIntent,
     HardwareTraits,
+    LoraIntent,
     ModelIntent,
     NodeIntent,
     ParallelIntent,
     SchedulerIntent,
     ServerIntent,
+    ServingIntent,
     SpeculativeIntent,
 )
 
@@ -71,6 +75,47 @@ SAMPLES: tuple[tuple[str, Change], ...] = (
     ("scheduler.chunked_prefill false", lambda i: replace(i, scheduler=SchedulerIntent(chunked_prefill=False))),
     ("speculative mtp (1 token)", lambda i: replace(i, speculative=SpeculativeIntent("mtp", 1))),
     (
+        "speculative qwen3_5_mtp (3 tokens), draft_eager",
+        lambda i: replace(i, speculative=SpeculativeIntent("qwen3_5_mtp", 3, draft_eager=True)),
+    ),
+    (
+        "speculative eagle3 (model e3, 3 tokens), draft_tensor_parallel 1",
+        lambda i: replace(i, speculative=SpeculativeIntent("eagle3", 3, model="e3", draft_tensor_parallel=1)),
+    ),
+    ("graph.mode engine-default", lambda i: replace(i, graph_mode="engine-default")),
+    ("memory.kv_cache_dtype fp8", lambda i: replace(i, kv_cache_dtype="fp8")),
+    (
+        "memory.kv_cache_dtype int8 + model.quantization w8a8",
+        lambda i: replace(i, kv_cache_dtype="int8", model=replace(i.model, quantization="w8a8", quant_method="ascend")),
+    ),
+    ("scheduler.async_scheduling false", lambda i: replace(i, scheduler=SchedulerIntent(async_scheduling=False))),
+    (
+        "serving.tool_call_parser hermes + auto_tool_choice",
+        lambda i: replace(i, serving=ServingIntent(tool_call_parser="hermes", auto_tool_choice=True)),
+    ),
+    (
+        "serving.reasoning_parser deepseek_r1",
+        lambda i: replace(i, serving=ServingIntent(reasoning_parser="deepseek_r1")),
+    ),
+    ("serving.chat_template /srv/t.jinja", lambda i: replace(i, serving=ServingIntent(chat_template="/srv/t.jinja"))),
+    (
+        "serving.limit_mm_per_prompt {image: 1, video: 0}",
+        lambda i: replace(i, serving=ServingIntent(limit_mm_per_prompt={"image": 1, "video": 0})),
+    ),
+    ("serving.mm_processor_cache_gb 0", lambda i: replace(i, serving=ServingIntent(mm_processor_cache_gb=0))),
+    (
+        "serving.lora (adapter sql=/a/sql, max_rank 64)",
+        lambda i: replace(i, serving=ServingIntent(lora=LoraIntent(adapters=(("sql", "/a/sql"),), max_rank=64))),
+    ),
+    (
+        "serving.prefill_context_parallel 2",
+        lambda i: replace(i, serving=ServingIntent(prefill_context_parallel=2)),
+    ),
+    (
+        "serving.structured_outputs_backend xgrammar",
+        lambda i: replace(i, serving=ServingIntent(structured_outputs_backend="xgrammar")),
+    ),
+    (
         "server.shutdown_timeout 60",
         lambda i: replace(i, server=ServerIntent(shutdown_timeout=60, shutdown_timeout_explicit=True)),
     ),
@@ -88,6 +133,16 @@ SAMPLES: tuple[tuple[str, Change], ...] = (
         lambda i: replace(i, parallel=ParallelIntent(tensor=4, data=4), nodes=TWO_NODES, devices_per_node=8),
     ),
 )
+
+
+def _ascend(name: str, value: bool | str) -> Change:
+    settings: dict[str, Any] = {name: value}
+    return _npu_only(lambda i: replace(i, ascend=AscendIntent(**settings)))
+
+
+# The vllm-ascend switches (engine.ascend), each turned on: one row per switch shows its spelling per release.
+SAMPLES += tuple((f"engine.ascend.{name} true", _ascend(name, True)) for name in SWITCH_FIELDS)
+SAMPLES += (("engine.ascend.jemalloc /usr/lib/libjemalloc.so.2", _ascend("jemalloc", "/usr/lib/libjemalloc.so.2")),)
 
 
 def _base(col: ReleaseColumn) -> EngineIntent:

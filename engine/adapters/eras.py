@@ -36,10 +36,33 @@ TOPICS: tuple[str, ...] = (
     "parallel",
     "eplb",
     "scheduler",
-    "speculative",
+    "speculative",  # adapters/speculative.py
+    "kv-cache",  # adapters/kv_cache.py
+    "serving",  # tool calling, chat template, LoRA, context parallel (adapters/serving.py)
+    "reasoning",
+    "multimodal",
+    "structured-outputs",
     "server",
     "engine-v1",
     "env",
+    # vllm-ascend feature switches (engine.ascend): one topic per switch, spelled in adapters/ascend_switches.py
+    "ascend.flashcomm1",
+    "ascend.cpu_binding",
+    "ascend.multistream_overlap_shared_expert",
+    "ascend.mlapo",
+    "ascend.fused_mc2",
+    "ascend.balance_scheduling",
+    "ascend.weight_prefetch",
+    "ascend.recompute_scheduler",
+    "ascend.shared_expert_dp",
+    "ascend.dsa_cp",
+    "ascend.reduce_sample",
+    "ascend.mc2_hierarchy_comm",
+    "ascend.multistream_dsa_preprocess",
+    "ascend.dp_allreduce_on_npu",
+    "ascend.prefetch_mlp",
+    "ascend.topk_optimize",
+    "ascend.jemalloc",
     "network",
     "install",  # data for the engine environment's install plan (no flags)
 )

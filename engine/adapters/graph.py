@@ -1,5 +1,6 @@
 """Graph-mode eras: eager, TorchAir (DeepSeek-class, ≤ v0.11), ACL graph `cudagraph_mode` (≥ v0.12),
-npugraph_ex key moves, 300I Duo / Ascend 950 limits, and how capture sizes are spelled per vLLM.
+`engine-default` (no graph flag in any era), npugraph_ex key moves, 300I Duo / Ascend 950 limits, and how
+capture sizes are spelled per vLLM.
 
 Facts: vllm-ascend.md §6.1/§6.2 and each tag's `vllm_ascend/platform.py` (read at the tag); vllm.md §2.3.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import era
 from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.adapters.typed_fields import claim
 from ascendctl_engine.versions import cann_below
 
 NPU = {"npu"}
@@ -31,6 +33,10 @@ DUO_SIZES_POOLING = (1024, 512)
 CAPTURE_MIN_HDK = "25.5.1"
 CAPTURE_MIN_CANN = "8.5.0"
 STREAM_HUNGRY_MODES = ("piecewise", "full-and-piecewise")
+# What a profile says as engine.graph.* (cudagraph_mode rides inside `--compilation-config`, which carries other
+# keys too, so that flag is not claimed as a whole).
+claim("engine.graph.mode", flags=("--enforce-eager", "--no-enforce-eager"), keys=("torchair_graph_config.enabled",))
+claim("engine.graph.capture_sizes", flags=("--cuda-graph-sizes",), keys=("torchair_graph_config.graph_batch_sizes",))
 AUTO_WHY = (
     "auto: FULL_DECODE_ONLY is the documented recommendation for generative models from v0.12.0rc1 "
     "(RN v0.12.0rc1; Qwen3-Dense, Qwen3-235B-A22B, DeepSeek-R1 and Qwen-VL tutorials, vllm-ascend.md §9)"
@@ -44,6 +50,19 @@ def _mode_why(intent: EngineIntent) -> str:
 def _eager(intent: EngineIntent, b: CommandBuilder, why: str) -> None:
     b.graph_mode = "eager"
     b.arg("--enforce-eager", why=why)
+
+
+def _engine_default(intent: EngineIntent, b: CommandBuilder, blocked_by: str | None = None) -> None:
+    """`engine-default`: no graph flag at all, so the engine decides as a bare `vllm serve` would (unlike `auto`,
+    which plans the documented recommendation). Capture sizes the profile names are still spelled."""
+    b.graph_mode = "default"
+    b.decide(
+        "graph.mode",
+        f"{_mode_why(intent)}: no `--enforce-eager` and no `cudagraph_mode`; the engine's own default applies",
+    )
+    if blocked_by:
+        b.warn(f"engine.graph.mode engine-default: the engine's own default captures graphs, but {blocked_by}")
+    _user_sizes(intent, b)
 
 
 def _cudagraph(b: CommandBuilder, mode: str, why: str) -> None:
@@ -86,6 +105,10 @@ def _duo_cann_blocks_graphs(intent: EngineIntent, b: CommandBuilder) -> bool:
 )
 def graph_v0(intent: EngineIntent, b: CommandBuilder) -> None:
     mode = intent.graph_mode
+    if mode == "engine-default":
+        b.graph_mode = "default"
+        b.decide("graph.mode", f"{_mode_why(intent)}: no graph flag; the engine's own default applies")
+        return
     if mode not in ("auto", "eager"):
         b.fail(f"engine.graph.mode {mode}: graph mode needs vllm-ascend ≥ v0.9.0rc1 (vllm-ascend.md §6.2)")
     why = _mode_why(intent) if mode == "eager" else "auto: no graph mode before v0.9.0rc1 (vllm-ascend.md §6.2)"
@@ -115,6 +138,9 @@ def _torchair_era(intent: EngineIntent, b: CommandBuilder, *, enable_key: str, f
     mode = intent.graph_mode
     if mode == "eager":
         _eager(intent, b, _mode_why(intent))
+        return
+    if mode == "engine-default":  # no TorchAir either: it is switched on by additional_config, never by default
+        _engine_default(intent, b, _min_cann(intent) if _duo_cann_blocks_graphs(intent, b) else None)
         return
     if _duo_cann_blocks_graphs(intent, b):
         if mode != "auto":
@@ -204,6 +230,9 @@ def _aclgraph(intent: EngineIntent, b: CommandBuilder, *, full_and_piecewise: bo
     mode = intent.graph_mode
     if mode == "eager":
         _eager(intent, b, _mode_why(intent))
+        return
+    if mode == "engine-default":
+        _engine_default(intent, b, _min_cann(intent) if _duo_cann_blocks_graphs(intent, b) else None)
         return
     duo_blocked = _duo_cann_blocks_graphs(intent, b)
     if mode == "auto":
@@ -354,6 +383,9 @@ def graph_upstream(intent: EngineIntent, b: CommandBuilder) -> None:
     mode = intent.graph_mode
     if mode == "eager":
         _eager(intent, b, _mode_why(intent))
+        return
+    if mode == "engine-default":
+        _engine_default(intent, b)
         return
     if mode == "auto":
         b.graph_mode = "default"

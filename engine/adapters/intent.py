@@ -15,7 +15,17 @@ from typing import Any
 
 from ascendctl_engine import defaults
 from ascendctl_engine.spec import SecretRef, Supervision
-from ascendctl_engine.vocab import Backend, EplbImplementation, EplbMode, Executor, GraphMode, ModelArch, Task
+from ascendctl_engine.vocab import (
+    Backend,
+    EplbImplementation,
+    EplbMode,
+    Executor,
+    GraphMode,
+    KvCacheDtype,
+    ModelArch,
+    SpeculativeMethod,
+    Task,
+)
 from ascendctl_engine.vocab import HardwareFamily as Hardware
 
 
@@ -71,9 +81,58 @@ class SchedulerIntent:
 
 @dataclass(frozen=True)
 class SpeculativeIntent:
-    method: str
+    method: SpeculativeMethod
     num_tokens: int
     model: str | None = None
+    draft_tensor_parallel: int | None = None  # None: vLLM's default (the target's tensor-parallel size)
+    draft_eager: bool | None = None  # None: the drafter follows the target's graph mode
+
+
+@dataclass(frozen=True)
+class LoraIntent:
+    adapters: tuple[tuple[str, str], ...] = ()  # (name, path) loaded at start; () = loaded later via the API
+    max_rank: int | None = None
+    max_loras: int | None = None
+
+
+@dataclass(frozen=True)
+class ServingIntent:
+    """What the API server does with requests (profile `serving`); spelled by `adapters.serving`."""
+
+    tool_call_parser: str | None = None
+    auto_tool_choice: bool = False
+    reasoning_parser: str | None = None
+    chat_template: str | None = None  # a path, never the template text
+    limit_mm_per_prompt: Mapping[str, int] = field(default_factory=dict)
+    mm_processor_cache_gb: float | None = None
+    lora: LoraIntent | None = None  # None: LoRA off
+    prefill_context_parallel: int | None = None
+    decode_context_parallel: int | None = None
+    structured_outputs_backend: str | None = None
+
+
+@dataclass(frozen=True)
+class AscendIntent:
+    """vllm-ascend feature switches and host tuning (profile `engine.ascend`; spelled by `adapters.ascend_switches`).
+    A switch is on (True), off (False) or None: the release's own default, nothing emitted."""
+
+    flashcomm1: bool | None = None
+    cpu_binding: bool | None = None
+    multistream_overlap_shared_expert: bool | None = None
+    mlapo: bool | None = None
+    fused_mc2: bool | None = None
+    balance_scheduling: bool | None = None
+    weight_prefetch: bool | None = None
+    recompute_scheduler: bool | None = None
+    shared_expert_dp: bool | None = None
+    dsa_cp: bool | None = None
+    reduce_sample: bool | None = None
+    mc2_hierarchy_comm: bool | None = None
+    multistream_dsa_preprocess: bool | None = None
+    dp_allreduce_on_npu: bool | None = None
+    prefetch_mlp: bool | None = None
+    topk_optimize: bool | None = None
+    jemalloc: str | None = None  # the jemalloc library to preload (`LD_PRELOAD`), a path on the host
 
 
 @dataclass(frozen=True)
@@ -127,8 +186,11 @@ class EngineIntent:
     eplb: EplbIntent = field(default_factory=EplbIntent)
     scheduler: SchedulerIntent = field(default_factory=SchedulerIntent)
     speculative: SpeculativeIntent | None = None
+    ascend: AscendIntent = field(default_factory=AscendIntent)
+    serving: ServingIntent = field(default_factory=ServingIntent)
     device_utilization: float | None = None
     cpu_kv_cache_gib: float | None = None
+    kv_cache_dtype: KvCacheDtype = "auto"  # `auto`: the engine's own choice (the model dtype)
     cpu_cores: int | None = None  # logical CPUs of the host, when probed (CPU backend thread binding)
     seed: int | None = None
     server: ServerIntent = field(default_factory=ServerIntent)

@@ -1,9 +1,8 @@
-"""Eras of the model-level flags: the model itself, quantization, pooling tasks, speculative decoding and
-the API server. Sources are `../shared/reference/vllm-ascend.md` (§N) and `vllm.md` (§N)."""
+"""Eras of the model-level flags: the model itself, quantization, pooling tasks and the API server (speculative
+decoding lives in `adapters/speculative.py`). Sources are `../shared/reference/vllm-ascend.md` (§N) and
+`vllm.md` (§N)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import era
@@ -273,45 +272,6 @@ def pooling_runner(intent: EngineIntent, b: CommandBuilder) -> None:
     if intent.model.task == "generate":
         return
     b.arg("--runner", "pooling", why=f"{intent.source('model.task')} (pooling runner, vLLM ≥ 0.13 spelling)")
-
-
-# ------------------------------------------------------------------------------------- speculative
-def _speculative(intent: EngineIntent, b: CommandBuilder, mtp_name: str) -> None:
-    spec = intent.speculative
-    if spec is None:
-        return
-    method = mtp_name if spec.method == "mtp" else spec.method
-    config: dict[str, Any] = {"method": method, "num_speculative_tokens": spec.num_tokens}
-    if spec.model:
-        config["model"] = spec.model
-    why = intent.source("engine.speculative")
-    if method != spec.method:
-        why += f"; MTP is spelled `{method}` for this vLLM"
-    b.json_arg("--speculative-config", config, why=why)
-
-
-@era(
-    "speculative",
-    "deepseek-mtp",
-    axis="vllm",
-    spec="<0.11",
-    summary="`--speculative-config` JSON; MTP is `deepseek_mtp`",
-    source='vllm-ascend v0.9.1 docs (`"method":"deepseek_mtp"`)',
-)
-def speculative_old(intent: EngineIntent, b: CommandBuilder) -> None:
-    _speculative(intent, b, "deepseek_mtp")
-
-
-@era(
-    "speculative",
-    "mtp",
-    axis="vllm",
-    spec=">=0.11",
-    summary="`--speculative-config` JSON; MTP is `mtp`",
-    source='vllm-ascend v0.11.0 docs and vllm-ascend.md §9.3 (`"method":"mtp"`)',
-)
-def speculative_new(intent: EngineIntent, b: CommandBuilder) -> None:
-    _speculative(intent, b, "mtp")
 
 
 # ------------------------------------------------------------------------------------------ server

@@ -12,9 +12,10 @@ JSON object, `-O3`), parses, and reports problems instead of exiting.
 
 What it models: unknown flags (and argparse's unique-prefix abbreviations), missing values, values a flag's
 type refuses (values are classed by shape: an int 0-3, a larger int, a negative int, a float, `1k`, `None`,
-the empty string, `true`, a JSON object or list, `auto`, other text; the snapshot records which classes each
-type accepted), choices (compared as argparse does, after the type's conversion of `None`), and the keys
-of JSON-valued flags. What it does not: the serve command's cross-flag rules (e.g. `--enable-auto-tool-choice`
+the empty string, `true`, a JSON object or list, `auto`, `key=value`, other text; the snapshot records which
+classes each type accepted, and a class it did not sample — `key=value` in snapshots made before that sample
+existed — is not judged), choices (compared as argparse does, after the type's conversion of `None`), and the
+keys of JSON-valued flags. What it does not: the serve command's cross-flag rules (e.g. `--enable-auto-tool-choice`
 needs `--tool-call-parser`), checks made when the model or engine config is built (a quantization method
 the platform lacks, a tool-parser name), range checks inside a type, and `--config` YAML files.
 """
@@ -55,6 +56,7 @@ _INT = re.compile(r"^\+?\d+$")
 _NEG_INT = re.compile(r"^-\d+$")
 _FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$|^[+-]?(inf|nan)$", re.IGNORECASE)
 _HUMAN = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT])$")
+_KEY_VALUE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*=")  # `name=path` (--lora-modules), `image=2` (old mm limits)
 _DECIMAL = {"k": 1_000, "m": 1_000_000, "g": 1_000_000_000, "t": 1_000_000_000_000}
 _BINARY = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
@@ -155,6 +157,7 @@ class ParserSnapshot:
         self.data = data
         self.rules: dict[str, Any] = dict(data.get("rewriting", {}).get("rules", {}))
         classes = tuple(data.get("value_classes", ()))
+        self.value_classes = classes  # the classes the snapshot sampled: only those are judged
         self.options: tuple[OptionInfo, ...] = tuple(_option(o, classes) for o in data["options"])
         self._by_string: dict[str, OptionInfo] = {}
         for opt in self.options:
@@ -388,7 +391,7 @@ class ParserSnapshot:
 
         def convert(value: str) -> Any:
             cls = value_class(value)
-            if opt.accepts is not None and cls not in opt.accepts:
+            if opt.accepts is not None and cls not in opt.accepts and cls in self.value_classes:
                 if cls in ("none", "empty") and opt.choices is not None:
                     problems.append(
                         ArgvProblem(
@@ -509,7 +512,7 @@ def value_class(value: str) -> str:
     """The class of a CLI value string, matching the samples the snapshot script fed each option's type:
     int (0-3: "3"), bigint ("64"), negint ("-1"), float ("0.5"), human ("1k"), none ("None"), empty (""),
     bool ("true"),
-    json ("{}"), jsonlist ("[1]"), auto ("auto"), text ("abc")."""
+    json ("{}"), jsonlist ("[1]"), auto ("auto"), kv ("a=b"), text ("abc")."""
     text = value.strip()
     if text == "None":
         return "none"
@@ -533,6 +536,8 @@ def value_class(value: str) -> str:
         return "bool"
     if text.lower() == "auto":
         return "auto"
+    if _KEY_VALUE.match(text):
+        return "kv"
     return "text"
 
 

@@ -11,6 +11,22 @@ from __future__ import annotations
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import era
 from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.adapters.serving import lacks_flag
+from ascendctl_engine.adapters.typed_fields import claim
+
+# The scheduler fields own these spellings (negatives included): `profile.migration.typed-field` points at them.
+claim("engine.scheduler.max_num_seqs", flags=("--max-num-seqs",))
+claim("engine.scheduler.max_num_batched_tokens", flags=("--max-num-batched-tokens",))
+claim(
+    "engine.scheduler.prefix_caching",
+    flags=("--enable-prefix-caching", "--no-enable-prefix-caching", "--disable-prefix-caching"),
+)
+claim(
+    "engine.scheduler.chunked_prefill",
+    flags=("--enable-chunked-prefill", "--no-enable-chunked-prefill", "--disable-chunked-prefill"),
+    keys=("ascend_scheduler_config.enable_chunked_prefill",),
+)
+claim("engine.scheduler.async_scheduling", flags=("--async-scheduling", "--no-async-scheduling"))
 
 
 def _switch(intent: EngineIntent, b: CommandBuilder, *, field: str, on: str, off: str, value: bool | None) -> None:
@@ -19,8 +35,13 @@ def _switch(intent: EngineIntent, b: CommandBuilder, *, field: str, on: str, off
     why = intent.source(f"engine.scheduler.{field}")
     if value:
         b.arg(on, why=why)
-    else:
-        b.arg(off, why=f"{why} (spelled for vLLM {intent.vllm}; a YAML `false` in --config would be dropped)")
+        return
+    opt = b.accepted.parser.option(on)
+    if not b.accepts(off) and opt is not None and opt.nargs == "?" and (opt.accepts is None or "bool" in opt.accepts):
+        # vLLM < 0.8.5 has no `--no-enable-chunked-prefill`: its StoreBoolean flag takes the value (its snapshot).
+        b.arg(on, "false", why=f"{why} (vLLM {intent.vllm} has no `{off}`; its `{on}` takes a value)")
+        return
+    b.arg(off, why=f"{why} (spelled for vLLM {intent.vllm}; a YAML `false` in --config would be dropped)")
 
 
 def _scheduler(intent: EngineIntent, b: CommandBuilder, *, off_prefix: str) -> None:
@@ -57,10 +78,24 @@ def _scheduler(intent: EngineIntent, b: CommandBuilder, *, off_prefix: str) -> N
             off=f"{off_prefix}chunked-prefill",
             value=s.chunked_prefill,
         )
-    if s.async_scheduling:
-        b.arg("--async-scheduling", why=intent.source("engine.scheduler.async_scheduling"))
-    elif s.async_scheduling is False:
-        b.decide("scheduler.async_scheduling", "false: no flag emitted (the table has no verified negative flag)")
+    _async(intent, b, s.async_scheduling)
+
+
+def _async(intent: EngineIntent, b: CommandBuilder, value: bool | None) -> None:
+    if value is None:
+        return
+    why = intent.source("engine.scheduler.async_scheduling")
+    if not b.accepts("--async-scheduling"):
+        if value:
+            b.fail(f"engine.scheduler.async_scheduling: {lacks_flag(b.accepted.parser, '--async-scheduling')}")
+        else:
+            b.decide("scheduler.async_scheduling", f"false: vLLM {intent.vllm} has no async scheduling to turn off")
+        return
+    if value:
+        b.arg("--async-scheduling", why=why)
+    else:
+        # Every snapshot with the flag has `--no-async-scheduling` (BooleanOptionalAction): off whatever the default.
+        b.arg("--no-async-scheduling", why=f"{why} (the negative spelling of the release's parser)")
 
 
 @era(
@@ -69,7 +104,7 @@ def _scheduler(intent: EngineIntent, b: CommandBuilder, *, off_prefix: str) -> N
     axis="vllm",
     spec="<0.33",
     summary="`--max-num-seqs`, `--max-num-batched-tokens`, `--[no-]enable-prefix-caching`, "
-    "`--[no-]enable-chunked-prefill`, `--async-scheduling`",
+    "`--[no-]enable-chunked-prefill`, `--[no-]async-scheduling`",
     source="vllm.md §2.1/§2.2 (boolean pairs `--x`/`--no-x` up to 0.23)",
 )
 def scheduler_old(intent: EngineIntent, b: CommandBuilder) -> None:

@@ -258,6 +258,9 @@ class HostFacts:
     nics: tuple[str, ...] | None = None  # /sys/class/net entries; None when unreadable
     ports: tuple[PortStatus, ...] = ()
     probe_errors: Mapping[str, str] = field(default_factory=dict)  # probe name -> why it failed
+    # Host paths a profile names (engine.ascend.jemalloc) -> whether they exist under `root`; a path that could not
+    # be looked at is left out, so a rule can tell "missing" from "not probed".
+    files: Mapping[str, bool] = field(default_factory=dict)
     root: str = "/"
 
     @property
@@ -293,6 +296,7 @@ class HostFacts:
             "nics": list(self.nics) if self.nics is not None else None,
             "ports": [p.to_dict() for p in self.ports],
             "probe_errors": dict(sorted(self.probe_errors.items())),
+            "files": dict(sorted(self.files.items())),
             "root": self.root,
         }
 
@@ -441,6 +445,7 @@ def _facts_from_dict(data: Mapping[str, Any]) -> HostFacts:
         env={str(k): str(v) for k, v in _map(data.get("env")).items()},
         nics=tuple(str(n) for n in nics) if isinstance(nics, list) else None,
         probe_errors={str(k): str(v) for k, v in _map(data.get("probe_errors")).items()},
+        files={str(k): v for k, v in _map(data.get("files")).items() if isinstance(v, bool)},
         root=str(data.get("root") or "/"),
     )
 

@@ -101,8 +101,10 @@ def gather_host_facts(
     engine_python: EnginePython | None = None,
     ports: Sequence[PortRequest] = (),
     root: str = "/",
+    files: Sequence[str] = (),
 ) -> HostFacts:
-    """Probe everything: NPUs, device nodes, driver, CANN, engine packages, CUDA, CPU, NICs, ports."""
+    """Probe everything: NPUs, device nodes, driver, CANN, engine packages, CUDA, CPU, NICs, ports, and whether
+    the host paths in `files` exist."""
     guard = _Guard()
     environ: Mapping[str, str] = guard("env", lambda: dict(probe.env()), {})
     arch = guard("arch", probe.machine, "")
@@ -134,6 +136,7 @@ def gather_host_facts(
     cpu = guard("cpu", lambda: _probe_cpu(probe, arch), CpuInfo(arch=arch or None))
     nics = guard("nics", lambda: _probe_nics(probe), None)
     port_status = tuple(_probe_port(probe, req) for req in ports)
+    file_status = _probe_files(probe, files)
 
     backend: Backend = "cpu"
     if (npu and npu.devices) or nodes.davinci or driver.installed:
@@ -156,6 +159,7 @@ def gather_host_facts(
         nics=nics,
         ports=port_status,
         probe_errors=dict(guard.errors),
+        files=file_status,
         root=root,
     )
 
@@ -398,6 +402,16 @@ def _probe_cpu(probe: HostProbe, arch: str) -> CpuInfo:
 def _probe_nics(probe: HostProbe) -> tuple[str, ...] | None:
     names = probe.list_dir("/sys/class/net")
     return tuple(names) if names is not None else None
+
+
+def _probe_files(probe: HostProbe, paths: Sequence[str]) -> dict[str, bool]:
+    out: dict[str, bool] = {}
+    for path in paths:
+        try:
+            out[path] = probe.exists(path)
+        except Exception:  # noqa: S112 - a path that cannot be looked at stays unknown (the rule is undecided)
+            continue
+    return out
 
 
 def _probe_port(probe: HostProbe, req: PortRequest) -> PortStatus:

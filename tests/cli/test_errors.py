@@ -67,7 +67,7 @@ def test_ok_is_zero() -> None:
     ],
 )
 def test_family_maps_to_exit_codes(monkeypatch: pytest.MonkeyPatch, exc: BaseException, code: int, line: str) -> None:
-    monkeypatch.setattr(ascendctl.profile_loader, "load_profile", raising(exc))
+    monkeypatch.setattr(ascendctl.profile_loader, "load_profile_with_warnings", raising(exc))
     result = runner.invoke(app, ["validate", str(PROFILE)])
     assert result.exit_code == code
     assert result.stderr == line + "\n"
@@ -75,7 +75,7 @@ def test_family_maps_to_exit_codes(monkeypatch: pytest.MonkeyPatch, exc: BaseExc
 
 
 def test_internal_error_hint_and_no_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ascendctl.profile_loader, "load_profile", raising(RuntimeError("boom")))
+    monkeypatch.setattr(ascendctl.profile_loader, "load_profile_with_warnings", raising(RuntimeError("boom")))
     result = runner.invoke(app, ["validate", str(PROFILE)])
     assert result.exit_code == 3
     assert result.stderr.splitlines() == [
@@ -86,7 +86,7 @@ def test_internal_error_hint_and_no_traceback(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_debug_shows_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ascendctl.profile_loader, "load_profile", raising(RuntimeError("boom")))
+    monkeypatch.setattr(ascendctl.profile_loader, "load_profile_with_warnings", raising(RuntimeError("boom")))
     result = runner.invoke(app, ["--debug", "validate", str(PROFILE)])
     assert result.exit_code == 3
     assert "Traceback (most recent call last)" in result.stderr
@@ -99,7 +99,7 @@ def test_debug_shows_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_debug_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ascendctl.profile_loader, "load_profile", raising(ValueError("bad")))
+    monkeypatch.setattr(ascendctl.profile_loader, "load_profile_with_warnings", raising(ValueError("bad")))
     monkeypatch.setenv("ASCENDCTL_DEBUG", "1")
     result = runner.invoke(app, ["validate", str(PROFILE)])
     assert result.exit_code == 3
@@ -107,7 +107,7 @@ def test_debug_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_user_errors_never_show_traceback_even_with_debug(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ascendctl.profile_loader, "load_profile", raising(UserInputError("wrong")))
+    monkeypatch.setattr(ascendctl.profile_loader, "load_profile_with_warnings", raising(UserInputError("wrong")))
     result = runner.invoke(app, ["--debug", "validate", str(PROFILE)])
     assert result.exit_code == 2
     assert result.stderr == "error: wrong\n"
@@ -150,7 +150,7 @@ def test_internal_error_in_a_real_process(tmp_path: Path) -> None:
         import ascendctl.profile_loader as loader
         def broken(*a, **k):
             raise ZeroDivisionError("division by zero")
-        loader.load_profile = broken
+        loader.load_profile_with_warnings = broken
         from ascendctl.cli import main
         sys.exit(main(sys.argv[1:]))
         """

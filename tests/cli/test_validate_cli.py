@@ -188,7 +188,7 @@ def test_json_report_shape(good: Path, bad: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr == ""
     assert json.loads(result.stdout) == [
-        {"file": str(good), "valid": True, "name": "demo", "errors": []},
+        {"file": str(good), "valid": True, "name": "demo", "errors": [], "warnings": []},
         {
             "file": str(bad),
             "valid": False,
@@ -209,6 +209,7 @@ def test_json_report_shape(good: Path, bad: Path) -> None:
                     "message": "unknown key 'prot' (did you mean 'port'?)",
                 },
             ],
+            "warnings": [],
         },
     ]
 
@@ -232,7 +233,7 @@ def test_json_all_valid_exit_zero() -> None:
     assert result.exit_code == 0
     report = json.loads(result.stdout)
     assert [r["valid"] for r in report] == [True] * len(PROFILES)
-    assert all(set(r) == {"file", "valid", "name", "errors"} for r in report)
+    assert all(set(r) == {"file", "valid", "name", "errors", "warnings"} for r in report)
 
 
 def test_validate_help() -> None:

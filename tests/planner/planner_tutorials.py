@@ -8,6 +8,7 @@ with the values the matching fixture profile uses; each command says which.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,12 +18,20 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "profiles"
 PROFILES = REPO / "profiles"
 
-JSON_FLAGS = {"--compilation-config", "--additional-config", "--speculative-config", "--hf-overrides"}
+JSON_FLAGS = {
+    "--compilation-config",
+    "--additional-config",
+    "--speculative-config",
+    "--hf-overrides",
+    "--limit-mm-per-prompt",
+    "--structured-outputs-config",
+}
 MODEL = "<model>"
 
 
 def parse_shell(text: str) -> tuple[dict[str, str], list[str]]:
-    """`export K=V` lines → env; the `vllm serve …` statement (backslash continuations) → argv."""
+    """`export K=V` lines → env; the `vllm serve …` statement (backslash continuations) → argv. Assignments
+    written before the command on its line (`HCCL_OP_EXPANSION_MODE=AIV vllm serve …`) are env too."""
     joined = text.replace("\\\n", " ")
     env: dict[str, str] = {}
     argv: list[str] = []
@@ -31,14 +40,19 @@ def parse_shell(text: str) -> tuple[dict[str, str], list[str]]:
         if line.startswith("export "):
             name, _, value = line[len("export ") :].partition("=")
             env[name] = shlex.split(value)[0] if value else ""
-        elif line.startswith("vllm serve"):
-            argv = shlex.split(line)
+        elif re.match(r"^(\w+=\S*\s+)*vllm serve", line):
+            words = shlex.split(line)
+            while words[0] != "vllm":
+                name, _, value = words.pop(0).partition("=")
+                env[name] = value
+            argv = words
     return env, argv
 
 
 def flag_map(argv: list[str] | tuple[str, ...]) -> dict[str, Any]:
     """`vllm serve MODEL --a 1 --b --c '{"x": 1}'` → {"<model>": MODEL, "--a": "1", "--b": True, "--c": {...}}.
-    Flag names are normalised (`--max_model_len` → `--max-model-len`, `--x=1` → `--x 1`)."""
+    Flag names are normalised (`--max_model_len` → `--max-model-len`, `--x=1` → `--x 1`), and a JSON option's
+    dotted keys fold into its object as vLLM folds them (`--limit-mm-per-prompt.video 0` → {"video": 0})."""
     assert list(argv[:2]) == ["vllm", "serve"], argv
     out: dict[str, Any] = {MODEL: argv[2]}
     key: str | None = None
@@ -47,7 +61,14 @@ def flag_map(argv: list[str] | tuple[str, ...]) -> dict[str, Any]:
     def flush() -> None:
         if key is None:
             return
-        if not values:
+        head, _, path = key.partition(".")
+        if path and head in JSON_FLAGS and values:
+            node = out.setdefault(head, {})
+            *parents, leaf = path.split(".")
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = _dotted_value(values[0])
+        elif not values:
             out[key] = True
         elif key in JSON_FLAGS:
             out[key] = json.loads(values[0])
@@ -65,6 +86,14 @@ def flag_map(argv: list[str] | tuple[str, ...]) -> dict[str, Any]:
             values.append(token)
     flush()
     return out
+
+
+def _dotted_value(text: str) -> Any:
+    """A dotted key's value as vLLM reads it: JSON when it parses, else the string."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def differences(planned: dict[str, Any], documented: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
@@ -446,6 +475,456 @@ vllm serve Qwen/Qwen3-Reranker-0.6B --served-model-name Qwen/Qwen3-Reranker-0.6B
 """,  # noqa: E501 (a documented command, kept on its line)
 )
 
+# ----------------------------------------------------------------------------------------------------
+# Serving options as typed fields (profile `serving`): tool-call / reasoning parsers, chat template,
+# multimodal limits and processor cache. The fixtures state them without engine.extra_args,
+# engine.additional_config or runtime.env. `source` is TAG:path:LINE (the `vllm serve` line).
+
+SERVE_QWEN3_VL_RERANKER = Tutorial(
+    id="serve-qwen3-vl-reranker-chat-template",
+    profile=FIXTURES / "tut-serve-qwen3-vl-reranker-a2.yaml",
+    source="v0.23.0:docs/source/tutorials/models/Qwen3-VL-Reranker.md:169",
+    text="""
+vllm serve Qwen/Qwen3-VL-Reranker-2B \\
+  --served-model-name Qwen/Qwen3-VL-Reranker-2B \\
+  --runner pooling \\
+  --hf_overrides '{"architectures": ["Qwen3VLForSequenceClassification"],"classifier_from_token": ["no", "yes"],"is_original_qwen3_reranker": true}' \\
+  --chat-template ./qwen3_vl_reranker.jinja \\
+  --port 8000 \\
+  --max-model-len 1024
+""",  # noqa: E501 (a documented command, kept on its line)
+    warnings=("serving.chat_template './qwen3_vl_reranker.jinja' is a relative path",),
+)
+
+SERVE_QWEN3_VL_30B_V014 = Tutorial(
+    id="serve-qwen3-vl-30b-video-off-v0.14",
+    profile=FIXTURES / "tut-serve-qwen3-vl-30b-v0.14.yaml",
+    source="v0.14.0rc1:docs/source/tutorials/Qwen3-VL-30B-A3B-Instruct.md:86 (env: lines 62-65)",
+    text="""
+export VLLM_USE_MODELSCOPE=True
+export PYTORCH_NPU_ALLOC_CONF=max_split_size_mb:256
+vllm serve Qwen/Qwen3-VL-30B-A3B-Instruct \\
+--tensor-parallel-size 2 \\
+--enable-expert-parallel \\
+--limit-mm-per-prompt.video 0 \\
+--max-model-len 128000
+""",
+    expected={
+        "--port": "ascendctl plans the profile's server.port explicitly (default 8000)",
+        "--compilation-config": "graph.mode auto plans the documented recommendation FULL_DECODE_ONLY "
+        "(RN v0.12.0rc1); the tutorial keeps the engine default",
+    },
+)
+
+SERVE_QWEN3_VL_30B_A3 = Tutorial(
+    id="serve-qwen3-vl-30b-image-only-a3",
+    profile=FIXTURES / "tut-serve-qwen3-vl-30b-a3.yaml",
+    source="v0.25.1rc1:docs/source/tutorials/models/Qwen3-VL-30B-A3B-Instruct.md:180",
+    text="""
+export VLLM_USE_MODELSCOPE=True
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export HCCL_OP_EXPANSION_MODE="AIV"
+export HCCL_BUFFSIZE=1024
+export OMP_NUM_THREADS=1
+export OMP_PROC_BIND=false
+export TASK_QUEUE_ENABLE=1
+export VLLM_ASCEND_ENABLE_FLASHCOMM1=1
+export VLLM_ASCEND_ENABLE_FUSED_MC2=1
+vllm serve Qwen/Qwen3-VL-30B-A3B-Instruct \\
+  --host 0.0.0.0 \\
+  --port 8000 \\
+  --served-model-name qwen3-vl-30b \\
+  --data-parallel-size 1 \\
+  --tensor-parallel-size 2 \\
+  --enable-expert-parallel \\
+  --seed 1024 \\
+  --max-num-seqs 32 \\
+  --max-model-len 32768 \\
+  --max-num-batched-tokens 16384 \\
+  --gpu-memory-utilization 0.9 \\
+  --no-enable-prefix-caching \\
+  --mm-processor-cache-gb 0 \\
+  --limit-mm-per-prompt.image 1 \\
+  --limit-mm-per-prompt.video 0 \\
+  --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[1,2,4,8,16,24,32]}'
+""",
+    expected={"--data-parallel-size": "DP 1 is vLLM's default; ascendctl emits parallel sizes above 1 only"},
+    expected_env={
+        "VLLM_ASCEND_ENABLE_FLASHCOMM1": "an Ascend feature switch (not a serving option): the fixture leaves the "
+        "script's performance switches to the engine.ascend fields",
+        "VLLM_ASCEND_ENABLE_FUSED_MC2": "an Ascend feature switch: see VLLM_ASCEND_ENABLE_FLASHCOMM1",
+    },
+)
+
+SERVE_HY3_PREVIEW = Tutorial(
+    id="serve-hy3-preview-parsers-a3",
+    profile=FIXTURES / "tut-serve-hy3-preview-a3.yaml",
+    source="v0.23.0:docs/source/tutorials/models/Hy3-preview.md:85 (`${MODEL_PATH}` filled in from line 82)",
+    text="""
+HCCL_OP_EXPANSION_MODE=AIV \\
+vllm serve /models/Hy3-preview \\
+  --served-model-name hy3-preview \\
+  --tensor-parallel-size 16 \\
+  --speculative-config.method mtp \\
+  --speculative-config.num_speculative_tokens 1 \\
+  --enable-expert-parallel \\
+  --enable-ep-weight-filter \\
+  --tool-call-parser hy_v3 \\
+  --reasoning-parser hy_v3 \\
+  --enable-auto-tool-choice \\
+  --max-model-len 32768 \\
+  --max-num-seqs 8 \\
+  --host 0.0.0.0 \\
+  --port 8000
+""",
+    expected={
+        "--speculative-config": "MTP speculative decoding is engine.speculative, not a serving option: this "
+        "fixture tests the parsers and leaves it out",
+        "--compilation-config": "graph.mode auto plans the documented recommendation FULL_DECODE_ONLY "
+        "(RN v0.12.0rc1); the tutorial keeps ACL graph's default mode",
+    },
+)
+
+# ----------------------------------------------------------------------------------------------------
+# engine.ascend switches: tutorials of v0.23.0 / v0.25.1rc1 whose profiles say every switch as a typed field.
+
+_JEMALLOC_ENV = (
+    "the tutorial's `:$LD_PRELOAD` appends the inherited preloads in a shell; the plan's env is literal, so it "
+    "preloads the one library of engine.ascend.jemalloc"
+)
+
+ASCEND_QWEN3_235B_A3_HYBRID = Tutorial(
+    id="ascend-qwen3-235b-a3-hybrid-v0.25.1rc1",
+    profile=FIXTURES / "tut-ascend-qwen3-235b-a3-hybrid-v0251.yaml",
+    source="v0.25.1rc1:docs/source/tutorials/models/Qwen3-235B-A22B.md:768",
+    text="""
+export HCCL_IF_IP=192.0.2.60
+export GLOO_SOCKET_IFNAME=enp23s0f3
+export TP_SOCKET_IFNAME=enp23s0f3
+export HCCL_SOCKET_IFNAME=enp23s0f3
+export HCCL_OP_EXPANSION_MODE="AIV"
+export HCCL_BUFFSIZE=1024
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export OMP_NUM_THREADS=1
+export LD_PRELOAD=/usr/lib/aarch64-linux-gnu/libjemalloc.so.2:$LD_PRELOAD
+export TASK_QUEUE_ENABLE=1
+vllm serve your_model_path \\
+    --served-model-name qwen3 \\
+    --host 0.0.0.0 \\
+    --port 8000 \\
+    --async-scheduling \\
+    --tensor-parallel-size 4 \\
+    --data-parallel-size 4 \\
+    --data-parallel-size-local 4 \\
+    --data-parallel-start-rank 0 \\
+    --data-parallel-address 192.0.2.60 \\
+    --data-parallel-rpc-port 13389 \\
+    --enable-expert-parallel \\
+    --max-num-seqs 128 \\
+    --max-model-len 32768 \\
+    --max-num-batched-tokens 16384 \\
+    --gpu-memory-utilization 0.9 \\
+    --trust-remote-code \\
+    --quantization ascend \\
+    --no-enable-prefix-caching \\
+    --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}' \\
+    --additional-config '{"enable_cpu_binding":true, "enable_flashcomm1": true, "enable_fused_mc2": 1}'
+""",
+    expected={
+        "--data-parallel-size-local": "one node: every DP rank is local; ascendctl emits the multi-node DP "
+        "coordinates (local size, start rank, address, RPC port) only when target.nodes > 1",
+        "--data-parallel-start-rank": "one node: see --data-parallel-size-local",
+        "--data-parallel-address": "one node: see --data-parallel-size-local",
+        "--data-parallel-rpc-port": "one node: see --data-parallel-size-local",
+    },
+    expected_env={"LD_PRELOAD": _JEMALLOC_ENV},
+    warnings=("engine.ascend.flashcomm1: planned as", "engine.ascend.fused_mc2: planned as"),
+)
+
+ASCEND_QWEN36_35B = Tutorial(
+    id="ascend-qwen3.6-35b-a3b-v0.23.0",
+    profile=FIXTURES / "tut-ascend-qwen3.6-35b-a3b-v0230.yaml",
+    source="v0.23.0:docs/source/tutorials/models/Qwen3.6-35B-A3B.md:202",
+    text="""
+export VLLM_USE_MODELSCOPE=True
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export HCCL_OP_EXPANSION_MODE="AIV"
+export HCCL_BUFFSIZE=1024
+export OMP_NUM_THREADS=1
+export TASK_QUEUE_ENABLE=1
+export LD_PRELOAD=/usr/lib/aarch64-linux-gnu/libjemalloc.so.2:$LD_PRELOAD
+vllm serve Eco-Tech/Qwen3.6-35B-A3B-w8a8 \\
+  --host 0.0.0.0 \\
+  --port 8000 \\
+  --data-parallel-size 1 \\
+  --tensor-parallel-size 2 \\
+  --enable-expert-parallel \\
+  --seed 1024 \\
+  --quantization ascend \\
+  --served-model-name qwen3.6 \\
+  --max-num-seqs 128 \\
+  --max-model-len 262144 \\
+  --max-num-batched-tokens 16384 \\
+  --trust-remote-code \\
+  --gpu-memory-utilization 0.90 \\
+  --enable-prefix-caching \\
+  --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}' \\
+  --additional-config '{"enable_cpu_binding":true, "enable_flashcomm1":true, "multistream_overlap_shared_expert": true}' \\
+  --async-scheduling
+""",  # noqa: E501 (a documented command, kept on its line)
+    expected={
+        "--data-parallel-size": "DP 1 is vLLM's default; ascendctl emits parallel sizes above 1 only",
+        "--gpu-memory-utilization": "the same number: the profile's 0.9 is printed as 0.9, the tutorial writes 0.90",
+    },
+    expected_env={"LD_PRELOAD": _JEMALLOC_ENV},
+    warnings=("engine.ascend.flashcomm1: planned as",),
+)
+
+ASCEND_DEEPSEEK_R1_A3 = Tutorial(
+    id="ascend-deepseek-r1-a3-v0.25.1rc1",
+    profile=FIXTURES / "tut-ascend-deepseek-r1-a3-v0251.yaml",
+    source="v0.25.1rc1:docs/source/tutorials/models/DeepSeek-R1.md:146",
+    text="""
+export HCCL_OP_EXPANSION_MODE="AIV"
+export HCCL_IF_IP=192.0.2.70
+export GLOO_SOCKET_IFNAME=eth0
+export TP_SOCKET_IFNAME=eth0
+export HCCL_SOCKET_IFNAME=eth0
+export VLLM_ASCEND_BALANCE_SCHEDULING=1
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+vllm serve vllm-ascend/DeepSeek-R1-W8A8 \\
+  --host 0.0.0.0 \\
+  --port 8000 \\
+  --data-parallel-size 4 \\
+  --tensor-parallel-size 4 \\
+  --quantization ascend \\
+  --seed 1024 \\
+  --served-model-name deepseek_r1 \\
+  --enable-expert-parallel \\
+  --max-num-seqs 16 \\
+  --max-model-len 16384 \\
+  --max-num-batched-tokens 4096 \\
+  --trust-remote-code \\
+  --gpu-memory-utilization 0.92 \\
+  --speculative-config '{"num_speculative_tokens":3,"method":"mtp"}' \\
+  --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}'
+""",
+    expected={
+        "--additional-config": "engine.ascend.balance_scheduling: v0.25.1rc1's code reads "
+        "`scheduler_config.enable_balance_scheduling` first and keeps the tutorial's variable only as a deprecated "
+        "fallback (v0.25.1rc1:vllm_ascend/ascend_config.py:909-921): the plan spells the key",
+    },
+    expected_env={
+        "VLLM_ASCEND_BALANCE_SCHEDULING": "spelled as the `scheduler_config` key instead (see --additional-config)"
+    },
+    warnings=("engine.ascend.balance_scheduling: planned as",),
+)
+
+ASCEND_QWEN3_235B_TP8 = Tutorial(
+    id="ascend-qwen3-235b-tp8-v0.25.1rc1",
+    profile=FIXTURES / "tut-ascend-qwen3-235b-tp8-v0251.yaml",
+    source="v0.25.1rc1:docs/source/tutorials/models/Qwen3-235B-A22B.md:214",
+    text="""
+export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export HCCL_BUFFSIZE=512
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=1
+export TASK_QUEUE_ENABLE=1
+vllm serve your_model_path \\
+    --host 0.0.0.0 \\
+    --port 8000 \\
+    --tensor-parallel-size 8 \\
+    --data-parallel-size 1 \\
+    --seed 1024 \\
+    --quantization ascend \\
+    --served-model-name qwen3 \\
+    --max-num-seqs 32 \\
+    --max-model-len 131072 \\
+    --max-num-batched-tokens 8096 \\
+    --enable-expert-parallel \\
+    --trust-remote-code \\
+    --gpu-memory-utilization 0.95 \\
+    --hf-overrides '{"rope_parameters": {"rope_type":"yarn","rope_theta":1000000,"factor":4,"original_max_position_embeddings":32768}}' \\
+    --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}' \\
+    --additional-config '{"enable_flashcomm1": true}' \\
+    --async-scheduling
+""",  # noqa: E501 (a documented command, kept on its line)
+    expected={"--data-parallel-size": "DP 1 is vLLM's default; ascendctl emits parallel sizes above 1 only"},
+    warnings=("engine.ascend.flashcomm1: planned as",),
+)
+
+ASCEND_DEEPSEEK_V32_A3 = Tutorial(
+    id="ascend-deepseek-v3.2-a3-v0.25.1rc1",
+    profile=FIXTURES / "tut-ascend-deepseek-v3.2-a3-v0251.yaml",
+    source="v0.25.1rc1:docs/source/tutorials/models/DeepSeek-V3.2.md:134",
+    text="""
+export HCCL_OP_EXPANSION_MODE="AIV"
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=10
+export VLLM_USE_V1=1
+export HCCL_BUFFSIZE=200
+export VLLM_ASCEND_ENABLE_MLAPO=1
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export VLLM_ASCEND_ENABLE_FLASHCOMM1=1
+vllm serve /root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V3.2-W8A8 \\
+--host 0.0.0.0 \\
+--port 8000 \\
+--data-parallel-size 2 \\
+--tensor-parallel-size 8 \\
+--quantization ascend \\
+--seed 1024 \\
+--served-model-name deepseek_v3_2 \\
+--enable-expert-parallel \\
+--max-num-seqs 16 \\
+--max-model-len 8192 \\
+--max-num-batched-tokens 4096 \\
+--trust-remote-code \\
+--no-enable-prefix-caching \\
+--gpu-memory-utilization 0.92 \\
+--compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}' \\
+--speculative-config '{"num_speculative_tokens": 3, "method": "deepseek_mtp"}'
+""",
+    expected={
+        "--additional-config": "engine.ascend.mlapo and .flashcomm1: v0.25.1rc1's code reads `enable_mlapo` / "
+        "`enable_flashcomm1` first and keeps the tutorial's variables only as fallbacks marked for removal "
+        "(v0.25.1rc1:vllm_ascend/ascend_config.py:290): the plan spells the keys",
+        "--speculative-config": "from vLLM 0.11 `deepseek_mtp` is an alias of `mtp`, which the profile's method "
+        "is spelled as",
+    },
+    expected_env={
+        "VLLM_ASCEND_ENABLE_MLAPO": "spelled as the `enable_mlapo` key instead (see --additional-config)",
+        "VLLM_ASCEND_ENABLE_FLASHCOMM1": "spelled as the `enable_flashcomm1` key instead (see --additional-config)",
+        "VLLM_USE_V1": "vLLM ≥ 0.13 no longer reads VLLM_USE_V1 (vllm.md §4.3): not planned for v0.25.1rc1",
+    },
+    warnings=("engine.ascend.mlapo: planned as", "engine.ascend.flashcomm1: planned as"),
+)
+
+ASCEND_TUTORIALS = [
+    ASCEND_QWEN3_235B_A3_HYBRID,
+    ASCEND_QWEN36_35B,
+    ASCEND_DEEPSEEK_R1_A3,
+    ASCEND_QWEN3_235B_TP8,
+    ASCEND_DEEPSEEK_V32_A3,
+]
+
+# ----------------------------------------------------------------------------------------------------
+# Speculative decoding as typed fields (engine.speculative: method, model, num_tokens, draft_eager): the fixtures
+# state the speculative part without engine.extra_args, engine.additional_config or runtime.env. `source` is
+# TAG:path:LINE (the `--speculative-config` line). The tutorials' vllm-ascend switches (engine.ascend) are left
+# out of these fixtures and listed as differences.
+
+SPEC_QWEN3_32B_EAGLE3 = Tutorial(
+    id="spec-qwen3-32b-eagle3-draft-eager-a3",
+    profile=FIXTURES / "tut-spec-qwen3-32b-eagle3-a3-v0230.yaml",
+    source="v0.23.0:docs/source/tutorials/models/Qwen3-Dense.md:636",
+    text="""
+export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export TASK_QUEUE_ENABLE=1
+export HCCL_OP_EXPANSION_MODE="AIV"
+
+vllm serve vllm-ascend/Qwen3-32B-W8A8 \\
+  --served-model-name qwen3 \\
+  --trust-remote-code \\
+  --distributed-executor-backend mp \\
+  --tensor-parallel-size 8 \\
+  --max-model-len 5500 \\
+  --max-num-batched-tokens 40960 \\
+  --no-enable-prefix-caching \\
+  --async-scheduling \\
+  --quantization ascend \\
+  --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY","cudagraph_capture_sizes":[1,2,4,8,16,32,64,72,76,80,96,100,120,140,144,160,192,216,240,252,288,320,336,360,384,400,408,416,420,432,480,540,576,600]}' \\
+  --speculative-config '{"method": "eagle3", "model":"/models/Qwen3-32B-eagle3", "enforce_eager": true, "num_speculative_tokens": 3}' \\
+  --port 8000 \\
+  --block-size 128 \\
+  --gpu-memory-utilization 0.9
+""",  # noqa: E501 (a documented command, kept on its line)
+)
+
+SPEC_QWEN35_27B_MTP = Tutorial(
+    id="spec-qwen3.5-27b-qwen3_5_mtp-draft-eager-v0.18",
+    profile=FIXTURES / "tut-spec-qwen3.5-27b-mtp-v0180.yaml",
+    source="v0.18.0:docs/source/tutorials/models/Qwen3.5-27B.md:119",
+    text="""
+export VLLM_USE_MODELSCOPE=True
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export HCCL_BUFFSIZE=512
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=1
+export TASK_QUEUE_ENABLE=1
+
+vllm serve Eco-Tech/Qwen3.5-27B-w8a8-mtp \\
+--host 0.0.0.0 \\
+--port 8000 \\
+--data-parallel-size 1 \\
+--tensor-parallel-size 2 \\
+--seed 1024 \\
+--quantization ascend \\
+--served-model-name qwen3.5 \\
+--max-num-seqs 32 \\
+--max-model-len 133000 \\
+--max-num-batched-tokens 8096 \\
+--trust-remote-code \\
+--gpu-memory-utilization 0.90 \\
+--no-enable-prefix-caching \\
+--speculative_config '{"method": "qwen3_5_mtp", "num_speculative_tokens": 3, "enforce_eager": true}' \\
+--compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}' \\
+--additional-config '{"enable_cpu_binding":true}' \\
+--async-scheduling
+""",
+    expected={
+        "--data-parallel-size": "DP 1 is vLLM's default; ascendctl emits parallel sizes above 1 only",
+        "--gpu-memory-utilization": "the same number: the profile's 0.9 is printed as 0.9, the tutorial writes 0.90",
+        "--additional-config": "enable_cpu_binding is a vllm-ascend switch (engine.ascend.cpu_binding, another "
+        "field); this fixture covers the speculative part and leaves it out",
+    },
+)
+
+SPEC_GLM47_MTP = Tutorial(
+    id="spec-glm-4.7-mtp-draft-eager-dp2-tp8-a3",
+    profile=FIXTURES / "tut-spec-glm-4.7-mtp-a3-v0230.yaml",
+    source="v0.23.0:docs/source/tutorials/models/GLM4.x.md:155",
+    text="""
+export HCCL_BUFFSIZE=512
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=1
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export HCCL_OP_EXPANSION_MODE=AIV
+export VLLM_ASCEND_BALANCE_SCHEDULING=1
+export VLLM_ASCEND_ENABLE_TOPK_OPTIMIZE=1
+
+vllm serve Eco-Tech/GLM-4.7-W8A8-floatmtp \\
+  --data-parallel-size 2 \\
+  --tensor-parallel-size 8 \\
+  --enable-expert-parallel \\
+  --seed 1024 \\
+  --served-model-name glm \\
+  --max-model-len 133000 \\
+  --max-num-batched-tokens 8192 \\
+  --max-num-seqs 16 \\
+  --quantization ascend \\
+  --trust-remote-code \\
+  --gpu-memory-utilization 0.9 \\
+  --speculative-config '{"num_speculative_tokens": 3, "method":"mtp", "enforce_eager": true}' \\
+  --compilation-config '{"cudagraph_capture_sizes": [1,2,4,8,16,32,64,128,256,512], "cudagraph_mode": "FULL_DECODE_ONLY"}' \\
+  --additional-config '{"enable_shared_expert_dp": true, "ascend_fusion_config": {"fusion_ops_gmmswigluquant": false}}'
+""",  # noqa: E501 (a documented command, kept on its line)
+    expected={
+        "--port": "ascendctl plans the profile's server.port explicitly (default 8000)",
+        "--additional-config": "shared-expert DP and the GmmSwigluQuant fusion pass are vllm-ascend switches "
+        "(engine.ascend, another field); this fixture covers the speculative part and leaves them out",
+    },
+    expected_env={
+        "VLLM_ASCEND_BALANCE_SCHEDULING": "a vllm-ascend switch (engine.ascend.balance_scheduling, another field), "
+        "left out of this fixture",
+        "VLLM_ASCEND_ENABLE_TOPK_OPTIMIZE": "a vllm-ascend switch (engine.ascend.topk_optimize, another field), "
+        "left out of this fixture",
+    },
+)
+
+SPECULATIVE_TUTORIALS = [SPEC_QWEN3_32B_EAGLE3, SPEC_QWEN35_27B_MTP, SPEC_GLM47_MTP]
+
 TUTORIALS: list[Tutorial] = [
     QWEN3_32B_W8A8,
     QWEN3_32B_W4A4,
@@ -456,9 +935,15 @@ TUTORIALS: list[Tutorial] = [
     DEEPSEEK_R1_A3,
     *DEEPSEEK_R1_2NODE,
     *DEEPSEEK_V31_TORCHAIR,
+    *SPECULATIVE_TUTORIALS,
     EPLB_MRV1,
     EPLB_MRV2,
     QWEN3_VL,
     QWEN3_EMBEDDING,
     QWEN3_RERANKER,
+    *ASCEND_TUTORIALS,
+    SERVE_QWEN3_VL_RERANKER,
+    SERVE_QWEN3_VL_30B_V014,
+    SERVE_QWEN3_VL_30B_A3,
+    SERVE_HY3_PREVIEW,
 ]
