@@ -1,18 +1,33 @@
-"""The model's own `config.json`, read at one named boundary (local directories only).
+"""Model inspection in one place: the model's own `config.json` and its safetensors weights.
 
-Hub ids are never fetched: `read_model_config` returns None for them, and the lint rules that need the
-numbers report "skipped". `model_traits` combines what config.json says with the support matrix family
-and, last, the model name, into the few facts the planner needs (MLA / MoE / multimodal).
+Where config.json comes from (`locate_model_dir`): a local directory, a `prepared:NAME` model (resolved by
+the caller), or, for a hub id, the Hugging Face cache (`$HF_HUB_CACHE`, else `$HF_HOME/hub`, else
+`~/.cache/huggingface/hub`: `models--ORG--NAME/snapshots/<rev>/`, `<rev>` from `refs/main` or the profile's
+`revision` pin) or the ModelScope cache (`$MODELSCOPE_CACHE`, else `~/.cache/modelscope/hub`:
+`[models/]ORG/NAME/`, dots in the name also tried as `___`). Hub ids are never fetched: a miss costs a few
+`stat`s, and the rules that need the numbers report "skipped".
+
+`inspect_weights` totals the checkpoint's parameter bytes: from the headers of `*.safetensors` files (8 bytes
+little-endian header length, then a JSON header of dtype + shape per tensor, read bounded through the one
+JSON reader), else `model.safetensors.index.json` `metadata.total_size`. `estimate_params` counts parameters
+from config.json's shapes. Nothing here raises: a bad file is an error string ("could not read X: why").
+
+`model_traits` combines what config.json says, the profile's `model.architecture` (`ARCHITECTURE_TRAITS`),
+the support matrix family and, last, the model name into the few facts the planner needs (MLA / MoE /
+multimodal); a guess from the name is flagged (`ModelTraits.guessed`) so the plan warns about it.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ascendctl_engine.jsonio import JsonReadError, read_json_file
+from ascendctl_engine.jsonio import JsonReadError, loads_json, open_regular, read_bytes, read_json_file
 from ascendctl_engine.vocab import ModelArch
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -39,6 +54,16 @@ class ModelConfig:
     quant_method: str | None = None  # config.json quantization_config.quant_method
     modelslim: bool = False  # quant_model_description.json next to config.json
     vision: bool = False  # has a vision_config
+    # shapes, for `estimate_params` (the text model's, `text_config` first where there is one)
+    hidden_size: int | None = None
+    num_hidden_layers: int | None = None
+    intermediate_size: int | None = None
+    moe_intermediate_size: int | None = None
+    vocab_size: int | None = None
+    head_dim: int | None = None
+    shared_experts: int | None = None
+    first_dense_layers: int | None = None
+    tie_word_embeddings: bool = False
 
     @property
     def mla(self) -> bool:
@@ -80,23 +105,299 @@ def parse_model_config(data: Mapping[str, Any], path: str = "", *, modelslim: bo
         else None,
         modelslim=modelslim,
         vision=isinstance(data.get("vision_config"), Mapping),
+        hidden_size=_int(pick("hidden_size")),
+        num_hidden_layers=_int(pick("num_hidden_layers")),
+        intermediate_size=_int(pick("intermediate_size")),
+        moe_intermediate_size=_int(pick("moe_intermediate_size")),
+        vocab_size=_int(pick("vocab_size")),
+        head_dim=_int(pick("head_dim")),
+        shared_experts=_int(pick("n_shared_experts")),
+        first_dense_layers=_int(pick("first_k_dense_replace")),
+        tie_word_embeddings=pick("tie_word_embeddings") is True,
     )
 
 
-def read_model_config(source: str) -> ModelConfig | None:
-    """config.json of a local model directory; None for hub ids and unreadable directories."""
-    directory = Path(source).expanduser()
-    if not (source.startswith(("/", ".", "~")) or directory.is_dir()):
-        return None
+def read_model_config(source: str, revision: str | None = None) -> ModelConfig | None:
+    """config.json of a local model directory, or of a hub id found in the Hugging Face / ModelScope cache;
+    None when there is none or it cannot be read (`read_model_config_or_error` says why)."""
+    return read_model_config_or_error(source, revision)[0]
+
+
+def read_model_config_or_error(
+    source: str, revision: str | None = None, env: Mapping[str, str] | None = None
+) -> tuple[ModelConfig | None, str | None]:
+    """(config, None), or (None, "could not read X: why"), or (None, None) when no directory was found."""
+    directory = locate_model_dir(source, revision, env)
+    if directory is None:
+        return None, None
+    return read_config_dir(directory)
+
+
+def read_config_dir(directory: Path) -> tuple[ModelConfig | None, str | None]:
     config = directory / "config.json"
     try:
         # the bounded reader: no FIFO or device, at most MAX_CONFIG_BYTES, UTF-8, depth and numbers checked
         data = read_json_file(config, max_bytes=MAX_CONFIG_BYTES)
-    except JsonReadError:
-        return None
+    except JsonReadError as exc:
+        return None, f"could not read {config}: {exc.reason}"
     if not isinstance(data, dict):
+        return None, f"could not read {config}: not a JSON object"
+    modelslim = (directory / "quant_model_description.json").is_file()
+    return parse_model_config(data, str(config), modelslim=modelslim), None
+
+
+# --------------------------------------------------------------------------------------------------
+# where a model's files are
+
+
+def is_path_source(source: str) -> bool:
+    return source.startswith(("/", ".", "~"))
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
+
+
+def hf_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    e = os.environ if env is None else env
+    if e.get("HF_HUB_CACHE"):
+        return Path(e["HF_HUB_CACHE"]).expanduser()
+    if e.get("HF_HOME"):
+        return Path(e["HF_HOME"]).expanduser() / "hub"
+    return Path("~/.cache/huggingface/hub").expanduser()
+
+
+def modelscope_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    e = os.environ if env is None else env
+    if e.get("MODELSCOPE_CACHE"):
+        return Path(e["MODELSCOPE_CACHE"]).expanduser()
+    return Path("~/.cache/modelscope/hub").expanduser()
+
+
+def hf_snapshot(hub_id: str, revision: str | None = None, env: Mapping[str, str] | None = None) -> Path | None:
+    """The cached snapshot of `ORG/NAME` at `revision` (a commit, or a ref such as `main`), or None."""
+    repo = hf_cache_dir(env) / ("models--" + hub_id.replace("/", "--"))
+    rev = revision or "main"
+    if _COMMIT.match(rev):
+        commit = rev
+    elif _REF.match(rev) and ".." not in rev:
+        try:  # bounded, never a FIFO
+            commit = read_bytes(repo / "refs" / rev, max_bytes=256).decode("ascii", errors="replace").strip()
+        except JsonReadError:
+            return None
+        if not _COMMIT.match(commit):
+            return None
+    else:
         return None
-    return parse_model_config(data, str(config), modelslim=(directory / "quant_model_description.json").is_file())
+    snapshot = repo / "snapshots" / commit
+    return snapshot if snapshot.is_dir() else None
+
+
+def modelscope_dir(hub_id: str, env: Mapping[str, str] | None = None) -> Path | None:
+    """`ORG/NAME` in the ModelScope cache (`hub/models/ORG/NAME` in newer releases, `hub/ORG/NAME` before;
+    a `.` in the name is stored as `___`)."""
+    base = modelscope_cache_dir(env)
+    org, name = hub_id.split("/", 1)
+    roots = [base / "models", base]
+    if (env if env is not None else os.environ).get("MODELSCOPE_CACHE"):  # some releases put hub/ under it
+        roots += [base / "hub" / "models", base / "hub"]
+    for root in roots:
+        for spelling in dict.fromkeys((name, name.replace(".", "___"))):
+            candidate = root / org / spelling
+            if (candidate / "config.json").is_file():
+                return candidate
+    return None
+
+
+def locate_model_dir(source: str, revision: str | None = None, env: Mapping[str, str] | None = None) -> Path | None:
+    """The directory holding the model's config.json: the source itself when it is a directory, else the
+    Hugging Face or ModelScope cache entry of a hub id. `prepared:NAME` is resolved by the caller."""
+    directory = Path(source).expanduser()
+    if is_path_source(source) or directory.is_dir():
+        return directory
+    if not _HUB_ID.match(source):
+        return None
+    return hf_snapshot(source, revision, env) or (modelscope_dir(source, env) if revision is None else None)
+
+
+# --------------------------------------------------------------------------------------------------
+# weights: safetensors headers and index
+
+MAX_SAFETENSORS_HEADER = 100 * 1024 * 1024  # the safetensors format's own limit on the JSON header
+MAX_INDEX_BYTES = 64 * 1024 * 1024
+MAX_SHARDS = 4096
+DTYPE_BYTES = {
+    "F64": 8.0, "I64": 8.0, "U64": 8.0,
+    "F32": 4.0, "I32": 4.0, "U32": 4.0,
+    "F16": 2.0, "BF16": 2.0, "I16": 2.0, "U16": 2.0,
+    "F8_E4M3": 1.0, "F8_E5M2": 1.0, "F8_E8M0": 1.0, "I8": 1.0, "U8": 1.0, "BOOL": 1.0,
+    "F4": 0.5, "F6_E2M3": 0.75, "F6_E3M2": 0.75,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class WeightStats:
+    """The checkpoint's parameter bytes."""
+
+    total_bytes: int
+    by_dtype: Mapping[str, int] = field(default_factory=dict)  # empty when only the index's total is known
+    files: int = 0  # safetensors files whose headers were read
+    source: str = ""  # "safetensors headers" or the index file
+
+
+def read_safetensors_header(path: Path) -> dict[str, Any]:
+    """The JSON header of one `.safetensors` file (bounded); raises `JsonReadError`."""
+    with open_regular(path) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        head = handle.read(8)
+        if len(head) < 8:
+            raise JsonReadError(path, "shorter than the 8-byte header length")
+        (length,) = struct.unpack("<Q", head)
+        if length > MAX_SAFETENSORS_HEADER or length > size - 8:
+            raise JsonReadError(path, f"header length {length} is past the file's end or the format's limit")
+        data = handle.read(length)
+    header = loads_json(data, source=path)
+    if not isinstance(header, dict):
+        raise JsonReadError(path, "the header is not a JSON object")
+    return header
+
+
+def _tensor_bytes(path: Path, name: str, info: Any) -> tuple[str, int]:
+    if not isinstance(info, dict) or not isinstance(info.get("dtype"), str) or not isinstance(info.get("shape"), list):
+        raise JsonReadError(path, f"tensor {name[:80]!r} has no dtype and shape")
+    dtype, shape = info["dtype"], info["shape"]
+    if dtype not in DTYPE_BYTES or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        raise JsonReadError(path, f"tensor {name[:80]!r}: unknown dtype {dtype[:20]!r} or bad shape")
+    count = 1
+    for dim in shape:
+        count *= dim
+    return dtype, int(count * DTYPE_BYTES[dtype])
+
+
+def inspect_weights(directory: Path) -> tuple[WeightStats | None, str | None]:
+    """(stats, None); (None, "could not read X: why"); (None, None) when there are no safetensors."""
+    try:
+        shards = sorted(p for p in directory.glob("*.safetensors"))[: MAX_SHARDS + 1]
+    except OSError as exc:
+        return None, f"could not read {directory}: {exc.strerror or exc}"
+    if len(shards) > MAX_SHARDS:
+        return None, f"could not read {directory}: more than {MAX_SHARDS} safetensors files"
+    if shards:
+        by_dtype: dict[str, int] = {}
+        try:
+            for shard in shards:
+                for name, info in read_safetensors_header(shard).items():
+                    if name == "__metadata__":
+                        continue
+                    dtype, size = _tensor_bytes(shard, name, info)
+                    by_dtype[dtype] = by_dtype.get(dtype, 0) + size
+        except JsonReadError as exc:
+            return None, f"could not read {exc.path}: {exc.reason}"
+        return WeightStats(sum(by_dtype.values()), by_dtype, len(shards), "safetensors headers"), None
+    index = directory / "model.safetensors.index.json"
+    try:
+        data = read_json_file(index, max_bytes=MAX_INDEX_BYTES)
+    except JsonReadError as exc:
+        return None, (None if exc.missing else f"could not read {index}: {exc.reason}")
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    total = _int(meta.get("total_size")) if isinstance(meta, dict) else None
+    if total is None or total <= 0:
+        return None, f"could not read {index}: no metadata.total_size"
+    return WeightStats(total, {}, 0, str(index)), None
+
+
+def estimate_params(config: ModelConfig) -> int | None:
+    """Parameters counted from config.json's shapes (embeddings, attention, dense and expert MLPs; norms and
+    biases left out); None when a shape is missing. Coarse: MLA and linear attention count as plain."""
+    h, layers, vocab = config.hidden_size, config.num_hidden_layers, config.vocab_size
+    if not (h and layers and vocab):
+        return None
+    heads = config.num_attention_heads or 1
+    head_dim = config.head_dim or h // heads
+    kv = config.num_key_value_heads or heads
+    attention = 2 * h * heads * head_dim + 2 * h * kv * head_dim
+    dense_ffn = 3 * h * (config.intermediate_size or 4 * h)
+    if config.moe:
+        expert = 3 * h * (config.moe_intermediate_size or config.intermediate_size or 4 * h)
+        experts = (config.num_experts or 0) + (config.shared_experts or 0)
+        dense = min(config.first_dense_layers or 0, layers)
+        mlp = dense * dense_ffn + (layers - dense) * (experts * expert + h * (config.num_experts or 0))
+    else:
+        mlp = layers * dense_ffn
+    embeddings = vocab * h * (1 if config.tie_word_embeddings else 2)
+    return embeddings + layers * attention + mlp
+
+
+@dataclass(frozen=True)
+class ModelInspection:
+    """What could be learnt about a model without loading it."""
+
+    source: str
+    directory: str | None = None  # where its files were found
+    config: ModelConfig | None = None
+    config_error: str | None = None
+    weights: WeightStats | None = None
+    weights_error: str | None = None
+
+    @property
+    def params(self) -> int | None:
+        return estimate_params(self.config) if self.config else None
+
+
+def inspect_model(
+    source: str,
+    *,
+    revision: str | None = None,
+    weights: bool = False,
+    data_root: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ModelInspection:
+    """config.json (and, with `weights`, the safetensors totals) of a local directory, a `prepared:NAME`
+    model or a cached hub id. Never raises for what is on disk."""
+    if source.startswith("prepared:"):
+        from ascendctl_engine.models import ModelError, resolve_model_source
+
+        try:
+            source = resolve_model_source(source, root=data_root)
+        except (ModelError, ValueError, OSError) as exc:
+            return ModelInspection(source, config_error=f"could not read {source}: {exc}")
+    directory = locate_model_dir(source, revision, env)
+    if directory is None:
+        return ModelInspection(source)
+    config, error = read_config_dir(directory)
+    stats, weights_error = inspect_weights(directory) if weights and directory.is_dir() else (None, None)
+    return ModelInspection(source, str(directory), config, error, stats, weights_error)
+
+
+# --------------------------------------------------------------------------------------------------
+# traits
+
+# Hugging Face `architectures` → (arch, multimodal), for a profile's `model.architecture` when no config.json
+# can be read. The matrix families' `architectures` + `types` are the other source (the planner's family);
+# this table also covers cpu/cuda targets and architectures the matrix does not list.
+ARCHITECTURE_TRAITS: dict[str, tuple[ModelArch, bool]] = {
+    "DeepseekV2ForCausalLM": ("mla", False),
+    "DeepseekV3ForCausalLM": ("mla", False),  # DeepSeek-V3 / R1, Kimi-K2
+    "DeepseekV32ForCausalLM": ("mla", False),
+    "DeepseekV4ForCausalLM": ("mla", False),
+    "KimiK2ForCausalLM": ("mla", False),
+    "GlmMoeDsaForCausalLM": ("mla", False),
+    "Qwen3MoeForCausalLM": ("moe", False),
+    "Qwen2MoeForCausalLM": ("moe", False),
+    "Qwen3NextForCausalLM": ("moe", False),
+    "Glm4MoeForCausalLM": ("moe", False),
+    "MiniMaxM2ForCausalLM": ("moe", False),
+    "MixtralForCausalLM": ("moe", False),
+    "Ernie4_5_MoeForCausalLM": ("moe", False),
+    "Qwen3VLMoeForConditionalGeneration": ("moe", True),
+    "Qwen3VLForConditionalGeneration": ("dense", True),
+    "Qwen2_5_VLForConditionalGeneration": ("dense", True),
+    "Qwen3ForCausalLM": ("dense", False),
+    "Qwen2ForCausalLM": ("dense", False),
+    "LlamaForCausalLM": ("dense", False),
+    "MistralForCausalLM": ("dense", False),
+}
 
 
 @dataclass(frozen=True)
@@ -104,6 +405,7 @@ class ModelTraits:
     arch: ModelArch
     multimodal: bool
     why: str  # where the traits come from
+    guessed: bool = False  # from the model's name only: the plan warns
 
 
 _MLA_NAMES = ("deepseek-v2", "deepseek-v3", "deepseek-r1", "deepseek-v4", "kimi-k2")
@@ -111,17 +413,46 @@ _MOE_NAMES = ("-a22b", "-a3b", "-a17b", "moe", "mixtral", "-a10b")
 
 
 def model_traits(
-    source: str, config: ModelConfig | None, family_types: tuple[str, ...] | None, family: str | None
+    source: str,
+    config: ModelConfig | None,
+    family_types: tuple[str, ...] | None,
+    family: str | None,
+    architecture: str | None = None,
 ) -> ModelTraits:
-    """MLA / MoE / multimodal from config.json, else the matrix family's types, else the name."""
+    """MLA / MoE / multimodal from config.json, else the profile's `model.architecture` (the table above),
+    else the matrix family's types, else the name (`guessed`)."""
     if config is not None:
         arch: ModelArch = "mla" if config.mla else ("moe" if config.moe else "dense")
         return ModelTraits(arch, config.vision, f"config.json ({config.path})")
+    if architecture is not None and architecture in ARCHITECTURE_TRAITS:
+        arch, multimodal = ARCHITECTURE_TRAITS[architecture]
+        return ModelTraits(arch, multimodal, f"model.architecture {architecture}")
     if family_types:
         arch = "mla" if "mla" in family_types else ("moe" if "moe" in family_types else "dense")
         return ModelTraits(arch, "vl" in family_types, f"support matrix family {family}")
     name = source.lower()
     if any(n in name for n in _MLA_NAMES):
-        return ModelTraits("mla", False, "model name (DeepSeek-class)")
+        return ModelTraits("mla", False, "model name (DeepSeek-class)", guessed=True)
     arch = "moe" if any(n in name for n in _MOE_NAMES) else "dense"
-    return ModelTraits(arch, "-vl" in name, "model name")
+    return ModelTraits(arch, "-vl" in name, "model name", guessed=True)
+
+
+def identity_warnings(
+    source: str, traits: ModelTraits, config: ModelConfig | None, architecture: str | None
+) -> list[str]:
+    """The plan's warnings about who the model is: traits guessed from its name, or a profile
+    `model.architecture` that config.json contradicts."""
+    out: list[str] = []
+    if traits.guessed:
+        extra = f" ({architecture} is not in ascendctl's architecture table)" if architecture else ""
+        out.append(
+            f"model traits ({traits.arch}{', multimodal' if traits.multimodal else ''}) guessed from the name "
+            f"{source!r}: no config.json could be read{extra}; set model.architecture "
+            "(the Hugging Face `architectures` name, e.g. DeepseekV3ForCausalLM)"
+        )
+    if architecture and config is not None and config.architectures and architecture not in config.architectures:
+        out.append(
+            f"model.architecture {architecture} contradicts {config.path} "
+            f"(architectures: {', '.join(config.architectures)}); config.json wins"
+        )
+    return out

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from ascendctl.errors import UserInputError
-from ascendctl.model_config import ModelConfig, model_traits, read_model_config
+from ascendctl.model_config import ModelConfig, identity_warnings, model_traits, read_model_config
 from ascendctl.models.plan import Deployment, ModelFacts, NodeLayout, Plan, ReleasePin, Setting
 from ascendctl.models.profile import Profile
+from ascendctl.rules import Finding
 from ascendctl.rules.plan import PlanFacts, plan_findings
 from ascendctl.rules.profile import profile_findings
 from ascendctl_engine.adapters import (
@@ -142,13 +143,15 @@ def resolve_source(source: str, data_root: Path | None, warnings: list[str]) -> 
         return str(model_dir(name, data_root))
 
 
-def _family(matrix: SupportMatrix, source: str, config: ModelConfig | None, task: str) -> ModelFamily | None:
+def _family(
+    matrix: SupportMatrix, source: str, config: ModelConfig | None, task: str, architecture: str | None = None
+) -> ModelFamily | None:
     """The support-matrix family: by the model's name first (hub id or directory name), then by the
     Hugging Face architecture in config.json (coarser: one architecture spans several families)."""
     from ascendctl.matrix import find_models
 
     queries = [source.rstrip("/").rsplit("/", 1)[-1] if source.startswith(("/", ".", "~")) else source]
-    queries += list(config.architectures if config else ())
+    queries += list(config.architectures if config else ([architecture] if architecture else []))
     for query in queries:
         hits = find_models(matrix, query, task=task)
         if hits:
@@ -359,7 +362,7 @@ def build_intent(
         graph_mode=e.graph.mode,
         capture_sizes=tuple(e.graph.capture_sizes) if e.graph.capture_sizes else None,
         parallel=_section(ParallelIntent, e.parallel, executor_explicit="executor" in e.parallel.model_fields_set),
-        nodes=tuple(NodeIntent(n.index, n.address, n.interface) for n in nodes),
+        nodes=tuple(_node_intent(profile, n) for n in nodes),
         devices_per_node=t.devices_per_node,
         visible_devices=tuple(t.visible_devices) if t.visible_devices is not None else None,
         dp_rpc_port=profile.network.dp_rpc_port,
@@ -386,6 +389,21 @@ def build_intent(
     )
 
 
+def _node_intent(profile: Profile, node: NodeLayout) -> NodeIntent:
+    """A node's layout with its per-node overrides (`network.nodes[i]`: memory fraction, env, extra args)."""
+    entry = profile.network.nodes[node.index] if node.index < len(profile.network.nodes) else None
+    if entry is None:
+        return NodeIntent(node.index, node.address, node.interface)
+    return NodeIntent(
+        node.index,
+        node.address,
+        node.interface,
+        device_utilization=entry.device_utilization,
+        env=dict(entry.env),
+        extra_args=tuple(entry.extra_args),
+    )
+
+
 def _section(cls: type[_Intent], section: BaseModel, **computed: Any) -> _Intent:
     """An intent dataclass from the profile section that spells its fields the same way (one name per concept
     end to end, no default restated here); `computed` gives what the planner derives or converts."""
@@ -401,6 +419,12 @@ def _serving(profile: Profile) -> ServingIntent:
     if s.lora is not None:
         lora = _section(LoraIntent, s.lora, adapters=tuple((a.name, a.path) for a in s.lora.adapters))
     return _section(ServingIntent, s, limit_mm_per_prompt=dict(s.limit_mm_per_prompt), lora=lora)
+
+
+def _allowed(finding: Finding) -> Finding:
+    return dataclasses.replace(
+        finding, severity="warn", status="warn", message=f"{finding.message} (allowed by allow_unsupported)"
+    )
 
 
 def supervision_of(profile: Profile) -> Supervision:
@@ -448,12 +472,23 @@ def plan_profile(
 
     resolved = resolve_source(profile.model.source, data_root, warnings)
     is_local = resolved != profile.model.source or resolved.startswith(("/", ".", "~"))
-    config = read_config(resolved) if is_local else None
+    if is_local:
+        config = read_config(resolved)
+    else:  # a hub id: its config.json from the Hugging Face / ModelScope cache when there (a few stats when not)
+        config = read_model_config(resolved, profile.model.revision) if read_config is read_model_config else None
+    architecture = profile.model.architecture
     # The matrix records model support for Ascend only: cpu/cuda plans take their traits from config.json.
-    family = _family(matrix, profile.model.source, config, profile.model.task) if backend == "npu" else None
-    traits = model_traits(
-        profile.model.source, config, tuple(family.types) if family else None, family.id if family else None
+    family = (
+        _family(matrix, profile.model.source, config, profile.model.task, architecture) if backend == "npu" else None
     )
+    traits = model_traits(
+        profile.model.source,
+        config,
+        tuple(family.types) if family else None,
+        family.id if family else None,
+        architecture,
+    )
+    warnings += identity_warnings(profile.model.source, traits, config, architecture)
     quant_method, quant_why = _quant_method(matrix, profile, config)
     settings["model.quant_method"] = Setting(quant_method, quant_why)
 
@@ -514,6 +549,10 @@ def plan_profile(
         raise UnsupportedPlan(list(dict.fromkeys(problems)), list(dict.fromkeys(suggestions)))
     if problems:
         warnings = [f"unsupported (allowed): {p}" for p in dict.fromkeys(problems)] + warnings
+    if profile.allow_unsupported:
+        # The profile itself accepts its broken constraints: they are warnings wherever findings are shown
+        # (`check PROFILE` included), not failures. A `--allow-unsupported` flag lowers nothing: it is a one-off.
+        findings = [_allowed(f) if f.status == "fail" else f for f in findings]
 
     graph_why = result.provenance.get("decision:graph.mode") or next(
         (

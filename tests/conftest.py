@@ -17,6 +17,10 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
         ("XDG_STATE_HOME", "xdg-state"),
         ("XDG_CONFIG_HOME", "xdg-config"),
         ("XDG_CACHE_HOME", "xdg-cache"),
+        # the model inspector reads the Hugging Face / ModelScope caches: tests never see the machine's own
+        ("HF_HOME", "hf-home"),
+        ("HF_HUB_CACHE", "hf-hub"),
+        ("MODELSCOPE_CACHE", "modelscope"),
     ):
         (root / sub).mkdir()
         monkeypatch.setenv(var, str(root / sub))

@@ -309,6 +309,28 @@ def bytes_per_param(quantization: str, source: str) -> float:
     return 1.0
 
 
+def model_weight_bytes(ctx: CheckContext) -> tuple[float, str] | None:
+    """(checkpoint bytes, how they were found): the inspector's safetensors totals, else parameters counted
+    from config.json × bytes per parameter, else the size in the model's name (noted as a guess)."""
+    from ascendctl.model_config import inspect_model
+
+    p = ctx.profile
+    if p is None:
+        return None
+    source = ctx.plan.deployment.model.resolved if ctx.plan is not None else p.model.source
+    found = inspect_model(source, revision=p.model.revision, weights=True)
+    bpp = bytes_per_param(p.model.quantization, p.model.source)
+    if found.weights is not None:
+        return float(found.weights.total_bytes), f"{found.weights.total_bytes / 2**30:.1f} GiB of safetensors"
+    params = found.params
+    if params is not None:
+        return params * bpp, f"{params / 1e9:.3g}B params from config.json × {bpp:g} B/param"
+    guess = model_params_billions(p.model.source)
+    if guess is None:
+        return None
+    return guess * 1e9 * bpp, f"{guess:g}B params × {bpp:g} B/param, guessed from the name"
+
+
 @rule("host.npu.hbm", "error", "Model weights fit in device memory (coarse)")
 def npu_hbm(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
@@ -320,19 +342,19 @@ def npu_hbm(ctx: CheckContext) -> Outcome:
     if not totals:
         return skipped("device memory not known")
     p = ctx.profile
-    params = model_params_billions(p.model.source)
-    if params is None:
+    size = model_weight_bytes(ctx)
+    if size is None:
         return skipped(f"model size unknown for {p.model.source!r}")
+    weight_bytes, basis = size
     par = p.engine.parallel
     shards = par.tensor * par.pipeline * (par.data if par.expert else 1)
-    bpp = bytes_per_param(p.model.quantization, p.model.source)
-    weights_mb = params * 1e9 * bpp / shards / (1024 * 1024)
+    weights_mb = weight_bytes / shards / (1024 * 1024)
     util = p.engine.memory.device_utilization or 0.9
     total = min(totals)
     used = max((d.hbm_used_mb or 0) for d in devices)
     budget = min(total * util, total - used)
     detail = (
-        f"~{weights_mb / 1024:.1f} GiB of weights per device ({params:g}B params × {bpp:g} B/param ÷ {shards} shards) "
+        f"~{weights_mb / 1024:.1f} GiB of weights per device ({basis} ÷ {shards} shards) "
         f"vs {budget / 1024:.1f} GiB usable ({total} MB × {util:g}, {used} MB in use)"
     )
     if weights_mb > budget:

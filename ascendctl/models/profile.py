@@ -80,6 +80,16 @@ class ModelSpec(StrictModel):
             ),
         ),
     ]
+    architecture: Annotated[
+        str | None,
+        Field(
+            pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$",
+            description=(
+                "The Hugging Face `architectures` name (e.g. `DeepseekV3ForCausalLM`): says what the model is "
+                "(dense / MoE / MLA) when its config.json cannot be read; config.json wins when it can."
+            ),
+        ),
+    ] = None
     served_name: Annotated[
         NonEmptyLine | None, Field(description="Name clients use in the OpenAI API (`--served-model-name`).")
     ] = None
@@ -333,11 +343,65 @@ class EngineSpec(StrictModel):
         return value
 
 
+def _redact_secret_env_values(value: Any) -> Any:
+    """A secret-named env entry is refused by `profile.runtime.env-inline-secret`, located at its key; a value of
+    the wrong type there would first fail the type check, whose message quotes the value."""
+    if isinstance(value, dict):
+        return {k: REDACTED if isinstance(k, str) and is_secret_name(k) and not isinstance(v, str)
+                and not is_switch(v) else v for k, v in value.items()}  # fmt: skip
+    return value
+
+
 class NodeNetwork(StrictModel):
+    """One node. Only these fields may differ between nodes (the address, the NIC, the memory fraction, env
+    and extra arguments); everything else in the profile is profile-wide, the same on every node."""
+
     address: Annotated[IpAddress, Field(description="IP address of this node on the cluster network.")]
     interface: Annotated[
         NicName | None, Field(description="NIC name on this node; default: the profile-wide `network.interface`.")
     ] = None
+    device_utilization: Annotated[
+        float | None,
+        Field(
+            gt=0,
+            le=1,
+            allow_inf_nan=False,
+            description=(
+                "Per node: fraction of device memory the engine may use on this node (`--gpu-memory-utilization`); "
+                "wins over the profile-wide `engine.memory.device_utilization`."
+            ),
+        ),
+    ] = None
+    env: Annotated[
+        dict[EnvName, SingleLine],
+        Field(
+            description=(
+                "Per node: environment variables for this node's engine, set after `runtime.env` (they win over it "
+                "and over every default); the same rules as `runtime.env` (no secret values)."
+            )
+        ),
+    ] = {}
+    extra_args: Annotated[
+        list[SingleLine],
+        Field(
+            description=(
+                "Per node: extra `vllm serve` arguments for this node, appended after `engine.extra_args` (checked "
+                "per release); API-server options are refused on a headless node."
+            )
+        ),
+    ] = []
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _secret_values_stay_unquoted(cls, value: Any) -> Any:
+        return _redact_secret_env_values(value)
+
+    @field_validator("extra_args")
+    @classmethod
+    def _args_are_flags_or_values(cls, value: list[str]) -> list[str]:
+        if value and not value[0].startswith("-"):
+            raise ValueError(f"extra_args must start with a flag such as '--foo', got {value[0]!r}")
+        return value
 
 
 class NetworkSpec(StrictModel):
@@ -347,7 +411,12 @@ class NetworkSpec(StrictModel):
     ] = None
     nodes: Annotated[
         list[NodeNetwork],
-        Field(description="Per-node addresses, node 0 first (node 0 is the head / data-parallel address)."),
+        Field(
+            description=(
+                "Per-node settings, node 0 first (node 0 is the head / data-parallel address): address, interface, "
+                "device_utilization, env and extra_args may differ between nodes; everything else is profile-wide."
+            )
+        ),
     ] = []
     dp_rpc_port: Annotated[Port, Field(description="Data-parallel RPC port on the head node.")] = defaults.DP_RPC_PORT
     ray_port: Annotated[Port, Field(description="Ray head port, when the executor is `ray`.")] = defaults.RAY_PORT
@@ -370,6 +439,15 @@ class ServerSpec(StrictModel):
         Field(description="Address the API server binds: an IP address or a host name (default: loopback only)."),
     ] = defaults.SERVER_HOST
     port: Annotated[Port, Field(description="API server port.")] = defaults.SERVER_PORT
+    api_server_count: Annotated[
+        PositiveInt | None,
+        Field(
+            description=(
+                "API server processes on the head node (`--api-server-count`); headless nodes run none. "
+                "Unset: vLLM's default."
+            )
+        ),
+    ] = None
     api_key: Annotated[
         ApiKeySource | None,
         Field(description="Require this API key from clients; read from an env var or a file."),
@@ -435,12 +513,7 @@ class RuntimeSpec(StrictModel):
     @field_validator("env", mode="before")
     @classmethod
     def _secret_values_stay_unquoted(cls, value: Any) -> Any:
-        # A secret-named entry is refused by `profile.runtime.env-inline-secret`, located at its key; a value
-        # of the wrong type there would first fail the type check, whose message quotes the value.
-        if isinstance(value, dict):
-            return {k: REDACTED if isinstance(k, str) and is_secret_name(k) and not isinstance(v, str)
-                    and not is_switch(v) else v for k, v in value.items()}  # fmt: skip
-        return value
+        return _redact_secret_env_values(value)
 
     @field_validator("secrets")
     @classmethod

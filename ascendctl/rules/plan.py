@@ -60,7 +60,11 @@ def launch_blocking_breaks_graphs(env: Mapping[str, str], graph_mode: str) -> bo
 
 
 def _no_config(f: PlanFacts, what: str) -> Outcome:
-    where = "the model is a hub id" if not f.model_is_local else "its config.json could not be read"
+    where = (
+        "the model is a hub id not in the Hugging Face or ModelScope cache"
+        if not f.model_is_local
+        else "its config.json could not be read"
+    )
     return undecided(f"skipped: {what} needs the model's config.json and {where}")
 
 

@@ -179,15 +179,32 @@ _OWNED_FLAGS = {"--host": "server.host", "--port": "server.port"}
 def extra_args_server(p: Profile) -> Outcome:
     from ascendctl_engine.flags import canonical_flag, flag_tokens
 
-    owned = [(t, _OWNED_FLAGS[f]) for t in flag_tokens(p.engine.extra_args) if (f := canonical_flag(t)) in _OWNED_FLAGS]
-    if owned:
-        token, field = owned[0]
-        return problem(
-            f"`{token}` in engine.extra_args: set {field} instead (health checks, readiness, container ports and "
-            "Services follow it)",
-            at=("engine", "extra_args"),
-        )
+    for where, at, args in _extra_arg_lists(p):
+        owned = [(t, _OWNED_FLAGS[f]) for t in flag_tokens(args) if (f := canonical_flag(t)) in _OWNED_FLAGS]
+        if owned:
+            token, field = owned[0]
+            return problem(
+                f"`{token}` in {where}: set {field} instead (health checks, readiness, container ports and "
+                "Services follow it)",
+                at=at,
+            )
     return passed("no listen flags")
+
+
+def _extra_arg_lists(p: Profile) -> Iterator[tuple[str, KeyPath, list[str]]]:
+    """(name, key path, args) of every extra-args list: `engine.extra_args`, then each node's own."""
+    yield "engine.extra_args", ("engine", "extra_args"), p.engine.extra_args
+    for i, node in enumerate(p.network.nodes):
+        if node.extra_args:
+            yield f"network.nodes[{i}].extra_args", ("network", "nodes", i, "extra_args"), node.extra_args
+
+
+def _env_maps(p: Profile) -> Iterator[tuple[str, KeyPath, Mapping[str, str]]]:
+    """(name, key path, env) of every env map: `runtime.env`, then each node's own."""
+    yield "runtime.env", ("runtime", "env"), p.runtime.env
+    for i, node in enumerate(p.network.nodes):
+        if node.env:
+            yield f"network.nodes[{i}].env", ("network", "nodes", i, "env"), node.env
 
 
 # --- serving -------------------------------------------------------------------------------------------
@@ -255,7 +272,7 @@ def _key_paths(mapping: Mapping[str, object], prefix: tuple[str, ...] = ()) -> I
 @rule("profile.migration.typed-field", "warn", "Escape hatches do not say what a typed field says")
 def typed_field_migration(p: Profile) -> Outcome:
     e, env = p.engine, p.runtime.env
-    if not (e.extra_args or e.additional_config or env):
+    if not (e.extra_args or e.additional_config or env or any(n.extra_args or n.env for n in p.network.nodes)):
         return skipped("no escape hatch in use")
     # Imported here, only when an escape hatch is in use: the claims are made by the adapter modules, which
     # `validate` otherwise never loads (its start-up time is measured).
@@ -271,14 +288,16 @@ def typed_field_migration(p: Profile) -> Outcome:
             seen.add(claim)
             hits.append((at, f"{where} `{spelling}`: use {claim.field}"))
 
-    for index, token in enumerate(e.extra_args):
-        flag = canonical_flag(token) if flag_tokens([token]) else None
-        if flag is not None:
-            found("flag", flag, ("engine", "extra_args", index), "engine.extra_args")
+    for where, at, args in _extra_arg_lists(p):
+        for index, token in enumerate(args):
+            flag = canonical_flag(token) if flag_tokens([token]) else None
+            if flag is not None:
+                found("flag", flag, (*at, index), where)
     for path in _key_paths(e.additional_config):
         found("key", ".".join(path), ("engine", "additional_config", *path), "engine.additional_config")
-    for name in env:
-        found("env", name, ("runtime", "env", name), "runtime.env")
+    for where, at, env_map in _env_maps(p):
+        for name in env_map:
+            found("env", name, (*at, name), where)
     if not hits:
         return passed("no escape-hatch spelling has a typed field")
     (at, first), rest = hits[0], hits[1:]
@@ -324,19 +343,24 @@ def network_port_clash(p: Profile) -> Outcome:
 def env_inline_secret(p: Profile) -> Outcome:
     from ascendctl.models.secrets import API_KEY_VAR, inline_secret_env
 
-    found = inline_secret_env(p.runtime.env)
-    if not found:
-        return passed("no secret-looking names")
+    for where, at, env in _env_maps(p):
+        found = inline_secret_env(env)
+        if found:
+            return _inline_secret(where, at, found, API_KEY_VAR)
+    return passed("no secret-looking names")
+
+
+def _inline_secret(where: str, at: KeyPath, found: list[tuple[str, str]], api_key_var: str) -> Outcome:
     name, part = found[0]
     more = f" (also {', '.join(n for n, _ in found[1:])})" if len(found) > 1 else ""
-    if name == API_KEY_VAR:
+    if name == api_key_var:
         instead = "set server.api_key (env or file) instead"
     else:
         instead = f"use runtime.secrets: {{{name}: {{env: VAR}}}} or {{{name}: {{file: PATH}}}}"
     return problem(
-        f"`{name}` looks like a secret (its name has the part {part}), and runtime.env values are printed by plans "
+        f"`{name}` looks like a secret (its name has the part {part}), and {where} values are printed by plans "
         f"and written into rendered files: {instead}{more}",
-        at=("runtime", "env", name),
+        at=(*at, name),
     )
 
 
@@ -344,15 +368,16 @@ def env_inline_secret(p: Profile) -> Outcome:
 def extra_args_secret(p: Profile) -> Outcome:
     from ascendctl.models.secrets import secret_flags
 
-    found = secret_flags(p.engine.extra_args)
-    if not found:
-        return passed("no secret-valued flags")
-    first = found[0]
-    return problem(
-        f"`{first.flag}` in engine.extra_args puts a secret in the engine's argv, which plans print and any user "
-        f"of the host can read: {first.instead}",
-        at=("engine", "extra_args", first.index),
-    )
+    for where, at, args in _extra_arg_lists(p):
+        found = secret_flags(args)
+        if found:
+            first = found[0]
+            return problem(
+                f"`{first.flag}` in {where} puts a secret in the engine's argv, which plans print and any user "
+                f"of the host can read: {first.instead}",
+                at=(*at, first.index),
+            )
+    return passed("no secret-valued flags")
 
 
 @rule("profile.runtime.secrets-api-key", "error", "The API key comes from server.api_key")

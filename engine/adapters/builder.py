@@ -111,6 +111,17 @@ def _json(value: Any) -> str:
     return json.dumps(value)
 
 
+def _arg_groups(tokens: Sequence[str]) -> list[list[str]]:
+    """Extra args as option groups: each flag token with the values that follow it."""
+    groups: list[list[str]] = []
+    for token in tokens:
+        if flag_tokens([token]) or not groups:
+            groups.append([token])
+        else:
+            groups[-1].append(token)
+    return groups
+
+
 @dataclass(eq=False)
 class CommandBuilder:
     intent: EngineIntent
@@ -173,6 +184,8 @@ class CommandBuilder:
         """Emit `flag` (with values) if the target vLLM's parser has it. Returns whether it was emitted.
 
         A flag the parser lacks is never emitted: `required` → a broken constraint, optional → a warning.
+        An API-server option (`server`, or one the release's parser snapshot files among them) is dropped on
+        headless nodes.
         """
         if not self.accepted.has_flag(flag):
             message = f"vLLM {self.vllm} has no `{flag}` ({self.accepted.parser.source}); it was needed for: {why}"
@@ -189,6 +202,7 @@ class CommandBuilder:
             else:
                 words.append((_str(value),))  # type: ignore[arg-type]
         target = self.args if node is None else self.node_args.setdefault(node, {})
+        server = server or self.accepted.parser.is_api_server_flag(flag)
         target[flag] = Arg(flag, tuple(words), why, server)
         key = flag if node is None else f"{flag}@node{node}"
         self.provenance[key] = why
@@ -270,13 +284,28 @@ class CommandBuilder:
                 why="graph options collected from the plan (see --compilation-config.* entries)",
             )
         extra = self._checked_extra_args()
+        shared = [(group, self.accepted.parser.is_api_server_flag(group[0])) for group in _arg_groups(extra)]
+        if self.headless:
+            for group, server in shared:
+                if server:
+                    self.provenance[f"extra:{group[0]}"] = (
+                        "user: engine.extra_args (an API-server option: given to the head only, headless nodes "
+                        "serve no API)"
+                    )
         commands: list[EngineCommand] = []
         env_sources: dict[int, dict[str, str]] = {}
         for node in intent.nodes:
             i = node.index
             headless = i in self.headless
+            node_extra: list[str] = []
+            mine: list[str] = []
             if i in self.worker_argv:
                 words = list(self.worker_argv[i])
+                if node.extra_args or node.device_utilization is not None:
+                    self.fail(
+                        f"network.nodes[{i}]: node {i} runs `{self.text(words[0])}`, not `vllm serve`: its "
+                        "extra_args / device_utilization have no effect there (set them on the head)"
+                    )
             else:
                 words = [("vllm",), ("serve",), (intent.model.source,)]
                 flags = dict(self.args)
@@ -286,12 +315,14 @@ class CommandBuilder:
                         continue
                     words.append((a.flag,))
                     words += a.words
-                words += [(token,) for token in extra]
+                mine = [t for group, server in shared if not (headless and server) for t in group]
+                node_extra = self._checked_node_args(i, headless, set(flags))
+                words += [(token,) for token in [*mine, *node_extra]]
             argv = tuple(self._resolve(w, i) for w in words)
             if i not in self.worker_argv:
-                self._check_argv(argv, extra)
+                self._check_argv(argv, mine, node_extra, i)
             env, sources, env_words = self._node_env(i)
-            self._check_env(env)
+            self._check_env(env, i)
             env_sources[i] = sources
             serves_http = i not in self.worker_argv and not headless
             secret: dict[str, SecretRef] = {}
@@ -373,6 +404,14 @@ class CommandBuilder:
             else:
                 sources[name] = f"user: runtime.env.{name}"
             env[name] = value
+        for name, value in self.intent.nodes[node].env.items():
+            words.pop(name, None)
+            here = f"user: network.nodes[{node}].env.{name}"
+            if name in env and env[name] != value:
+                sources[name] = f"{here} (replaces {env[name]!r}: {sources[name]})"
+            else:
+                sources[name] = here
+            env[name] = value
         return env, sources, words
 
     def _checked_extra_args(self) -> list[str]:
@@ -394,21 +433,53 @@ class CommandBuilder:
             self.provenance[f"extra:{token}"] = "user: engine.extra_args"
         return extra
 
-    def _check_argv(self, argv: Sequence[str], extra: Sequence[str]) -> None:
+    def _checked_node_args(self, node: int, headless: bool, planned: set[str]) -> list[str]:
+        """`network.nodes[node].extra_args`, appended after the profile-wide ones: an API-server option on a
+        headless node is a broken constraint (it serves no API); a repeat of a planned flag is a warning."""
+        kept: list[str] = []
+        where = f"network.nodes[{node}].extra_args"
+        planned_keys = {_flag_key(f) for f in planned}
+        for group in _arg_groups(self.intent.nodes[node].extra_args):
+            token = group[0]
+            if headless and self.accepted.parser.is_api_server_flag(token):
+                self.fail(
+                    f"{where}: `{token}` is an API-server option of vLLM {self.vllm} "
+                    f"({self.accepted.parser.source}), and node {node} is headless (it serves no API): "
+                    "set it on the head (network.nodes[0].extra_args or engine.extra_args)"
+                )
+                continue  # never given to the node, even when unsupported plans are allowed
+            if _flag_key(token) in planned_keys:
+                self.warn(f"{where} repeats the planned `{_flag_key(token)}`; vLLM takes the last value (yours)")
+            self.provenance[f"extra:{token}@node{node}"] = f"user: {where}"
+            kept += group
+        return kept
+
+    def _check_argv(
+        self, argv: Sequence[str], extra: Sequence[str], node_extra: Sequence[str] = (), node: int = 0
+    ) -> None:
         """Replay one node's argv through the release's real-parser snapshot: every rejection (a flag it lacks,
         a bad choice or value, a JSON key it rejects or drops) is a broken constraint."""
         extra_flags = {canonical_flag(t) for t in flag_tokens(list(extra))}
+        node_flags = {canonical_flag(t) for t in flag_tokens(list(node_extra))}
         for problem in self.accepted.argv_problems(argv):
-            mine = canonical_flag(problem.token) in extra_flags
-            self.fail(f"engine.extra_args: {problem.message}" if mine else problem.message)
+            flag = canonical_flag(problem.token)
+            if flag in node_flags:
+                self.fail(f"network.nodes[{node}].extra_args: {problem.message}")
+            elif flag in extra_flags:
+                self.fail(f"engine.extra_args: {problem.message}")
+            else:
+                self.fail(problem.message)
 
     def _check_additional(self, planned: Mapping[str, Any]) -> None:
         for message in self.accepted.key_problems(planned):
             self.fail(f"--additional-config: {message}")
 
-    def _check_env(self, env: Mapping[str, str]) -> None:
+    def _check_env(self, env: Mapping[str, str], node: int = 0) -> None:
         for name in env:
             problem = self.accepted.env_problem(name)
             if problem is not None:
-                origin = "runtime.env" if name in self.intent.user_env else "planned env"
+                if name in self.intent.nodes[node].env:
+                    origin = f"network.nodes[{node}].env"
+                else:
+                    origin = "runtime.env" if name in self.intent.user_env else "planned env"
                 self.fail(f"{origin} {name}: {problem}")

@@ -137,15 +137,21 @@ class AscendIntent:
 
 @dataclass(frozen=True)
 class NodeIntent:
+    """One node; the fields after `interface` are the profile's per-node overrides (`network.nodes[i]`)."""
+
     index: int
     address: str | None = None
     interface: str | None = None
+    device_utilization: float | None = None  # wins over EngineIntent.device_utilization on this node
+    env: Mapping[str, str] = field(default_factory=dict)  # set after user_env
+    extra_args: tuple[str, ...] = ()  # appended after EngineIntent.extra_args
 
 
 @dataclass(frozen=True)
 class ServerIntent:
     host: str = defaults.SERVER_HOST
     port: int = defaults.SERVER_PORT
+    api_server_count: int | None = None  # `--api-server-count` (head only); None: vLLM's default
     api_key: SecretRef | None = None
     shutdown_timeout: int = defaults.SHUTDOWN_TIMEOUT_S
     shutdown_timeout_explicit: bool = False

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import era
 from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.adapters.typed_fields import claim
 
 NPU = {"npu"}
 NON_NPU = {"cpu", "cuda"}
@@ -50,6 +51,14 @@ def model_args(intent: EngineIntent, b: CommandBuilder) -> None:
             intent.device_utilization,
             why=intent.source("engine.memory.device_utilization"),
         )
+    for node in intent.nodes:  # a node's own value wins on that node
+        if node.device_utilization is not None:
+            b.arg(
+                "--gpu-memory-utilization",
+                node.device_utilization,
+                why=f"user: network.nodes[{node.index}].device_utilization",
+                node=node.index,
+            )
 
 
 # ------------------------------------------------------------------------------------ quantization
@@ -275,10 +284,20 @@ def pooling_runner(intent: EngineIntent, b: CommandBuilder) -> None:
 
 
 # ------------------------------------------------------------------------------------------ server
+claim("server.api_server_count", flags=("--api-server-count",))
+
+
 def _server(intent: EngineIntent, b: CommandBuilder, drain: bool) -> None:
     s = intent.server
     b.arg("--host", s.host, why=intent.source("server.host"), server=True)
     b.arg("--port", s.port, why=intent.source("server.port"), server=True)
+    if s.api_server_count is not None:
+        b.arg(
+            "--api-server-count",
+            s.api_server_count,
+            why=f"{intent.source('server.api_server_count')} (API server processes; the head only)",
+            server=True,
+        )
     if drain:
         b.arg(
             "--shutdown-timeout",

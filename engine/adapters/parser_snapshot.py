@@ -62,6 +62,10 @@ _BINARY = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
+# `serve` options (the snapshot's `frontend` group) that a headless node itself takes: not API-server options.
+_HEADLESS_OWN_OPTIONS = frozenset({"headless", "data_parallel_start_rank"})
+
+
 class SnapshotMissing(LookupError):
     """No snapshot (and no recorded decision) for a vLLM version."""
 
@@ -224,6 +228,15 @@ class ParserSnapshot:
 
     def has(self, token: str) -> bool:
         return self.option(token) is not None
+
+    def is_api_server_flag(self, token: str) -> bool:
+        """Whether `token` is an option of the API server (not of the engine): one the snapshot records in the
+        `frontend` group (the `serve` subcommand's own options and, from vLLM 0.10, its "Frontend" group:
+        `--host`, `--port`, `--api-key`, `--api-server-count`, `--tool-call-parser`, `--chat-template`, …).
+        A headless node serves no API and never gets one. The exceptions are the serve options a headless node
+        takes itself: `--headless` and, where vLLM keeps it among them (≤ 0.9), `--data-parallel-start-rank`."""
+        opt = self.option(token)
+        return opt is not None and opt.group == "frontend" and opt.dest not in _HEADLESS_OWN_OPTIONS
 
     def json_flag(self, flag: str) -> JsonFlagInfo | None:
         """What the snapshot knows about a JSON-valued flag (any spelling or alias)."""
@@ -771,3 +784,12 @@ def snapshot_for(vllm: str, distribution: str = "vllm") -> ParserSnapshot:
     return ParserSnapshot(
         data, version=version, built_from=built_from, decision=decision_text, source=f"{SOURCE_PREFIX}/{name}"
     )
+
+
+def is_api_server_flag(vllm: str, token: str, distribution: str = "vllm") -> bool:
+    """Whether `token` is an API-server option of vLLM `vllm` (see `ParserSnapshot.is_api_server_flag`);
+    False when there is no snapshot for that version."""
+    try:
+        return snapshot_for(vllm, distribution).is_api_server_flag(token)
+    except SnapshotMissing:
+        return False

@@ -24,6 +24,10 @@ HOSTS = {
         backend="npu", family="a2", driver=DriverInfo(True, "25.5.1"), cann=CannInfo(version="9.1.0"),
         cpu=CpuInfo(arch="aarch64", cores=192, memory_total_mb=1_548_000, numa_nodes=4),
     ),
+    "npu-a3": HostFacts(
+        backend="npu", family="a3", driver=DriverInfo(True, "26.0.rc1"), cann=CannInfo(version="9.1.0"),
+        cpu=CpuInfo(arch="aarch64", cores=320, memory_total_mb=1_548_000, numa_nodes=4),
+    ),
     "cpu": HostFacts(backend="cpu", cpu=CpuInfo(arch="x86_64", cores=16, memory_total_mb=64_000, numa_nodes=1)),
     "cuda": HostFacts(
         backend="cuda", cuda=CudaInfo(nvidia_smi=True, gpus=(CudaGpu(0, "NVIDIA H100", 81559, 0),)),
@@ -40,7 +44,8 @@ def facts_file(tmp_path: Path, backend: str) -> Path:
 
 @pytest.mark.parametrize("profile", CURATED, ids=[p.name for p in CURATED])
 def test_serve_dry_run_with_facts_is_plan_with_facts(profile: Path, tmp_path: Path) -> None:
-    facts = facts_file(tmp_path, load_profile(profile).target.backend)
+    target = load_profile(profile).target
+    facts = facts_file(tmp_path, "npu-a3" if target.hardware == "a3" else target.backend)
     served = runner.invoke(app, ["serve", str(profile), "--dry-run", "--json", "--facts", str(facts)])
     planned = runner.invoke(app, ["plan", str(profile), "--json", "--facts", str(facts)])
     assert served.exit_code == 0 and planned.exit_code == 0, served.output + planned.output

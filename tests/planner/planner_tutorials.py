@@ -396,6 +396,125 @@ vllm serve vllm-ascend/DeepSeek-V3.1-W8A8 --host 0.0.0.0 --port 8004{headless} -
     )
 ]
 
+# Two-node tutorials reproduced command for command on both nodes, with the per-node differences the profile
+# says per node (network.nodes[i]: address, device_utilization, env) and the API-server options on the head only.
+_ASCENDCTL_ENV = {
+    "HCCL_OP_EXPANSION_MODE": "an ascendctl default (AIV) the tutorial does not export",
+    "TASK_QUEUE_ENABLE": "an ascendctl default the tutorial does not export",
+    "PYTORCH_NPU_ALLOC_CONF": "an ascendctl default the tutorial does not export",
+    "ASCEND_RT_VISIBLE_DEVICES": "ascendctl pins the devices (0..devices_per_node-1) on every node",
+}
+_HEADLESS_NO_API = {
+    "--host": "headless nodes serve no API: ascendctl drops the API-server options there (vllm.md §2.8)",
+    "--port": "headless nodes serve no API (see --host)",
+}
+
+TWO_NODE_DEEPSEEK_V31_TORCHAIR = [
+    Tutorial(
+        id=f"2node-deepseek-v3.1-torchair-v0.11-node{node}",
+        profile=FIXTURES / "tut-2node-deepseek-v3.1-torchair-v0110.yaml",
+        source=f"v0.11.0:docs/source/tutorials/multi_node.md:{line}",
+        node=node,
+        text=f"""
+export VLLM_USE_MODELSCOPE=True
+export HCCL_IF_IP={address}
+export GLOO_SOCKET_IFNAME=eth0
+export TP_SOCKET_IFNAME=eth0
+export HCCL_SOCKET_IFNAME=eth0
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=10{v1}
+export HCCL_BUFFSIZE=1024
+vllm serve vllm-ascend/DeepSeek-V3.1-W8A8 \\
+--host 0.0.0.0 \\
+--port 8004 \\{headless}
+--data-parallel-size 4 \\
+--data-parallel-size-local 2 \\{start}
+--data-parallel-address 192.0.2.50 \\
+--data-parallel-rpc-port 13389 \\
+--tensor-parallel-size 4 \\
+--seed 1024 \\
+--served-model-name deepseek_v3.1 \\
+--enable-expert-parallel \\
+--max-num-seqs 16 \\
+--max-model-len 32768 \\
+--quantization ascend \\
+--max-num-batched-tokens 4096 \\
+--trust-remote-code \\
+--no-enable-prefix-caching \\
+--gpu-memory-utilization {util} \\
+--additional-config '{{"ascend_scheduler_config":{{"enabled":true}},"torchair_graph_config":{{"enabled":true}}}}'
+""",
+        expected={} if node == 0 else dict(_HEADLESS_NO_API),
+        expected_env=dict(_ASCENDCTL_ENV),
+    )
+    for node, line, address, v1, headless, start, util in (
+        (0, 121, "192.0.2.50", "", "", "", "0.9"),
+        (
+            1,
+            165,
+            "192.0.2.51",
+            "\nexport VLLM_USE_V1=1",
+            "\n--headless \\",
+            "\n--data-parallel-start-rank 2 \\",
+            "0.92",
+        ),
+    )
+]
+
+TWO_NODE_QWEN3_VL_235B = [
+    Tutorial(
+        id=f"2node-qwen3-vl-235b-a2-v0.23.0-node{node}",
+        profile=FIXTURES / "tut-2node-qwen3-vl-235b-a2-v0230.yaml",
+        source=f"v0.23.0:docs/source/tutorials/models/Qwen3-VL-235B-A22B-Instruct.md:{line}",
+        node=node,
+        text=f"""
+export VLLM_USE_MODELSCOPE=True
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export HCCL_IF_IP={address}
+export GLOO_SOCKET_IFNAME=eth0
+export TP_SOCKET_IFNAME=eth0
+export HCCL_SOCKET_IFNAME=eth0
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=1
+export HCCL_BUFFSIZE=1024
+export TASK_QUEUE_ENABLE=1
+export HCCL_OP_EXPANSION_MODE="AIV"
+vllm serve Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-QuaRot \\
+  --host 0.0.0.0 \\
+  --port 8000 \\
+  --quantization ascend \\{role}
+  --data-parallel-size 2 \\
+  --data-parallel-size-local 1 \\{start}
+  --data-parallel-address 192.0.2.80 \\
+  --data-parallel-rpc-port 13389 \\
+  --seed 1024 \\
+  --served-model-name qwen3-vl-235b \\
+  --tensor-parallel-size 8 \\
+  --enable-expert-parallel \\
+  --max-num-seqs 16 \\
+  --max-model-len 262144 \\
+  --max-num-batched-tokens 4096 \\
+  --trust-remote-code \\
+  --gpu-memory-utilization 0.9 \\
+  --no-enable-prefix-caching \\
+  --mm-processor-cache-gb 0 \\
+  --limit-mm-per-prompt.image 1 \\
+  --limit-mm-per-prompt.video 0 \\
+  --compilation-config '{{"cudagraph_mode":"FULL_DECODE_ONLY"}}' \\
+  --additional-config '{{"enable_cpu_binding":true,"enable_flashcomm1":true}}'
+""",
+        expected={} if node == 0 else dict(_HEADLESS_NO_API),
+        expected_env={"ASCEND_RT_VISIBLE_DEVICES": _ASCENDCTL_ENV["ASCEND_RT_VISIBLE_DEVICES"]},
+        warnings=("engine.ascend.flashcomm1: planned as",),
+    )
+    for node, line, address, role, start in (
+        (0, 348, "192.0.2.80", "\n  --api-server-count 2 \\", ""),
+        (1, 402, "192.0.2.81", "\n  --headless \\", "\n  --data-parallel-start-rank 1 \\"),
+    )
+]
+
+TWO_NODE_TUTORIALS = [*TWO_NODE_DEEPSEEK_V31_TORCHAIR, *TWO_NODE_QWEN3_VL_235B]
+
 EPLB_MRV1 = Tutorial(
     id="eplb-dynamic-mrv1",
     profile=FIXTURES / "qwen3-235b-eplb-dynamic-a3.yaml",
@@ -925,6 +1044,279 @@ vllm serve Eco-Tech/GLM-4.7-W8A8-floatmtp \\
 
 SPECULATIVE_TUTORIALS = [SPEC_QWEN3_32B_EAGLE3, SPEC_QWEN35_27B_MTP, SPEC_GLM47_MTP]
 
+# ----------------------------------------------------------------------------------------------------
+# Curated profiles (profiles/*.yaml) for today's models, each reproducing the tutorial its header cites, on the
+# release of the A3 fixture host (v0.23.0). `source` is TAG:path:LINE (the `vllm serve` line). Every option a
+# typed field says is said by it; what is left in engine.extra_args / additional_config / runtime.env has no
+# typed field yet (the profile's comment says which).
+
+_SWITCH_KEYS = (
+    "engine.ascend switches: v0.23.0's code reads the `--additional-config` keys first and keeps the tutorial's "
+    "VLLM_ASCEND_* variables only as fallbacks marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361): "
+    "the plan spells the keys"
+)
+_DEEPSEEK_MTP = "from vLLM 0.11 `deepseek_mtp` is an alias of `mtp`, which the profile's method is spelled as"
+
+CURATED_DEEPSEEK_V32 = Tutorial(
+    id="curated-deepseek-v3-2-w8a8-mtp-a3",
+    profile=PROFILES / "deepseek-v3-2-w8a8-mtp-a3.yaml",
+    source="v0.23.0:docs/source/tutorials/models/DeepSeek-V3.2.md:149",
+    text="""
+export HCCL_OP_EXPANSION_MODE="AIV"
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=10
+export VLLM_USE_V1=1
+export HCCL_BUFFSIZE=200
+export VLLM_ASCEND_ENABLE_MLAPO=1
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export VLLM_ASCEND_ENABLE_FLASHCOMM1=1
+
+vllm serve /root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V3.2-W8A8 \\
+--host 0.0.0.0 \\
+--port 8000 \\
+--data-parallel-size 2 \\
+--tensor-parallel-size 8 \\
+--quantization ascend \\
+--seed 1024 \\
+--served-model-name deepseek_v3_2 \\
+--enable-expert-parallel \\
+--max-num-seqs 16 \\
+--max-model-len 8192 \\
+--max-num-batched-tokens 4096 \\
+--trust-remote-code \\
+--no-enable-prefix-caching \\
+--gpu-memory-utilization 0.92 \\
+--compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}' \\
+--speculative-config '{"num_speculative_tokens": 3, "method": "deepseek_mtp"}'
+""",
+    expected={
+        "--additional-config": _SWITCH_KEYS + " (enable_mlapo, enable_flashcomm1)",
+        "--speculative-config": _DEEPSEEK_MTP,
+    },
+    expected_env={
+        "VLLM_ASCEND_ENABLE_MLAPO": "spelled as the `enable_mlapo` key instead (see --additional-config)",
+        "VLLM_ASCEND_ENABLE_FLASHCOMM1": "spelled as the `enable_flashcomm1` key instead (see --additional-config)",
+        "VLLM_USE_V1": "vLLM ≥ 0.13 no longer reads VLLM_USE_V1 (vllm.md §4.3): not planned for v0.23.0",
+    },
+    warnings=("engine.ascend.mlapo: planned as", "engine.ascend.flashcomm1: planned as"),
+)
+
+CURATED_GLM5_W4A8 = Tutorial(
+    id="curated-glm-5-w4a8-mtp-a3",
+    profile=PROFILES / "glm-5-w4a8-mtp-a3.yaml",
+    source="v0.23.0:docs/source/tutorials/models/GLM5.md:277",
+    text="""
+export HCCL_OP_EXPANSION_MODE="AIV"
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=1
+export HCCL_BUFFSIZE=200
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export VLLM_ASCEND_BALANCE_SCHEDULING=1
+export VLLM_ASCEND_ENABLE_FLASHCOMM1=1
+
+vllm serve /root/.cache/modelscope/hub/models/vllm-ascend/GLM5-w4a8 \\
+--host 0.0.0.0 \\
+--port 8077 \\
+--data-parallel-size 1 \\
+--tensor-parallel-size 16 \\
+--enable-expert-parallel \\
+--seed 1024 \\
+--served-model-name glm-5 \\
+--max-num-seqs 16 \\
+--max-model-len 200000 \\
+--max-num-batched-tokens 4096 \\
+--trust-remote-code \\
+--gpu-memory-utilization 0.95 \\
+--quantization ascend \\
+--enable-chunked-prefill \\
+--enable-prefix-caching \\
+--additional-config '{"multistream_overlap_shared_expert": true}' \\
+--compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}' \\
+--hf-overrides '{"use_index_cache": true, "index_topk_freq": 4}' \\
+--speculative-config '{"num_speculative_tokens": 3, "method": "deepseek_mtp", "enforce_eager": true}'
+""",
+    expected={
+        "--data-parallel-size": "DP 1 is vLLM's default; ascendctl emits parallel sizes above 1 only",
+        "--additional-config": _SWITCH_KEYS + " (enable_balance_scheduling, enable_flashcomm1) next to the "
+        "tutorial's multistream_overlap_shared_expert",
+        "--speculative-config": _DEEPSEEK_MTP,
+    },
+    expected_env={
+        "VLLM_ASCEND_BALANCE_SCHEDULING": "spelled as the `enable_balance_scheduling` key instead "
+        "(see --additional-config)",
+        "VLLM_ASCEND_ENABLE_FLASHCOMM1": "spelled as the `enable_flashcomm1` key instead (see --additional-config)",
+    },
+    warnings=("engine.ascend.balance_scheduling: planned as", "engine.ascend.flashcomm1: planned as"),
+)
+
+CURATED_KIMI_K25 = Tutorial(
+    id="curated-kimi-k2-5-w4a8-eagle3-a3",
+    profile=PROFILES / "kimi-k2-5-w4a8-eagle3-a3.yaml",
+    source="v0.23.0:docs/source/tutorials/models/Kimi-K2.5.md:163",
+    text="""
+export LD_PRELOAD=/usr/lib/aarch64-linux-gnu/libjemalloc.so.2:$LD_PRELOAD
+export HCCL_OP_EXPANSION_MODE="AIV"
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=1
+export TASK_QUEUE_ENABLE=1
+
+export HCCL_BUFFSIZE=800
+export VLLM_ASCEND_ENABLE_MLAPO=1
+export VLLM_ASCEND_ENABLE_FLASHCOMM1=1
+export VLLM_ASCEND_BALANCE_SCHEDULING=1
+
+vllm serve Eco-Tech/Kimi-K2.5-w4a8 \\
+  --host 0.0.0.0 \\
+  --port 8088 \\
+  --quantization ascend \\
+  --served-model-name kimi_k25 \\
+  --allowed-local-media-path / \\
+  --trust-remote-code \\
+  --no-enable-prefix-caching \\
+  --seed 1024 \\
+  --tensor-parallel-size 4 \\
+  --data-parallel-size 4 \\
+  --enable-expert-parallel \\
+  --max-num-seqs 64 \\
+  --max-model-len 32768 \\
+  --max-num-batched-tokens 16384 \\
+  --gpu-memory-utilization 0.9 \\
+  --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}' \\
+  --speculative-config '{"method":"eagle3", "model":"lightseekorg/kimi-k2.5-eagle3", "num_speculative_tokens":3}' \\
+  --mm-encoder-tp-mode data
+""",
+    expected={
+        "--allowed-local-media-path": "left out of the curated profile on purpose: `/` lets any client make the "
+        "server read any local file (the profile's header says how to add a narrow directory)",
+        "--additional-config": _SWITCH_KEYS + " (enable_mlapo, enable_flashcomm1, enable_balance_scheduling)",
+    },
+    expected_env={
+        "LD_PRELOAD": _JEMALLOC_ENV,
+        "VLLM_ASCEND_ENABLE_MLAPO": "spelled as the `enable_mlapo` key instead (see --additional-config)",
+        "VLLM_ASCEND_ENABLE_FLASHCOMM1": "spelled as the `enable_flashcomm1` key instead (see --additional-config)",
+        "VLLM_ASCEND_BALANCE_SCHEDULING": "spelled as the `enable_balance_scheduling` key instead "
+        "(see --additional-config)",
+    },
+    warnings=(
+        "unsupported (allowed): matrix: W4A8 quantization does not work for multimodal models",
+        "engine.ascend.mlapo: planned as",
+    ),
+)
+
+CURATED_QWEN3_NEXT = Tutorial(
+    id="curated-qwen3-next-80b-a3b-tp4-a3",
+    profile=PROFILES / "qwen3-next-80b-a3b-a3.yaml",
+    source="v0.23.0:docs/source/tutorials/models/Qwen3-Next.md:133",
+    text="""
+vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct --served-model-name qwen3_next --tensor-parallel-size 4 --max-model-len 32768 --gpu-memory-utilization 0.8 --max-num-batched-tokens 4096 --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}'
+""",  # noqa: E501 (a documented command, kept on its line)
+    expected={"--port": "ascendctl plans the profile's server.port explicitly (default 8000)"},
+    warnings=("Qwen3-Next is experimental on a3 in v0.23.0's table",),
+)
+
+CURATED_MINIMAX_M27 = Tutorial(
+    id="curated-minimax-m2-7-w8a8-tools-a3",
+    profile=PROFILES / "minimax-m2-7-w8a8-tools-a3.yaml",
+    source="v0.23.0:docs/source/tutorials/models/MiniMax-M2.md:197 (tool-calling flags: lines 243-245; "
+    "`/path/to/weight` filled in as /models)",
+    text="""
+export HCCL_OP_EXPANSION_MODE="AIV"
+export HCCL_BUFFSIZE=1024
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export OMP_NUM_THREADS=1
+export LD_PRELOAD=/usr/lib/aarch64-linux-gnu/libjemalloc.so.2:$LD_PRELOAD
+export TASK_QUEUE_ENABLE=1
+
+export VLLM_ASCEND_BALANCE_SCHEDULING=0
+
+vllm serve /models/MiniMax-M2.7-w8a8-QuaRot \\
+    --served-model-name "MiniMax-M2.7" \\
+    --host 0.0.0.0 \\
+    --port 8000 \\
+    --trust-remote-code \\
+    --quantization ascend \\
+    --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}' \\
+    --async-scheduling \\
+    --additional-config '{"enable_cpu_binding":true, "enable_fused_mc2":true, "enable_flashcomm1":true, "weight_nz_mode":true}' \\
+    --enable-expert-parallel \\
+    --tensor-parallel-size 4 \\
+    --data-parallel-size 4 \\
+    --max-num-seqs 48 \\
+    --max-model-len 40690 \\
+    --max-num-batched-tokens 16384 \\
+    --gpu-memory-utilization 0.85 \\
+    --speculative_config '{"enforce_eager": true, "method": "eagle3", "model": "/models/Eagle3", "num_speculative_tokens": 3}' \\
+    --enable-auto-tool-choice \\
+    --tool-call-parser minimax_m2 \\
+    --reasoning-parser minimax_m2_append_think
+""",  # noqa: E501 (a documented command, kept on its line)
+    expected={
+        "--additional-config": "engine.ascend.fused_mc2 is planned as `enable_fused_mc2: 1` (the mode number the "
+        "release reads; the tutorial's `true` is the same mode 1), and balance_scheduling: false as the "
+        "`enable_balance_scheduling` key (" + _SWITCH_KEYS + ")",
+    },
+    expected_env={
+        "LD_PRELOAD": _JEMALLOC_ENV,
+        "VLLM_ASCEND_BALANCE_SCHEDULING": "spelled as `enable_balance_scheduling: false` instead "
+        "(see --additional-config)",
+    },
+)
+
+CURATED_QWEN3_VL_30B = Tutorial(
+    id="curated-qwen3-vl-30b-a3b-image-only-a3",
+    profile=PROFILES / "qwen3-vl-30b-a3b-a3.yaml",
+    source="v0.23.0:docs/source/tutorials/models/Qwen3-VL-30B-A3B-Instruct.md:267",
+    text="""
+export VLLM_USE_MODELSCOPE=True
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export HCCL_OP_EXPANSION_MODE="AIV"
+export HCCL_BUFFSIZE=1024
+export OMP_NUM_THREADS=1
+export OMP_PROC_BIND=false
+export TASK_QUEUE_ENABLE=1
+export VLLM_ASCEND_ENABLE_FLASHCOMM1=1
+export VLLM_ASCEND_ENABLE_FUSED_MC2=1
+
+vllm serve Qwen/Qwen3-VL-30B-A3B-Instruct \\
+  --host 0.0.0.0 \\
+  --port 8000 \\
+  --served-model-name qwen3-vl-30b \\
+  --data-parallel-size 1 \\
+  --tensor-parallel-size 2 \\
+  --enable-expert-parallel \\
+  --seed 1024 \\
+  --max-num-seqs 32 \\
+  --max-model-len 32768 \\
+  --max-num-batched-tokens 16384 \\
+  --gpu-memory-utilization 0.9 \\
+  --no-enable-prefix-caching \\
+  --mm-processor-cache-gb 0 \\
+  --limit-mm-per-prompt.image 1 \\
+  --limit-mm-per-prompt.video 0 \\
+  --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[1,2,4,8,16,24,32]}'
+""",
+    expected={
+        "--data-parallel-size": "DP 1 is vLLM's default; ascendctl emits parallel sizes above 1 only",
+        "--additional-config": _SWITCH_KEYS + " (enable_flashcomm1; fused MC2 as its mode number "
+        "`enable_fused_mc2: 1`)",
+    },
+    expected_env={
+        "VLLM_ASCEND_ENABLE_FLASHCOMM1": "spelled as the `enable_flashcomm1` key instead (see --additional-config)",
+        "VLLM_ASCEND_ENABLE_FUSED_MC2": "spelled as the `enable_fused_mc2` key instead (see --additional-config)",
+    },
+    warnings=("engine.ascend.flashcomm1: planned as", "engine.ascend.fused_mc2: planned as"),
+)
+
+CURATED_TUTORIALS = [
+    CURATED_DEEPSEEK_V32,
+    CURATED_GLM5_W4A8,
+    CURATED_KIMI_K25,
+    CURATED_QWEN3_NEXT,
+    CURATED_MINIMAX_M27,
+    CURATED_QWEN3_VL_30B,
+]
+
 TUTORIALS: list[Tutorial] = [
     QWEN3_32B_W8A8,
     QWEN3_32B_W4A4,
@@ -935,6 +1327,7 @@ TUTORIALS: list[Tutorial] = [
     DEEPSEEK_R1_A3,
     *DEEPSEEK_R1_2NODE,
     *DEEPSEEK_V31_TORCHAIR,
+    *TWO_NODE_TUTORIALS,
     *SPECULATIVE_TUTORIALS,
     EPLB_MRV1,
     EPLB_MRV2,
@@ -946,4 +1339,5 @@ TUTORIALS: list[Tutorial] = [
     SERVE_QWEN3_VL_30B_V014,
     SERVE_QWEN3_VL_30B_A3,
     SERVE_HY3_PREVIEW,
+    *CURATED_TUTORIALS,
 ]

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Rendered by ascendctl from profile glm-5-w4a8-mtp-a3: release v0.23.0 (vLLM 0.23.0), backend npu, hardware a3.
+# Re-render instead of editing: `ascendctl render PROFILE --target docker`.
+# note: engine.ascend.flashcomm1: planned as `--additional-config` `enable_flashcomm1`, which this release's code reads first; the tutorials' `VLLM_ASCEND_ENABLE_FLASHCOMM1=1` (e.g. v0.25.1rc1:docs/source/tutorials/models/DeepSeek-V3.2.md:132) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
+# note: engine.ascend.balance_scheduling: planned as `--additional-config` `enable_balance_scheduling`, which this release's code reads first; the tutorials' `VLLM_ASCEND_BALANCE_SCHEDULING=1` (e.g. v0.23.0:docs/source/tutorials/models/DeepSeek-R1.md:156) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
+set -euo pipefail
+# Host networking: HCCL and the data-parallel RPC talk between hosts; the API binds 0.0.0.0:8077.
+exec docker run --rm --name glm-5-w4a8-mtp-a3 \
+  --net=host --shm-size=16g \
+  --device /dev/davinci0 \
+  --device /dev/davinci1 \
+  --device /dev/davinci2 \
+  --device /dev/davinci3 \
+  --device /dev/davinci4 \
+  --device /dev/davinci5 \
+  --device /dev/davinci6 \
+  --device /dev/davinci7 \
+  --device /dev/davinci8 \
+  --device /dev/davinci9 \
+  --device /dev/davinci10 \
+  --device /dev/davinci11 \
+  --device /dev/davinci12 \
+  --device /dev/davinci13 \
+  --device /dev/davinci14 \
+  --device /dev/davinci15 \
+  --device /dev/davinci_manager \
+  --device /dev/devmm_svm \
+  --device /dev/hisi_hdc \
+  -v /usr/local/dcmi:/usr/local/dcmi:ro \
+  -v /usr/local/Ascend/driver/tools/hccn_tool:/usr/local/Ascend/driver/tools/hccn_tool:ro \
+  -v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi:ro \
+  -v /usr/local/Ascend/driver/lib64:/usr/local/Ascend/driver/lib64:ro \
+  -v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info:ro \
+  -v /etc/ascend_install.info:/etc/ascend_install.info:ro \
+  -v /root/.cache:/root/.cache \
+  -v /root/.cache/modelscope/hub/models/vllm-ascend/GLM5-w4a8:/root/.cache/modelscope/hub/models/vllm-ascend/GLM5-w4a8:ro \
+  -e PYTORCH_NPU_ALLOC_CONF=expandable_segments:True \
+  -e TASK_QUEUE_ENABLE=1 \
+  -e OMP_NUM_THREADS=1 \
+  -e OMP_PROC_BIND=false \
+  -e HCCL_OP_EXPANSION_MODE=AIV \
+  -e HCCL_BUFFSIZE=200 \
+  -e ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 \
+  --entrypoint vllm \
+  quay.io/ascend/vllm-ascend:v0.23.0-a3 \
+  serve /root/.cache/modelscope/hub/models/vllm-ascend/GLM5-w4a8 --served-model-name glm-5 --max-model-len 200000 --trust-remote-code --hf-overrides '{"use_index_cache": true, "index_topk_freq": 4}' --seed 1024 --gpu-memory-utilization 0.95 --quantization ascend --tensor-parallel-size 16 --enable-expert-parallel --max-num-seqs 16 --max-num-batched-tokens 4096 --enable-prefix-caching --enable-chunked-prefill --speculative-config '{"method": "mtp", "num_speculative_tokens": 3, "enforce_eager": true}' --host 0.0.0.0 --port 8077 --shutdown-timeout 30 --additional-config '{"enable_flashcomm1": true, "multistream_overlap_shared_expert": true, "enable_balance_scheduling": true}' --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}'

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Rendered by ascendctl from profile minimax-m2-7-w8a8-tools-a3: release v0.23.0 (vLLM 0.23.0), backend npu, hardware a3.
+# Re-render instead of editing: `ascendctl render PROFILE --target docker`.
+# note: engine.ascend.flashcomm1: planned as `--additional-config` `enable_flashcomm1`, which this release's code reads first; the tutorials' `VLLM_ASCEND_ENABLE_FLASHCOMM1=1` (e.g. v0.25.1rc1:docs/source/tutorials/models/DeepSeek-V3.2.md:132) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
+# note: engine.ascend.fused_mc2: planned as `--additional-config` `enable_fused_mc2`, which this release's code reads first; the tutorials' `VLLM_ASCEND_ENABLE_FUSED_MC2=1` (e.g. v0.25.1rc1:docs/source/tutorials/features/dynamic_chunked_pipeline_parallel.md:79) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
+# note: engine.ascend.balance_scheduling: planned as `--additional-config` `enable_balance_scheduling`, which this release's code reads first; the tutorials' `VLLM_ASCEND_BALANCE_SCHEDULING=1` (e.g. v0.23.0:docs/source/tutorials/models/DeepSeek-R1.md:156) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
+set -euo pipefail
+# Host networking: HCCL and the data-parallel RPC talk between hosts; the API binds 0.0.0.0:8000.
+exec docker run --rm --name minimax-m2-7-w8a8-tools-a3 \
+  --net=host --shm-size=16g \
+  --device /dev/davinci0 \
+  --device /dev/davinci1 \
+  --device /dev/davinci2 \
+  --device /dev/davinci3 \
+  --device /dev/davinci4 \
+  --device /dev/davinci5 \
+  --device /dev/davinci6 \
+  --device /dev/davinci7 \
+  --device /dev/davinci8 \
+  --device /dev/davinci9 \
+  --device /dev/davinci10 \
+  --device /dev/davinci11 \
+  --device /dev/davinci12 \
+  --device /dev/davinci13 \
+  --device /dev/davinci14 \
+  --device /dev/davinci15 \
+  --device /dev/davinci_manager \
+  --device /dev/devmm_svm \
+  --device /dev/hisi_hdc \
+  -v /usr/local/dcmi:/usr/local/dcmi:ro \
+  -v /usr/local/Ascend/driver/tools/hccn_tool:/usr/local/Ascend/driver/tools/hccn_tool:ro \
+  -v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi:ro \
+  -v /usr/local/Ascend/driver/lib64:/usr/local/Ascend/driver/lib64:ro \
+  -v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info:ro \
+  -v /etc/ascend_install.info:/etc/ascend_install.info:ro \
+  -v /root/.cache:/root/.cache \
+  -v /models/MiniMax-M2.7-w8a8-QuaRot:/models/MiniMax-M2.7-w8a8-QuaRot:ro \
+  -e PYTORCH_NPU_ALLOC_CONF=expandable_segments:True \
+  -e TASK_QUEUE_ENABLE=1 \
+  -e OMP_NUM_THREADS=1 \
+  -e OMP_PROC_BIND=false \
+  -e HCCL_OP_EXPANSION_MODE=AIV \
+  -e HCCL_BUFFSIZE=1024 \
+  -e ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 \
+  -e LD_PRELOAD=/usr/lib/aarch64-linux-gnu/libjemalloc.so.2 \
+  --entrypoint vllm \
+  quay.io/ascend/vllm-ascend:v0.23.0-a3 \
+  serve /models/MiniMax-M2.7-w8a8-QuaRot --served-model-name MiniMax-M2.7 --max-model-len 40690 --trust-remote-code --gpu-memory-utilization 0.85 --quantization ascend --tensor-parallel-size 4 --data-parallel-size 4 --enable-expert-parallel --max-num-seqs 48 --max-num-batched-tokens 16384 --async-scheduling --speculative-config '{"method": "eagle3", "num_speculative_tokens": 3, "model": "/models/Eagle3", "enforce_eager": true}' --tool-call-parser minimax_m2 --enable-auto-tool-choice --reasoning-parser minimax_m2_append_think --host 0.0.0.0 --port 8000 --shutdown-timeout 30 --additional-config '{"enable_flashcomm1": true, "enable_cpu_binding": true, "enable_fused_mc2": 1, "enable_balance_scheduling": false, "weight_nz_mode": true}' --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}'

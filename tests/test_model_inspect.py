@@ -1,0 +1,268 @@
+"""Model inspection (`ascendctl.model_config`): config.json from a directory and the hub caches, safetensors
+totals, the `model.architecture` field, the name-guess warning and the HBM rule's sizes.
+
+The config.json files under tests/fixtures/model_configs are reduced by hand (see its README.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from ascendctl.checks.rules_npu import model_weight_bytes
+from ascendctl.model_config import (
+    ARCHITECTURE_TRAITS,
+    estimate_params,
+    identity_warnings,
+    inspect_model,
+    inspect_weights,
+    locate_model_dir,
+    model_traits,
+    read_config_dir,
+    read_model_config_or_error,
+)
+from ascendctl.models.profile import Profile
+from ascendctl.planner import plan_profile
+
+FIXTURES = Path(__file__).parent / "fixtures" / "model_configs"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+OTHER = "fedcba9876543210fedcba9876543210fedcba98"
+
+
+def model_from(tmp_path: Path, fixture: str, name: str = "model") -> Path:
+    directory = tmp_path / name
+    directory.mkdir(parents=True)
+    shutil.copy(FIXTURES / f"{fixture}.json", directory / "config.json")
+    return directory
+
+
+def profile(source: str, **model: Any) -> Profile:
+    return Profile.model_validate(
+        {
+            "apiVersion": "ascendctl/v1",
+            "kind": "Profile",
+            "metadata": {"name": "t"},
+            "model": {"source": source, **model},
+            "target": {"backend": "cpu"},
+        }
+    )
+
+
+def safetensors(path: Path, tensors: dict[str, tuple[str, list[int]]], *, data: int | None = None) -> None:
+    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    sizes = {"BF16": 2, "F32": 4, "I8": 1, "F8_E4M3": 1}
+    for name, (dtype, shape) in tensors.items():
+        n = sizes[dtype]
+        for dim in shape:
+            n *= dim
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + n]}
+        offset += n
+    raw = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw + b"\0" * (offset if data is None else data))
+
+
+# ---- the curated families' config.json ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fixture", "arch", "multimodal", "billions"),
+    [
+        ("deepseek-v3", "mla", False, 671),
+        ("kimi-k2", "mla", False, 1030),
+        ("qwen3-moe", "moe", False, 235),
+        ("qwen3-next", "moe", False, 80),
+        ("glm-4.5", "moe", False, 355),
+        ("minimax-m2", "moe", False, 230),
+        ("qwen3-vl", "dense", True, 8.2),
+    ],
+)
+def test_curated_family_configs(tmp_path: Path, fixture: str, arch: str, multimodal: bool, billions: float) -> None:
+    config, error = read_config_dir(model_from(tmp_path, fixture))
+    assert error is None and config is not None
+    traits = model_traits("x", config, None, None)
+    assert (traits.arch, traits.multimodal, traits.guessed) == (arch, multimodal, False)
+    params = estimate_params(config)
+    assert params is not None and params / 1e9 == pytest.approx(billions, rel=0.05)
+    # the table agrees with what config.json says for each family's architecture
+    assert ARCHITECTURE_TRAITS[config.architectures[0]] == (arch, multimodal)
+
+
+def test_an_unreadable_config_says_why(tmp_path: Path) -> None:
+    directory = tmp_path / "m"
+    directory.mkdir()
+    assert read_config_dir(directory)[1] == f"could not read {directory / 'config.json'}: no such file"
+    (directory / "config.json").write_text("[1, 2]")
+    assert read_config_dir(directory)[1] == f"could not read {directory / 'config.json'}: not a JSON object"
+    (directory / "config.json").write_text('{"a": NaN}')
+    config, error = read_config_dir(directory)
+    assert config is None and error is not None and "NaN" in error
+
+
+# ---- the hub caches ------------------------------------------------------------------------------------
+
+
+def hf_cache(tmp_path: Path) -> Path:
+    cache = tmp_path / "hf"
+    repo = cache / "models--deepseek-ai--DeepSeek-V3"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(COMMIT)
+    model_from(repo / "snapshots", "deepseek-v3", COMMIT)
+    model_from(repo / "snapshots", "qwen3-moe", OTHER)  # another revision, pinned by commit
+    return cache
+
+
+def test_hugging_face_cache(tmp_path: Path) -> None:
+    cache = hf_cache(tmp_path)
+    env = {"HF_HUB_CACHE": str(cache)}
+    config, error = read_model_config_or_error("deepseek-ai/DeepSeek-V3", env=env)
+    assert error is None and config is not None and config.model_type == "deepseek_v3"
+    assert COMMIT in config.path
+    pinned, _ = read_model_config_or_error("deepseek-ai/DeepSeek-V3", OTHER, env=env)
+    assert pinned is not None and pinned.model_type == "qwen3_moe"
+    assert locate_model_dir("deepseek-ai/DeepSeek-V3", "no-such-branch", env) is None
+    assert locate_model_dir("deepseek-ai/DeepSeek-V3", "../../etc", env) is None
+    assert locate_model_dir("Qwen/Qwen3-8B", env=env) is None
+    fifo = cache / "models--deepseek-ai--DeepSeek-V3" / "refs" / "fifo"
+    os.mkfifo(fifo)
+    assert locate_model_dir("deepseek-ai/DeepSeek-V3", "fifo", env) is None  # never blocks on a FIFO
+    # HF_HOME/hub when HF_HUB_CACHE is not set
+    home = tmp_path / "home"
+    home.mkdir()
+    cache.rename(home / "hub")
+    assert locate_model_dir("deepseek-ai/DeepSeek-V3", env={"HF_HOME": str(home)}) is not None
+
+
+def test_modelscope_cache_both_layouts(tmp_path: Path) -> None:
+    cache = tmp_path / "ms"
+    model_from(cache / "models" / "Qwen", "qwen3-moe", "Qwen3___5-MoE")  # newer layout, `.` stored as `___`
+    model_from(cache / "ZhipuAI", "glm-4.5", "GLM-4.5")  # older layout
+    env = {"MODELSCOPE_CACHE": str(cache), "HF_HUB_CACHE": str(tmp_path / "none")}
+    assert locate_model_dir("Qwen/Qwen3.5-MoE", env=env) == cache / "models" / "Qwen" / "Qwen3___5-MoE"
+    config, _ = read_model_config_or_error("ZhipuAI/GLM-4.5", env=env)
+    assert config is not None and config.model_type == "glm4_moe"
+
+
+def test_prepared_model_and_missing_ones(tmp_path: Path) -> None:
+    found = inspect_model("prepared:no-such-model", data_root=tmp_path)
+    assert found.config is None and found.config_error is not None and "no-such-model" in found.config_error
+    assert inspect_model("nobody/nothing", env={"HF_HUB_CACHE": str(tmp_path)}).config is None
+
+
+# ---- safetensors -----------------------------------------------------------------------------------------
+
+
+def test_safetensors_headers_give_bytes_per_dtype(tmp_path: Path) -> None:
+    directory = model_from(tmp_path, "deepseek-v3")
+    safetensors(directory / "model-00001-of-00002.safetensors", {"a": ("BF16", [4, 8]), "s": ("F32", [8])})
+    safetensors(directory / "model-00002-of-00002.safetensors", {"b": ("I8", [16, 16])})
+    stats, error = inspect_weights(directory)
+    assert error is None and stats is not None
+    assert dict(stats.by_dtype) == {"BF16": 64, "F32": 32, "I8": 256}
+    assert (stats.total_bytes, stats.files) == (352, 2)
+    found = inspect_model(str(directory), weights=True)
+    assert found.weights == stats and found.config is not None
+
+
+def test_safetensors_index_total(tmp_path: Path) -> None:
+    directory = model_from(tmp_path, "qwen3-moe")
+    index = {"metadata": {"total_size": 470_000_000_000}, "weight_map": {"a": "model-00001-of-00002.safetensors"}}
+    (directory / "model.safetensors.index.json").write_text(json.dumps(index))
+    stats, error = inspect_weights(directory)
+    assert error is None and stats is not None and stats.total_bytes == 470_000_000_000 and not stats.by_dtype
+    (directory / "model.safetensors.index.json").write_text('{"weight_map": {}}')
+    assert inspect_weights(directory) == (None, f"could not read {directory}/model.safetensors.index.json: "
+                                                "no metadata.total_size")  # fmt: skip
+    (directory / "model.safetensors.index.json").unlink()
+    assert inspect_weights(directory) == (None, None)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"\x01\x02",  # shorter than the length
+        struct.pack("<Q", 2**40) + b"{}",  # a length past the end
+        struct.pack("<Q", 2) + b"[]",  # not an object
+        struct.pack("<Q", 5) + b"{nope",  # not JSON
+        struct.pack("<Q", 30) + b'{"t": {"dtype": "X", "shape": 1}}'[:30],
+        struct.pack("<Q", 36) + b'{"t": {"dtype": "BF16", "shape": [-1]}}'[:36],
+    ],
+)
+def test_a_bad_safetensors_file_is_a_reason_not_a_traceback(tmp_path: Path, raw: bytes) -> None:
+    (tmp_path / "bad.safetensors").write_bytes(raw)
+    stats, error = inspect_weights(tmp_path)
+    assert stats is None and error is not None and error.startswith(f"could not read {tmp_path / 'bad.safetensors'}")
+
+
+# ---- model.architecture and the name guess -----------------------------------------------------------
+
+
+def test_architecture_field_is_an_identifier() -> None:
+    assert profile("x/y", architecture="DeepseekV3ForCausalLM").model.architecture == "DeepseekV3ForCausalLM"
+    for bad in ("Deepseek V3", "1Model", "a.b", "x\n"):
+        with pytest.raises(ValidationError):
+            profile("x/y", architecture=bad)
+
+
+def test_traits_from_the_architecture_and_the_guess_warning(tmp_path: Path) -> None:
+    env_free = profile("acme/custom-chat")  # a hub id nobody cached: a few stats, no read
+    plan = plan_profile(env_free)
+    assert any("guessed from the name 'acme/custom-chat'" in w and "set model.architecture" in w
+               for w in plan.warnings)  # fmt: skip
+    assert plan.deployment.model.arch == "dense"
+
+    named = plan_profile(profile("acme/custom-chat", architecture="DeepseekV3ForCausalLM"))
+    assert named.deployment.model.arch == "mla"
+    assert "model.architecture DeepseekV3ForCausalLM" in named.deployment.model.traits_from
+    assert not any("guessed" in w for w in named.warnings)
+
+    unknown = model_traits("acme/x-moe", None, None, None, "AcmeForCausalLM")
+    assert unknown.guessed and unknown.arch == "moe"
+    assert "AcmeForCausalLM is not in" in identity_warnings("acme/x-moe", unknown, None, "AcmeForCausalLM")[0]
+
+
+def test_config_wins_over_a_contradicting_architecture(tmp_path: Path) -> None:
+    directory = model_from(tmp_path, "qwen3-moe")
+    plan = plan_profile(profile(str(directory), architecture="DeepseekV3ForCausalLM"))
+    assert plan.deployment.model.arch == "moe"
+    assert any("contradicts" in w and "Qwen3MoeForCausalLM" in w for w in plan.warnings)
+    agreeing = plan_profile(profile(str(directory), architecture="Qwen3MoeForCausalLM"))
+    assert not any("contradicts" in w or "guessed" in w for w in agreeing.warnings)
+
+
+def test_plan_reads_a_cached_hub_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(hf_cache(tmp_path)))
+    plan = plan_profile(profile("deepseek-ai/DeepSeek-V3"))
+    assert plan.deployment.model.arch == "mla"
+    assert plan.deployment.model.config_path is not None and COMMIT in plan.deployment.model.config_path
+    assert not any("guessed" in w for w in plan.warnings)
+
+
+# ---- the HBM rule's sizes ----------------------------------------------------------------------------------
+
+
+class _Ctx:
+    def __init__(self, p: Profile) -> None:
+        self.profile = p
+        self.plan = None
+
+
+def test_hbm_sizes_from_safetensors_then_config_then_name(tmp_path: Path) -> None:
+    directory = model_from(tmp_path, "deepseek-v3")
+    config_size = model_weight_bytes(_Ctx(profile(str(directory))))  # type: ignore[arg-type]
+    assert config_size is not None and "B params from config.json × 2 B/param" in config_size[1]
+    assert config_size[0] / 2 / 1e9 == pytest.approx(671, rel=0.05)
+
+    safetensors(directory / "model.safetensors", {"w": ("F8_E4M3", [1024, 1024])})
+    tensor_size = model_weight_bytes(_Ctx(profile(str(directory))))  # type: ignore[arg-type]
+    assert tensor_size == (1024 * 1024, "0.0 GiB of safetensors")
+
+    named = model_weight_bytes(_Ctx(profile("Qwen/Qwen3-32B")))  # type: ignore[arg-type]
+    assert named is not None and named[1] == "32B params × 2 B/param, guessed from the name"
+    assert model_weight_bytes(_Ctx(profile(str(tmp_path / "nothing-here")))) is None  # type: ignore[arg-type]
