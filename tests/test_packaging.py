@@ -107,6 +107,7 @@ def test_wheel_contents(wheel: Path) -> None:
         names = set(zf.namelist())
     assert "ascendctl_engine/__init__.py" in names
     assert "ascendctl_engine/py.typed" in names and "ascendctl/py.typed" in names
+    assert "ascendctl_engine/data/diagnoses.yaml" in names  # the diagnosis catalog (`ascendctl diagnose`)
     assert not [n for n in names if n.split("/")[0] in ("engine", "tests", "profiles", "benchmarks")]
     tops = {n.split("/")[0] for n in names}
     assert tops == {"ascendctl", "ascendctl_engine", wheel.name.split("-py")[0] + ".dist-info"}

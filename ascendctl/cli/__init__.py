@@ -90,6 +90,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "serve"),
     "ps": ("ps", "ps"),
     "logs": ("logs", "logs"),
+    "diagnose": ("diagnose", "diagnose"),
     "stop": ("stop", "stop"),
     "check": ("check", "check"),
     "matrix": ("matrix", "matrix"),

