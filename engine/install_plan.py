@@ -22,6 +22,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ascendctl_engine.adapters.install import HUAWEI_INDEX
+from ascendctl_engine.versions import parse as parse_version
 from ascendctl_engine.vocab import Backend
 
 # Huawei's package indexes are owned by the install eras (ascendctl_engine.adapters.install).
@@ -189,7 +190,7 @@ def _version(value: str | None, what: str) -> Version:
     if not value:
         raise PlanError(f"{what} is not pinned")
     try:
-        return Version(value)
+        return parse_version(value)
     except InvalidVersion:
         raise PlanError(f"{what} {value!r} is not a valid version") from None
 

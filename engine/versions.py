@@ -2,7 +2,8 @@
 imports it too). Everything that reads a version string — release tags, pip pins, host components — asks here.
 
 - `parse` / `parse_or_none`: PEP 440 from a tag (`v0.13.0rc1`) or pip form (`0.13.0`), strictly or leniently;
-- `strip_v`, `same_release` (public versions equal; a local label on one side only does not count);
+- `strip_v`, `same_release` (public versions equal; a local label on one side only does not count), `release_tuple`
+  (the first release numbers, for "built for the same torch" comparisons);
 - CANN: `normalize_cann` (case/separator-insensitive spelling), `cann_release_key` (sortable: RCs and betas
   before the finals of the same line), `cann_below` (a CANN or HDK version older than a minimum; None when
   unknown) and `cann_matches` — the one rule for "does this host CANN satisfy the
@@ -41,6 +42,15 @@ def parse_or_none(text: str | None) -> Version | None:
         return parse(text)
     except InvalidVersion:
         return None
+
+
+def release_tuple(text: str | None, n: int = 3) -> tuple[int, ...] | None:
+    """The first `n` release numbers (`2.7.1.post1` → (2, 7, 1), `2.7` → (2, 7, 0)); None when unparseable. For
+    "built for the same torch" style comparisons that ignore post/local parts."""
+    v = parse_or_none(text)
+    if v is None:
+        return None
+    return (tuple(v.release) + (0,) * n)[:n]
 
 
 def same_release(want: str | None, have: str | None) -> bool:

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from ascendctl_engine.host.facts import HostFacts
-from ascendctl_engine.versions import parse_or_none as parse_version
 from ascendctl_engine.vocab import Backend as TargetBackend
 
 if TYPE_CHECKING:
@@ -21,13 +20,6 @@ if TYPE_CHECKING:
 
 
 ReleaseSource = Literal["profile", "installed", "none"]
-
-
-def release_tuple(text: str | None, n: int = 3) -> tuple[int, ...] | None:
-    v = parse_version(text)
-    if v is None:
-        return None
-    return (tuple(v.release) + (0,) * n)[:n]
 
 
 @dataclass(frozen=True)

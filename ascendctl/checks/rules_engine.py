@@ -13,13 +13,15 @@ from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from ascendctl.checks.context import CheckContext, release_tuple
+from ascendctl.checks.context import CheckContext
 from ascendctl.checks.matrix_view import row_for_version
 from ascendctl.checks.rules_cann import set_env_script
 from ascendctl.checks.rules_npu import not_npu
 from ascendctl.rules import Outcome, passed, problem, rule, skipped
+from ascendctl_engine.adapters.parallel import RAY_INSTALL, RAY_MIN_NPU
 from ascendctl_engine.host.cann import cann_env_sourced
 from ascendctl_engine.host.pyenv import family_from_build_tag
+from ascendctl_engine.versions import parse, release_tuple
 from ascendctl_engine.versions import parse_or_none as parse_version
 from ascendctl_engine.versions import same_release as same_version
 
@@ -348,18 +350,19 @@ def engine_ray(ctx: CheckContext) -> Outcome:
         return skip
     ray = ctx.pkg("ray")
     if ray is None:
-        return problem("executor ray but ray is not installed", "pip install 'ray>=2.47.1' 'protobuf>3.20.0'")
+        return problem("executor ray but ray is not installed", RAY_INSTALL)
     issues: list[str] = []
     if ctx.target == "npu":
-        if (release_tuple(ray) or (0,)) < (2, 47, 1):
-            issues.append(f"ray {ray} < 2.47.1 (`can't convert npu:0 device type tensor to numpy`)")
+        have = parse_version(ray)
+        if have is None or have < parse(RAY_MIN_NPU):
+            issues.append(f"ray {ray} < {RAY_MIN_NPU} (`can't convert npu:0 device type tensor to numpy`)")
         if ctx.env.get("RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES") != "1":
             issues.append("RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES is not 1")
     if issues:
         return problem(
             "; ".join(issues),
-            "pip install 'ray>=2.47.1' 'protobuf>3.20.0'; export RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1 "
-            "before `ray start` on every node",
+            f"{RAY_INSTALL}; export RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1 before `ray start` "
+            "on every node",
             severity="warn",
         )
     return passed(f"ray {ray}")

@@ -12,6 +12,10 @@ from ascendctl_engine.adapters.intent import EngineIntent
 from ascendctl_engine.spec import Joined, NodeAddress, NodeRankBase
 
 HEAD = NodeAddress(0)
+# Ray on Ascend: older Ray cannot turn an `npu:0` tensor into numpy (vllm-ascend tutorials/features/ray.md);
+# the one statement of that minimum and of the install line that meets it (`check`'s host.engine.ray asks here).
+RAY_MIN_NPU = "2.47.1"
+RAY_INSTALL = f"pip install 'ray>={RAY_MIN_NPU}' 'protobuf>3.20.0'"
 
 
 def _layout(intent: EngineIntent, b: CommandBuilder) -> None:
