@@ -55,6 +55,12 @@ clean:
 bench: venv
 	$(BIN)/python benchmarks/latency.py
 
+# How close the memory fit comes to what engines reported (pure arithmetic, seconds): the CPU log and the
+# published vllm-ascend start-up logs of benchmarks/data/; --write refreshes the table in docs/memory-fit.md.
+.PHONY: bench-fit
+bench-fit: venv
+	$(BIN)/python benchmarks/fit_accuracy.py --write
+
 # Serving benchmarks with the real CPU engine (~4 min on 2 cores): `ascendctl serve` next to the same argv+env
 # started by hand (time to ready, throughput; arms alternate), then the demo's throughput/TTFT/TPOT at 32
 # concurrent requests. Load from `vllm bench serve` of the engine environment; everything on 127.0.0.1.

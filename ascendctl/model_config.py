@@ -31,6 +31,13 @@ from ascendctl_engine.jsonio import JsonReadError, loads_json, open_regular, rea
 from ascendctl_engine.vocab import ModelArch
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
+# The ModelSlim description vllm-ascend reads (`MODELSLIM_CONFIG_FILENAME`,
+# v0.23.0:vllm_ascend/quantization/modelslim_config.py:67; the same name in `get_config_filenames` since
+# v0.8.5rc1:vllm_ascend/quantization/quant_config.py:70). Older msModelSlim wrote it as
+# `quant_model_description_<type>.json` (v0.8.4rc2:docs/source/tutorials/multi_npu_quantization.md:65).
+MODELSLIM_DESCRIPTION = "quant_model_description.json"
+MODELSLIM_DESCRIPTION_GLOB = "quant_model_description*.json"
+MAX_DESCRIPTION_FILES = 16  # names reported; a checkpoint has one
 
 # model_type values of DeepSeek-class models (multi-head latent attention); `kv_lora_rank` in the config
 # is the generic sign (vllm-ascend FAQ #13 names DeepSeek-V2/V3/R1).
@@ -53,6 +60,12 @@ class ModelConfig:
     max_position_embeddings: int | None = None
     quant_method: str | None = None  # config.json quantization_config.quant_method
     modelslim: bool = False  # quant_model_description.json next to config.json
+    # every `quant_model_description*.json` next to config.json (the standard name included), sorted
+    quant_description_files: tuple[str, ...] = ()
+    # `rope_scaling` (or transformers v5 `rope_parameters`), for the context vLLM derives
+    rope_type: str | None = None
+    rope_factor: float | None = None
+    rope_original_max_position_embeddings: int | None = None
     vision: bool = False  # has a vision_config
     # shapes, for `estimate_params` (the text model's, `text_config` first where there is one)
     hidden_size: int | None = None
@@ -64,6 +77,18 @@ class ModelConfig:
     shared_experts: int | None = None
     first_dense_layers: int | None = None
     tie_word_embeddings: bool = False
+    # for the memory fit (`ascendctl.fit`): the attention cache's shape and the MoE routing
+    experts_per_token: int | None = None  # num_experts_per_tok (top-k)
+    qk_rope_head_dim: int | None = None  # MLA: the rope part cached next to kv_lora_rank
+    index_head_dim: int | None = None  # DeepSeek-V3.2 sparse attention: the indexer's key cache per token
+    full_attention_layers: int | None = None  # hybrid models: layers with a full-attention cache (None: all)
+    mtp_layers: int = 0  # num_nextn_predict_layers: MTP draft layers (their cache sits next to the target's)
+    # hybrid linear-attention layers (Qwen3-Next's gated delta net): their per-sequence state sets the page size
+    linear_key_heads: int | None = None
+    linear_key_head_dim: int | None = None
+    linear_value_heads: int | None = None
+    linear_value_head_dim: int | None = None
+    linear_conv_kernel: int | None = None
 
     @property
     def mla(self) -> bool:
@@ -73,12 +98,45 @@ class ModelConfig:
     def moe(self) -> bool:
         return bool(self.num_experts and self.num_experts > 1)
 
+    @property
+    def derived_max_model_len(self) -> int | None:
+        """The context vLLM serves when `--max-model-len` is unset, as `_get_and_verify_max_len` derives it
+        (vllm/config/model.py): `max_position_embeddings`, times the RoPE scaling factor unless the rope type
+        is su / longrope / llama3 (YaRN scales `original_max_position_embeddings` instead); Gemma 3's length
+        is already scaled. None without `max_position_embeddings`."""
+        length = self.max_position_embeddings
+        if length is None:
+            return None
+        if self.rope_type is None or "gemma3" in (self.model_type or ""):
+            return length
+        if self.rope_type in ("su", "longrope", "llama3"):
+            return length
+        base = self.rope_original_max_position_embeddings if self.rope_type == "yarn" else None
+        return int((base or length) * (self.rope_factor or 1.0))
+
+    @property
+    def misnamed_quant_descriptions(self) -> tuple[str, ...]:
+        """ModelSlim descriptions under a name vllm-ascend does not read, when the standard one is absent."""
+        if self.modelslim:
+            return ()
+        return tuple(n for n in self.quant_description_files if n != MODELSLIM_DESCRIPTION)
+
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def parse_model_config(data: Mapping[str, Any], path: str = "", *, modelslim: bool = False) -> ModelConfig:
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def parse_model_config(
+    data: Mapping[str, Any],
+    path: str = "",
+    *,
+    modelslim: bool = False,
+    quant_description_files: tuple[str, ...] = (),
+) -> ModelConfig:
     """Pure: the fields we need from parsed config.json data (nested `text_config` is read too)."""
     text = data.get("text_config")
     inner: Mapping[str, Any] = text if isinstance(text, Mapping) else {}
@@ -90,6 +148,9 @@ def parse_model_config(data: Mapping[str, Any], path: str = "", *, modelslim: bo
     experts = next((_int(pick(k)) for k in EXPERT_KEYS if _int(pick(k)) is not None), None)
     quant = data.get("quantization_config")
     archs = data.get("architectures")
+    raw_rope = pick("rope_scaling") or pick("rope_parameters")
+    rope: Mapping[str, Any] = raw_rope if isinstance(raw_rope, Mapping) else {}
+    rope_type = rope.get("rope_type", rope.get("type"))
     return ModelConfig(
         path=path,
         model_type=str(data["model_type"]) if isinstance(data.get("model_type"), str) else None,
@@ -104,6 +165,10 @@ def parse_model_config(data: Mapping[str, Any], path: str = "", *, modelslim: bo
         if isinstance(quant, Mapping) and quant.get("quant_method")
         else None,
         modelslim=modelslim,
+        quant_description_files=quant_description_files,
+        rope_type=str(rope_type) if isinstance(rope_type, str) else None,
+        rope_factor=_number(rope.get("factor")),
+        rope_original_max_position_embeddings=_int(rope.get("original_max_position_embeddings")),
         vision=isinstance(data.get("vision_config"), Mapping),
         hidden_size=_int(pick("hidden_size")),
         num_hidden_layers=_int(pick("num_hidden_layers")),
@@ -114,7 +179,31 @@ def parse_model_config(data: Mapping[str, Any], path: str = "", *, modelslim: bo
         shared_experts=_int(pick("n_shared_experts")),
         first_dense_layers=_int(pick("first_k_dense_replace")),
         tie_word_embeddings=pick("tie_word_embeddings") is True,
+        experts_per_token=_int(pick("num_experts_per_tok")),
+        qk_rope_head_dim=_int(pick("qk_rope_head_dim")),
+        index_head_dim=_int(pick("index_head_dim")),
+        full_attention_layers=_full_attention_layers(
+            pick("layer_types"), _int(pick("full_attention_interval")), _int(pick("num_hidden_layers"))
+        ),
+        mtp_layers=_int(pick("num_nextn_predict_layers")) or 0,
+        linear_key_heads=_int(pick("linear_num_key_heads")),
+        linear_key_head_dim=_int(pick("linear_key_head_dim")),
+        linear_value_heads=_int(pick("linear_num_value_heads")),
+        linear_value_head_dim=_int(pick("linear_value_head_dim")),
+        linear_conv_kernel=_int(pick("linear_conv_kernel_dim")),
     )
+
+
+def _full_attention_layers(layer_types: Any, interval: int | None, layers: int | None) -> int | None:
+    """Hybrid models: how many layers keep a full-attention cache — from `layer_types` (Qwen3-Next and later:
+    `full_attention` entries) or `full_attention_interval` (every N-th layer); None for plain models."""
+    if isinstance(layer_types, list) and layer_types and all(isinstance(t, str) for t in layer_types):
+        if any(t != "full_attention" for t in layer_types):
+            return sum(1 for t in layer_types if t == "full_attention")
+        return None
+    if interval and interval > 1 and layers:
+        return layers // interval
+    return None
 
 
 def read_model_config(source: str, revision: str | None = None) -> ModelConfig | None:
@@ -142,8 +231,18 @@ def read_config_dir(directory: Path) -> tuple[ModelConfig | None, str | None]:
         return None, f"could not read {config}: {exc.reason}"
     if not isinstance(data, dict):
         return None, f"could not read {config}: not a JSON object"
-    modelslim = (directory / "quant_model_description.json").is_file()
-    return parse_model_config(data, str(config), modelslim=modelslim), None
+    modelslim = (directory / MODELSLIM_DESCRIPTION).is_file()
+    descriptions = _quant_description_files(directory)
+    return parse_model_config(data, str(config), modelslim=modelslim, quant_description_files=descriptions), None
+
+
+def _quant_description_files(directory: Path) -> tuple[str, ...]:
+    """The `quant_model_description*.json` files next to config.json (at most `MAX_DESCRIPTION_FILES`)."""
+    try:
+        names = sorted(p.name for p in directory.glob(MODELSLIM_DESCRIPTION_GLOB) if p.is_file())
+    except OSError:
+        return ()
+    return tuple(names[:MAX_DESCRIPTION_FILES])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -244,6 +343,21 @@ class WeightStats:
     by_dtype: Mapping[str, int] = field(default_factory=dict)  # empty when only the index's total is known
     files: int = 0  # safetensors files whose headers were read
     source: str = ""  # "safetensors headers" or the index file
+    by_kind: Mapping[str, int] = field(default_factory=dict)  # `tensor_kind` → bytes (headers only)
+
+
+def tensor_kind(name: str, shape: list[int]) -> str:
+    """How parallelism shards a checkpoint tensor: `embeddings` (vocab-parallel), `experts` (routed experts:
+    over the EP ranks), `replicated` (1-D: norms, biases, per-channel scales — every rank holds them) or
+    `layers` (TP-sharded, split by PP). From the tensor names vLLM's loaders use."""
+    lowered = name.lower()
+    if len(shape) <= 1:
+        return "replicated"
+    if "embed_tokens" in lowered or "lm_head" in lowered or "word_embeddings" in lowered or ".wte." in lowered:
+        return "embeddings"
+    if ".experts." in lowered and "shared_expert" not in lowered:
+        return "experts"
+    return "layers"
 
 
 def read_safetensors_header(path: Path) -> dict[str, Any]:
@@ -263,7 +377,7 @@ def read_safetensors_header(path: Path) -> dict[str, Any]:
     return header
 
 
-def _tensor_bytes(path: Path, name: str, info: Any) -> tuple[str, int]:
+def _tensor_bytes(path: Path, name: str, info: Any) -> tuple[str, int, str]:
     if not isinstance(info, dict) or not isinstance(info.get("dtype"), str) or not isinstance(info.get("shape"), list):
         raise JsonReadError(path, f"tensor {name[:80]!r} has no dtype and shape")
     dtype, shape = info["dtype"], info["shape"]
@@ -272,7 +386,7 @@ def _tensor_bytes(path: Path, name: str, info: Any) -> tuple[str, int]:
     count = 1
     for dim in shape:
         count *= dim
-    return dtype, int(count * DTYPE_BYTES[dtype])
+    return dtype, int(count * DTYPE_BYTES[dtype]), tensor_kind(name, shape)
 
 
 def inspect_weights(directory: Path) -> tuple[WeightStats | None, str | None]:
@@ -285,16 +399,19 @@ def inspect_weights(directory: Path) -> tuple[WeightStats | None, str | None]:
         return None, f"could not read {directory}: more than {MAX_SHARDS} safetensors files"
     if shards:
         by_dtype: dict[str, int] = {}
+        by_kind: dict[str, int] = {}
         try:
             for shard in shards:
                 for name, info in read_safetensors_header(shard).items():
                     if name == "__metadata__":
                         continue
-                    dtype, size = _tensor_bytes(shard, name, info)
+                    dtype, size, kind = _tensor_bytes(shard, name, info)
                     by_dtype[dtype] = by_dtype.get(dtype, 0) + size
+                    by_kind[kind] = by_kind.get(kind, 0) + size
         except JsonReadError as exc:
             return None, f"could not read {exc.path}: {exc.reason}"
-        return WeightStats(sum(by_dtype.values()), by_dtype, len(shards), "safetensors headers"), None
+        summed = sum(by_dtype.values())
+        return WeightStats(summed, by_dtype, len(shards), "safetensors headers", by_kind), None
     index = directory / "model.safetensors.index.json"
     try:
         data = read_json_file(index, max_bytes=MAX_INDEX_BYTES)
@@ -307,9 +424,22 @@ def inspect_weights(directory: Path) -> tuple[WeightStats | None, str | None]:
     return WeightStats(total, {}, 0, str(index)), None
 
 
-def estimate_params(config: ModelConfig) -> int | None:
-    """Parameters counted from config.json's shapes (embeddings, attention, dense and expert MLPs; norms and
-    biases left out); None when a shape is missing. Coarse: MLA and linear attention count as plain."""
+@dataclass(frozen=True)
+class ParamBreakdown:
+    """Parameters counted from config.json's shapes, by how tensor/expert parallelism shards them."""
+
+    embeddings: int  # embed_tokens (+ lm_head unless tied): vocab-parallel over TP
+    layers: int  # attention + dense MLP + shared experts + router: TP-sharded, split by PP
+    experts: int  # routed experts: over the EP ranks with expert parallelism, else TP-sharded
+
+    @property
+    def total(self) -> int:
+        return self.embeddings + self.layers + self.experts
+
+
+def param_breakdown(config: ModelConfig) -> ParamBreakdown | None:
+    """Parameters by sharding kind (embeddings, attention, dense and expert MLPs; norms and biases left out);
+    None when a shape is missing. Coarse: MLA and linear attention count as plain attention."""
     h, layers, vocab = config.hidden_size, config.num_hidden_layers, config.vocab_size
     if not (h and layers and vocab):
         return None
@@ -318,15 +448,23 @@ def estimate_params(config: ModelConfig) -> int | None:
     kv = config.num_key_value_heads or heads
     attention = 2 * h * heads * head_dim + 2 * h * kv * head_dim
     dense_ffn = 3 * h * (config.intermediate_size or 4 * h)
+    routed = 0
     if config.moe:
         expert = 3 * h * (config.moe_intermediate_size or config.intermediate_size or 4 * h)
-        experts = (config.num_experts or 0) + (config.shared_experts or 0)
         dense = min(config.first_dense_layers or 0, layers)
-        mlp = dense * dense_ffn + (layers - dense) * (experts * expert + h * (config.num_experts or 0))
+        moe_layers = layers - dense
+        routed = moe_layers * (config.num_experts or 0) * expert
+        mlp = dense * dense_ffn + moe_layers * ((config.shared_experts or 0) * expert + h * (config.num_experts or 0))
     else:
         mlp = layers * dense_ffn
     embeddings = vocab * h * (1 if config.tie_word_embeddings else 2)
-    return embeddings + layers * attention + mlp
+    return ParamBreakdown(embeddings, layers * attention + mlp, routed)
+
+
+def estimate_params(config: ModelConfig) -> int | None:
+    """Total parameters counted from config.json's shapes (`param_breakdown`)."""
+    parts = param_breakdown(config)
+    return parts.total if parts else None
 
 
 @dataclass(frozen=True)

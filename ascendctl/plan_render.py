@@ -24,6 +24,14 @@ def _release_line(plan: Plan) -> str:
     return f"{r.package} {r.version} (vLLM {r.vllm}, torch {r.torch}; Python {r.python})"
 
 
+def _fit_line(plan: Plan) -> str:
+    if plan.fit is None:
+        return f"not estimated ({plan.fit_error})"
+    from ascendctl.fit.report import summary_line
+
+    return summary_line(plan.fit) + "  [`ascendctl fit` for the table]"
+
+
 def render_plan(plan: Plan, *, node: int | None = None, why: bool = False) -> list[str]:
     d = plan.deployment
     where = f"{d.hardware} (npu)" if d.hardware else d.backend
@@ -36,6 +44,7 @@ def render_plan(plan: Plan, *, node: int | None = None, why: bool = False) -> li
     if d.release.image:
         out.append(f"image: {d.release.image}")
     out.append(f"graph: {d.settings['engine.graph.mode'].value}  [{d.settings['engine.graph.mode'].source}]")
+    out.append(f"fit: {_fit_line(plan)}")
     for command in plan.commands:
         if node is not None and command.node != node:
             continue

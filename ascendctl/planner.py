@@ -16,7 +16,7 @@ them into warnings. The planner does no I/O beyond the named boundaries it is gi
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -46,8 +46,10 @@ from ascendctl_engine.adapters.intent import LoraIntent, ServingIntent
 from ascendctl_engine.spec import RestartPolicy, SecretRef, Supervision
 
 if TYPE_CHECKING:
-    from ascendctl.models.matrix import ModelFamily, Release, SupportMatrix
+    from ascendctl.fit.estimate import FitResult
+    from ascendctl.models.matrix import Hardware, ModelFamily, Release, SupportMatrix
     from ascendctl_engine.host.facts import HostFacts
+    from ascendctl_engine.spec import EngineCommand
 
 PREPARED = "prepared:"
 _Intent = TypeVar("_Intent")
@@ -525,6 +527,22 @@ def plan_profile(
     if family is not None and hardware is not None:
         support = model_support(family, hardware)
         verified_len = support.max_len if support else None
+    graph_why = result.provenance.get("decision:graph.mode") or next(
+        (
+            result.provenance[k]
+            for k in ("--enforce-eager", "--compilation-config.cudagraph_mode")
+            if k in result.provenance
+        ),
+        settings["engine.graph.mode"].source,
+    )
+    settings["engine.graph.mode"] = Setting(result.graph_mode, graph_why)
+    if "decision:eplb.implementation" in result.provenance:
+        settings["engine.eplb.implementation"] = Setting("ascend", result.provenance["decision:eplb.implementation"])
+    for path, (value, why) in result.resolved.items():
+        settings[path] = Setting(value, why)
+    settings["model.source"] = Setting(resolved, settings["model.source"].source)
+    hw = hardware_by_id(matrix, hardware) if hardware is not None else None
+    fit, fit_error = _fit(profile, settings, result.commands, row, resolved, hw, host)
     host_env = dict(host.env) if host is not None else {}
     findings = plan_findings(
         PlanFacts(
@@ -533,11 +551,13 @@ def plan_profile(
             arch=traits.arch,
             config=config,
             model_is_local=is_local,
-            hardware=hardware_by_id(matrix, hardware) if hardware is not None else None,
+            hardware=hw,
             in_matrix=family is not None,
             verified_max_len=verified_len,
             env={**host_env, **profile.runtime.env},
             broken=tuple(problems),
+            release=row,
+            fit=fit,
         )
     )
     problems += [
@@ -553,21 +573,6 @@ def plan_profile(
         # The profile itself accepts its broken constraints: they are warnings wherever findings are shown
         # (`check PROFILE` included), not failures. A `--allow-unsupported` flag lowers nothing: it is a one-off.
         findings = [_allowed(f) if f.status == "fail" else f for f in findings]
-
-    graph_why = result.provenance.get("decision:graph.mode") or next(
-        (
-            result.provenance[k]
-            for k in ("--enforce-eager", "--compilation-config.cudagraph_mode")
-            if k in result.provenance
-        ),
-        settings["engine.graph.mode"].source,
-    )
-    settings["engine.graph.mode"] = Setting(result.graph_mode, graph_why)
-    if "decision:eplb.implementation" in result.provenance:
-        settings["engine.eplb.implementation"] = Setting("ascend", result.provenance["decision:eplb.implementation"])
-    for path, (value, why) in result.resolved.items():
-        settings[path] = Setting(value, why)
-    settings["model.source"] = Setting(resolved, settings["model.source"].source)
 
     deployment = Deployment(
         name=profile.metadata.name,
@@ -601,4 +606,30 @@ def plan_profile(
         eras=result.eras,
         warnings=tuple(dict.fromkeys(warnings)),
         unsupported=tuple(dict.fromkeys(problems)) if allowed else (),
+        fit=fit,
+        fit_error=fit_error,
     )
+
+
+def _fit(
+    profile: Profile,
+    settings: Mapping[str, Setting],
+    commands: Sequence[EngineCommand],
+    row: Release,
+    resolved: str,
+    hardware: Hardware | None,
+    host: HostFacts | None,
+) -> tuple[FitResult | None, str | None]:
+    """The memory fit of the resolved plan (`ascendctl.fit`), or why there is none."""
+    from ascendctl.fit.estimate import FitError, estimate
+    from ascendctl.fit.inputs import fit_inputs
+
+    try:
+        inputs = fit_inputs(
+            profile, settings=settings, env=commands[0].env if commands else {}, vllm=row.vllm,
+            vllm_ascend=row.version if row.backend == "npu" else None, model_source=resolved,
+            hardware=hardware, facts=host,
+        )  # fmt: skip
+        return estimate(inputs), None
+    except FitError as exc:
+        return None, str(exc)

@@ -107,13 +107,15 @@ _HOST_ENV_PREFIXES = ("ASCEND", "HCCL_", "ATB_", "LCCL_", "PYTORCH_NPU_", "VLLM_
 
 class FixtureHost:
     """A captured host: `root` for --root, `engine_python` (a stub printing the captured package report),
-    `environ` (the host's environment with PATH holding a stub `npu-smi` when one was captured)."""
+    `environ` (the host's environment with PATH holding a stub `npu-smi` when one was captured). `root` may name
+    a modified copy of the tree (a variant made in tmp_path). A capture `npu-smi-<args>.txt` next to a
+    `npu-smi-<args>.rc` holding a number is printed, then the stub exits with that status (a failing npu-smi)."""
 
-    def __init__(self, name: str, workdir: Path) -> None:
+    def __init__(self, name: str, workdir: Path, root: Path | None = None) -> None:
         import json
 
         self.name = name
-        self.root = HOSTS_DIR / name
+        self.root = root if root is not None else HOSTS_DIR / name
         captured = self.root / "_captured"
         bin_dir = workdir / f"{name}-bin"
         bin_dir.mkdir(parents=True, exist_ok=True)
@@ -123,6 +125,7 @@ class FixtureHost:
                 "#!/bin/sh\n"
                 f"dir='{captured}'\n"
                 'f="$dir/npu-smi-$(echo "$*" | sed \'s/ -*/-/g\').txt"\n'
+                '[ -f "$f" ] && [ -f "${f%.txt}.rc" ] && { cat "$f"; exit "$(cat "${f%.txt}.rc")"; }\n'
                 '[ -f "$f" ] && exec cat "$f"\n'
                 'echo "npu-smi stub: no capture for: $*" >&2\n'
                 "exit 2\n"
@@ -147,8 +150,9 @@ class FixtureHost:
 
 @pytest.fixture
 def fixture_host(tmp_path: Path):  # type: ignore[no-untyped-def]
-    """`fixture_host("a2-910b3x8")` → a `FixtureHost` with its stubs written under tmp_path."""
-    return lambda name: FixtureHost(name, tmp_path)
+    """`fixture_host("a2-910b3x8")` → a `FixtureHost` with its stubs written under tmp_path;
+    `fixture_host("a2-910b3x8", root=copy)` → the same host read from a modified copy of its tree."""
+    return lambda name, root=None: FixtureHost(name, tmp_path, root)
 
 
 # --- engine environments and prepared models (issue 6): the REAL CPU engine, for e2e tests ----------------

@@ -11,7 +11,7 @@ import pytest
 from ascendctl.checks import CheckContext, CheckReport, host_findings
 from ascendctl.checks.matrix_view import fit_rows, row_for_version, select_release
 from ascendctl.checks.rules_host import parse_alloc_conf
-from ascendctl.checks.rules_npu import bytes_per_param, model_params_billions, parse_mask
+from ascendctl.checks.rules_npu import parse_mask
 from ascendctl.matrix import load_matrix
 from ascendctl.models.matrix import SupportMatrix
 from ascendctl.models.profile import Profile
@@ -64,9 +64,9 @@ def a2_facts(**change: Any) -> HostFacts:
         family="a2",
         soc_version="ascend910b3",
         npu_smi_found=True,
-        npu=NpuSmiInfo(recognized=True, driver_version="24.1.0", layout="a2", devices=a2_devices()),
+        npu=NpuSmiInfo(recognized=True, driver_version="25.5.0", layout="a2", devices=a2_devices()),
         device_nodes=DeviceNodes(davinci=tuple(range(8)), davinci_manager=True, devmm_svm=True, hisi_hdc=True),
-        driver=DriverInfo(installed=True, version="24.1.0", source="/usr/local/Ascend/driver/version.info"),
+        driver=DriverInfo(installed=True, version="25.5.0", source="/usr/local/Ascend/driver/version.info"),
         cann=CannInfo(
             version="8.5.0",
             path="/usr/local/Ascend/ascend-toolkit/latest",
@@ -165,8 +165,17 @@ def test_a_good_host_passes_everything(matrix: SupportMatrix) -> None:
     assert results["host.engine.vllm-pair"].status == "pass"
 
 
+def planned(ctx: CheckContext) -> CheckContext:
+    """The context with its profile planned against its facts, as `check PROFILE` builds it."""
+    from ascendctl.planner import plan_profile
+
+    assert ctx.profile is not None and ctx.matrix is not None
+    return replace(ctx, plan=plan_profile(ctx.profile, matrix=ctx.matrix, host=ctx.facts, allow_unsupported=True))
+
+
 def test_a_good_host_runs_a_fitting_profile(matrix: SupportMatrix) -> None:
-    results = check(context(matrix, profile=make_profile()))
+    fitting = make_profile(model={"max_model_len": 8192}, engine={"scheduler": {"max_num_seqs": 32}})
+    results = check(planned(context(matrix, profile=fitting)))
     assert [r for r in results.values() if r.status in ("fail", "warn")] == []
     assert results["host.engine.release"].status == "pass"
     assert results["host.npu.hbm"].status == "pass"
@@ -292,34 +301,39 @@ def test_busy_devices(matrix: SupportMatrix) -> None:
 
 
 @pytest.mark.parametrize(
-    ("model", "quant", "tensor", "status"),
+    ("model", "quant", "tensor", "length", "status"),
     [
-        ("Qwen/Qwen3-32B", "none", 1, "fail"),  # 61 GB of bf16 weights on one 64 GB device
-        ("vllm-ascend/Qwen3-32B-W8A8", "w8a8", 4, "pass"),
-        ("Qwen/Qwen3-235B-A22B", "none", 4, "fail"),
-        ("Qwen/Qwen3-235B-A22B", "none", 8, "warn"),  # fits, with little room for KV cache
-        ("vllm-ascend/Qwen3-235B-A22B-W8A8", "w8a8", 8, "pass"),
-        ("/models/my-finetune", "none", 1, "skip"),  # size unknown
+        ("Qwen/Qwen3-32B", "none", 1, 32768, "fail"),  # 61 GiB of bf16 weights on one 61 GiB device
+        ("vllm-ascend/Qwen3-32B-W8A8", "w8a8", 4, 8192, "pass"),
+        ("vllm-ascend/Qwen3-32B-W8A8", "w8a8", 4, 40960, "warn"),  # 32 sequences of 40K do not all fit
+        ("Qwen/Qwen3-235B-A22B", "none", 4, 32768, "fail"),  # 117 GiB of weights per device
+        ("Qwen/Qwen3-235B-A22B", "none", 8, 131072, "fail"),  # the weights leave less than one 128K sequence
+        ("/models/my-finetune", "none", 1, 32768, "skip"),  # no config.json and no published shapes
     ],
 )
-def test_coarse_hbm_fit(matrix: SupportMatrix, model: str, quant: str, tensor: int, status: str) -> None:
+def test_the_hbm_rule_asks_the_plans_memory_fit(
+    matrix: SupportMatrix, model: str, quant: str, tensor: int, length: int, status: str
+) -> None:
     p = make_profile(
-        model={"source": model, "quantization": quant},
+        model={"source": model, "quantization": quant, "max_model_len": length},
         target={"backend": "npu", "hardware": "a2", "devices_per_node": tensor},
-        engine={"parallel": {"tensor": tensor}},
+        engine={"parallel": {"tensor": tensor}, "scheduler": {"max_num_seqs": 32}},
     )
-    assert one(context(matrix, profile=p), "host.npu.hbm").status == status
+    facts = a2_facts()
+    ctx = planned(context(matrix, facts, profile=p))
+    plan = ctx.plan
+    assert plan is not None
+    finding = one(ctx, "host.npu.hbm")
+    assert finding.status == status, finding
+    if status != "skip":
+        assert plan.fit is not None and f"{plan.fit.kv_tokens:,} KV tokens" in finding.message
+    if status == "fail":
+        assert finding.fix and "--set" in finding.fix
+    # without a plan the rule cannot size anything
+    assert one(context(matrix, facts, profile=p), "host.npu.hbm").status == "skip"
 
 
-def test_model_size_guesses() -> None:
-    assert model_params_billions("Qwen/Qwen3-32B") == 32
-    assert model_params_billions("Qwen3-235B-A22B") == 235
-    assert model_params_billions("prepared:smollm2-135m-instruct") == pytest.approx(0.135)
-    assert model_params_billions("deepseek-ai/DeepSeek-R1") == 671
-    assert model_params_billions("/models/custom") is None
-    assert bytes_per_param("none", "Qwen3-8B") == 2
-    assert bytes_per_param("auto", "Qwen3-8B-w8a8") == 1
-    assert bytes_per_param("w4a8_dynamic", "x") == 0.5
+def test_parse_mask() -> None:
     assert parse_mask("0, 1,2") == [0, 1, 2]
     assert parse_mask("") is None
 
@@ -380,7 +394,7 @@ def test_cann_version_against_the_row(matrix: SupportMatrix, installed: str, sta
 def test_graph_capture_needs_new_hdk(matrix: SupportMatrix) -> None:
     p = make_profile(engine={"parallel": {"tensor": 4}, "graph": {"mode": "full-and-piecewise"}})
     r = one(context(matrix, profile=p), "host.cann.graph-capture")
-    assert r.status == "warn" and "24.1.0 < 25.5.1" in r.message and "207008" in r.message
+    assert r.status == "warn" and "25.5.0 < 25.5.1" in r.message and "207008" in r.message
     newer = a2_facts(driver=DriverInfo(installed=True, version="25.5.1"))
     assert one(context(matrix, newer, p), "host.cann.graph-capture").status == "pass"
     eager = make_profile(engine={"parallel": {"tensor": 4}, "graph": {"mode": "eager"}})

@@ -1,7 +1,8 @@
 """Model inspection (`ascendctl.model_config`): config.json from a directory and the hub caches, safetensors
-totals, the `model.architecture` field, the name-guess warning and the HBM rule's sizes.
+totals and tensor kinds, the `model.architecture` field and the name-guess warning.
 
-The config.json files under tests/fixtures/model_configs are reduced by hand (see its README.md)."""
+The config.json files are the published shapes of ascendctl/data/model_configs/ (reduced by hand, see its
+index.yaml); the memory rule's sizes are tested with the fit (tests/test_fit.py, tests/test_checks.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from ascendctl.checks.rules_npu import model_weight_bytes
 from ascendctl.model_config import (
     ARCHITECTURE_TRAITS,
     estimate_params,
@@ -30,7 +30,7 @@ from ascendctl.model_config import (
 from ascendctl.models.profile import Profile
 from ascendctl.planner import plan_profile
 
-FIXTURES = Path(__file__).parent / "fixtures" / "model_configs"
+FIXTURES = Path(__file__).resolve().parents[1] / "ascendctl" / "data" / "model_configs"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 OTHER = "fedcba9876543210fedcba9876543210fedcba98"
 
@@ -76,11 +76,11 @@ def safetensors(path: Path, tensors: dict[str, tuple[str, list[int]]], *, data: 
     [
         ("deepseek-v3", "mla", False, 671),
         ("kimi-k2", "mla", False, 1030),
-        ("qwen3-moe", "moe", False, 235),
+        ("qwen3-235b-a22b", "moe", False, 235),
         ("qwen3-next", "moe", False, 80),
         ("glm-4.5", "moe", False, 355),
         ("minimax-m2", "moe", False, 230),
-        ("qwen3-vl", "dense", True, 8.2),
+        ("qwen3-vl-8b", "dense", True, 8.2),
     ],
 )
 def test_curated_family_configs(tmp_path: Path, fixture: str, arch: str, multimodal: bool, billions: float) -> None:
@@ -114,7 +114,7 @@ def hf_cache(tmp_path: Path) -> Path:
     (repo / "refs").mkdir(parents=True)
     (repo / "refs" / "main").write_text(COMMIT)
     model_from(repo / "snapshots", "deepseek-v3", COMMIT)
-    model_from(repo / "snapshots", "qwen3-moe", OTHER)  # another revision, pinned by commit
+    model_from(repo / "snapshots", "qwen3-235b-a22b", OTHER)  # another revision, pinned by commit
     return cache
 
 
@@ -141,7 +141,7 @@ def test_hugging_face_cache(tmp_path: Path) -> None:
 
 def test_modelscope_cache_both_layouts(tmp_path: Path) -> None:
     cache = tmp_path / "ms"
-    model_from(cache / "models" / "Qwen", "qwen3-moe", "Qwen3___5-MoE")  # newer layout, `.` stored as `___`
+    model_from(cache / "models" / "Qwen", "qwen3-235b-a22b", "Qwen3___5-MoE")  # newer layout, `.` stored as `___`
     model_from(cache / "ZhipuAI", "glm-4.5", "GLM-4.5")  # older layout
     env = {"MODELSCOPE_CACHE": str(cache), "HF_HUB_CACHE": str(tmp_path / "none")}
     assert locate_model_dir("Qwen/Qwen3.5-MoE", env=env) == cache / "models" / "Qwen" / "Qwen3___5-MoE"
@@ -170,8 +170,28 @@ def test_safetensors_headers_give_bytes_per_dtype(tmp_path: Path) -> None:
     assert found.weights == stats and found.config is not None
 
 
+def test_safetensors_headers_sort_tensors_by_how_parallelism_shards_them(tmp_path: Path) -> None:
+    directory = model_from(tmp_path, "qwen3-235b-a22b")
+    safetensors(
+        directory / "model.safetensors",
+        {
+            "model.embed_tokens.weight": ("BF16", [16, 8]),
+            "lm_head.weight": ("BF16", [16, 8]),
+            "model.layers.0.self_attn.q_proj.weight": ("I8", [8, 8]),
+            "model.layers.0.mlp.experts.3.down_proj.weight": ("I8", [8, 4]),
+            "model.layers.0.mlp.shared_expert.down_proj.weight": ("I8", [8, 4]),
+            "model.layers.0.input_layernorm.weight": ("BF16", [8]),
+            "model.layers.0.self_attn.q_proj.weight_scale": ("F32", [8]),
+        },
+    )
+    stats, error = inspect_weights(directory)
+    assert error is None and stats is not None
+    assert dict(stats.by_kind) == {"embeddings": 512, "layers": 64 + 32, "experts": 32, "replicated": 16 + 32}
+    assert sum(stats.by_kind.values()) == stats.total_bytes
+
+
 def test_safetensors_index_total(tmp_path: Path) -> None:
-    directory = model_from(tmp_path, "qwen3-moe")
+    directory = model_from(tmp_path, "qwen3-235b-a22b")
     index = {"metadata": {"total_size": 470_000_000_000}, "weight_map": {"a": "model-00001-of-00002.safetensors"}}
     (directory / "model.safetensors.index.json").write_text(json.dumps(index))
     stats, error = inspect_weights(directory)
@@ -228,7 +248,7 @@ def test_traits_from_the_architecture_and_the_guess_warning(tmp_path: Path) -> N
 
 
 def test_config_wins_over_a_contradicting_architecture(tmp_path: Path) -> None:
-    directory = model_from(tmp_path, "qwen3-moe")
+    directory = model_from(tmp_path, "qwen3-235b-a22b")
     plan = plan_profile(profile(str(directory), architecture="DeepseekV3ForCausalLM"))
     assert plan.deployment.model.arch == "moe"
     assert any("contradicts" in w and "Qwen3MoeForCausalLM" in w for w in plan.warnings)
@@ -242,27 +262,3 @@ def test_plan_reads_a_cached_hub_config(tmp_path: Path, monkeypatch: pytest.Monk
     assert plan.deployment.model.arch == "mla"
     assert plan.deployment.model.config_path is not None and COMMIT in plan.deployment.model.config_path
     assert not any("guessed" in w for w in plan.warnings)
-
-
-# ---- the HBM rule's sizes ----------------------------------------------------------------------------------
-
-
-class _Ctx:
-    def __init__(self, p: Profile) -> None:
-        self.profile = p
-        self.plan = None
-
-
-def test_hbm_sizes_from_safetensors_then_config_then_name(tmp_path: Path) -> None:
-    directory = model_from(tmp_path, "deepseek-v3")
-    config_size = model_weight_bytes(_Ctx(profile(str(directory))))  # type: ignore[arg-type]
-    assert config_size is not None and "B params from config.json × 2 B/param" in config_size[1]
-    assert config_size[0] / 2 / 1e9 == pytest.approx(671, rel=0.05)
-
-    safetensors(directory / "model.safetensors", {"w": ("F8_E4M3", [1024, 1024])})
-    tensor_size = model_weight_bytes(_Ctx(profile(str(directory))))  # type: ignore[arg-type]
-    assert tensor_size == (1024 * 1024, "0.0 GiB of safetensors")
-
-    named = model_weight_bytes(_Ctx(profile("Qwen/Qwen3-32B")))  # type: ignore[arg-type]
-    assert named is not None and named[1] == "32B params × 2 B/param, guessed from the name"
-    assert model_weight_bytes(_Ctx(profile(str(tmp_path / "nothing-here")))) is None  # type: ignore[arg-type]

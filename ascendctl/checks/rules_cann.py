@@ -2,13 +2,16 @@
 
 Facts: ../shared/reference/vllm-ascend.md §10.1 (files, set_env.sh, NNAL), §11 #1 (`Failed to infer device
 type` / `libatb.so` / `libhccl.so` when the env is not sourced, FAQ #6), §11 #10 and #30 (graph capture
-stream exhaustion with HDK < 25.5.1 / CANN < 8.5.0; driver too old for CANN), §1.1 (CANN per release).
+stream exhaustion with HDK < 25.5.1 / CANN < 8.5.0; driver too old for CANN), §1.1 (CANN per release), §8.2
+(the kernels/ops package per SoC); the matrix's `cann_driver_minimums` (Huawei's CANN release notes) and the
+hardware table's `cann_kernels` / `cann_ops` / `opp_kernel_dir`.
 """
 
 from __future__ import annotations
 
 from ascendctl.checks.context import CheckContext
 from ascendctl.checks.rules_npu import not_npu
+from ascendctl.models.matrix import CannDriverMinimum, Hardware
 from ascendctl.rules import Outcome, passed, problem, rule, skipped
 from ascendctl_engine.adapters.graph import (
     CAPTURE_MIN_CANN,
@@ -18,6 +21,7 @@ from ascendctl_engine.adapters.graph import (
 )
 from ascendctl_engine.host.cann import (
     NNAL_ATB_SET_ENV,
+    OPP_KERNEL_SUBDIR,
     TOOLKIT_SET_ENV,
     atb_env_sourced,
     cann_env_sourced,
@@ -169,3 +173,75 @@ def npu_graph_min_cann(ctx: CheckContext) -> Outcome:
             f"upgrade CANN to {need} or set engine.graph.mode: eager",
         )
     return passed(f"CANN {cann or '?'} for graph mode on {hw.name}")
+
+
+def kernels_package(hw: Hardware, cann: str) -> str | None:
+    """The family's kernels/ops package for this CANN: `cann_ops` from CANN 8.5 on (Huawei renamed kernels to
+    ops), `cann_kernels` before; either when only one is recorded."""
+    if cann_below(cann, "8.5.0"):
+        return hw.cann_kernels or hw.cann_ops
+    return hw.cann_ops or hw.cann_kernels
+
+
+@rule(
+    "host.cann.kernels",
+    "error",
+    "CANN kernels/ops package installed for this SoC",
+    source="matrix hardware cann_kernels/cann_ops/opp_kernel_dir; vllm-ascend installation.md (§8.2)",
+)
+def cann_kernels(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    cann = ctx.facts.cann
+    if cann.version is None or cann.path is None:
+        return skipped("CANN not installed")
+    hw = next((h for h in ctx.matrix.hardware if h.id == ctx.facts.family), None) if ctx.matrix else None
+    if hw is None or hw.opp_kernel_dir is None:
+        return skipped("no kernel directory recorded for this host's family (or family unknown)")
+    if cann.kernel_socs is None:
+        return skipped("the op kernel directory was not looked at")
+    where = f"{cann.path.rstrip('/')}/{OPP_KERNEL_SUBDIR}/{hw.opp_kernel_dir}"
+    if hw.opp_kernel_dir in cann.kernel_socs:
+        return passed(f"op kernels for {hw.opp_kernel_dir} under {where}")
+    package = kernels_package(hw, cann.version)
+    named = f"{package} {cann.version}" if package else f"the CANN {cann.version} kernels/ops package for {hw.name}"
+    have = f" (kernels present only for {', '.join(cann.kernel_socs)})" if cann.kernel_socs else ""
+    return problem(
+        f"CANN {cann.version} is installed but has no op kernels for {hw.name}: {where} is missing or holds no "
+        f"kernels{have}; every compute op fails (`AclOpKernelInit failed`, `EH9999 ... init runtime platform info "
+        "failed`)",
+        f"install {named} (`./{package or '<kernels-package>'}_{cann.version}_linux-$(uname -i).run --install` "
+        f"after `source {set_env_script(ctx)}`), or use the vllm-ascend image for {hw.id}, which has it",
+    )
+
+
+def driver_minimum(rows: list[CannDriverMinimum], cann: str) -> CannDriverMinimum | None:
+    """The row of this CANN's major.minor line (`8.5.0`, `8.5.2` → the `8.5` row), if recorded."""
+    return next((r for r in rows if cann_release_key(r.cann)[:2] == cann_release_key(cann)[:2]), None)
+
+
+@rule(
+    "host.npu.driver-cann",
+    "error",
+    "Driver (HDK) new enough for the installed CANN",
+    source="matrix cann_driver_minimums (Huawei CANN release notes: CANN ↔ Ascend HDK compatibility)",
+)
+def npu_driver_cann(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    cann, driver = ctx.facts.cann.version, ctx.facts.driver.version
+    if cann is None or driver is None:
+        return skipped("CANN or driver version not known")
+    rows = ctx.matrix.cann_driver_minimums if ctx.matrix is not None else []
+    row = driver_minimum(rows, cann)
+    if row is None:
+        lines = ", ".join(r.cann for r in rows) or "none"
+        return skipped(f"no recorded HDK minimum for CANN {cann} (recorded lines: {lines})")
+    if cann_below(driver, row.driver):
+        return problem(
+            f"driver (HDK) {driver} is older than CANN {cann} supports (HDK >= {row.driver}, per {row.source}): "
+            "expect device init or op failures",
+            f"upgrade the Ascend HDK (driver + firmware) to {row.driver} or newer and reboot, or install a CANN "
+            f"release whose notes list HDK {driver}",
+        )
+    return passed(f"driver {driver} >= {row.driver}, the oldest HDK CANN {row.cann}.x runs on")

@@ -3,7 +3,8 @@
 Facts: ../shared/reference/vllm-ascend.md §11 #14 (`ACL graph is incompatible with ASCEND_LAUNCH_BLOCKING=1`,
 vllm_ascend/platform.py), §7.1/§7.3 (`PYTORCH_NPU_ALLOC_CONF`: `expandable_segments` cannot be combined with
 `max_split_size_mb` / `garbage_collection_threshold`, platform.py), §11 #13 and §7.3 (multi-node NIC env:
-`HCCL_IF_IP`, `GLOO_SOCKET_IFNAME`, `TP_SOCKET_IFNAME`, `HCCL_SOCKET_IFNAME`; busy ports);
+`HCCL_IF_IP`, `GLOO_SOCKET_IFNAME`, `TP_SOCKET_IFNAME`, `HCCL_SOCKET_IFNAME`; busy ports), §10.1 (`/etc/hccn.conf`,
+`hccn_tool` checks, installation.md "Verify Multi-Node Communication");
 ../shared/reference/cpu-engine.md (`VLLM_CPU_KVCACHE_SPACE`, memory of a CPU engine).
 """
 
@@ -12,8 +13,9 @@ from __future__ import annotations
 from ascendctl.checks.context import CheckContext
 from ascendctl.checks.matrix_view import fit_rows
 from ascendctl.checks.rules_npu import not_npu
-from ascendctl.rules import Outcome, passed, problem, rule, skipped
+from ascendctl.rules import Outcome, passed, problem, rule, skipped, undecided
 from ascendctl.rules.plan import launch_blocking_breaks_graphs
+from ascendctl_engine.host.cann import HCCN_CONF
 
 NIC_VARS = ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME")
 
@@ -146,6 +148,32 @@ def net_multinode(ctx: CheckContext) -> Outcome:
             "on NPUs verify links with `hccn_tool -i <dev> -link -g`",
         )
     return passed(f"{p.target.nodes} nodes over {interface or 'per-node interfaces'}")
+
+
+@rule(
+    "host.net.hccn-conf",
+    "error",
+    "/etc/hccn.conf present for multi-node",
+    source='vllm-ascend installation.md "Verify Multi-Node Communication" (reference §10.1)',
+)
+def net_hccn_conf(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    p = ctx.profile
+    if p is None or p.target.nodes <= 1:
+        return skipped("single node")
+    present = ctx.facts.files.get(HCCN_CONF)
+    if present is None:
+        return undecided(f"{HCCN_CONF} was not looked at")
+    if not present:
+        return problem(
+            f"{HCCN_CONF} is missing: the NPU NICs have no addresses, so HCCL cannot connect the "
+            f"{p.target.nodes} nodes (`EI0006: Getting socket times out`, `hcclCommInitRootInfoConfig` errors)",
+            "configure every NPU NIC on each node with `hccn_tool -i <dev> -ip -s address <ip> netmask <mask>` "
+            f"(writes {HCCN_CONF}; check with `hccn_tool -i <dev> -ip -g` and `-link -g`); in a container mount "
+            f"it read-only: -v {HCCN_CONF}:{HCCN_CONF}:ro",
+        )
+    return passed(f"{HCCN_CONF} present")
 
 
 @rule("host.cpu.kvcache", "warn", "CPU engine KV-cache size set")

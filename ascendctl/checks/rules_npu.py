@@ -2,16 +2,18 @@
 
 Facts: ../shared/reference/vllm-ascend.md §2 (supported products, SoC names, HBM per device), §10.1
 (device nodes, driver files), §11 #8/#9 (unknown SoC), and vllm-ascend `NPUPlatform.device_control_env_var`
-(`ASCEND_RT_VISIBLE_DEVICES`, §7.1).
+(`ASCEND_RT_VISIBLE_DEVICES`, §7.1); npu-smi's DCMI return codes (`engine/host/npu_smi.py::DCMI_CAUSES`).
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 
 from ascendctl.checks.context import CheckContext
-from ascendctl.rules import Outcome, passed, problem, rule, skipped
+from ascendctl.rules import Outcome, passed, problem, rule, skipped, undecided
 from ascendctl_engine.host.facts import NpuDevice
+from ascendctl_engine.host.npu_smi import DCMI_CAUSES, dcmi_error_code
 
 DRIVER_FIX = (
     "install the Ascend HDK (driver + firmware) that the CANN release notes name for your CANN version, "
@@ -73,7 +75,28 @@ def npu_driver(ctx: CheckContext) -> Outcome:
     )
 
 
-@rule("host.npu.smi", "warn", "npu-smi available")
+def npu_smi_failure(err: str) -> Outcome:
+    """npu-smi failed: the cause and fix its DCMI return code stands for, else a generic fix quoting the code."""
+    code = dcmi_error_code(err)
+    cause = DCMI_CAUSES.get(code) if code is not None else None
+    if cause is not None:
+        return problem(f"npu-smi failed with DCMI {code} ({cause.name}: {cause.cause}): {err}", cause.fix)
+    if code is not None:
+        return problem(
+            f"npu-smi failed with DCMI return code {code}: {err}",
+            f"look up DCMI return code {code} in Huawei's DCMI reference (return codes), check the device is not "
+            "held by another container and that the user may use the NPU (root or the HwHiAiUser group); "
+            "reinstall the driver if `npu-smi info` still fails",
+        )
+    return problem(f"npu-smi failed: {err}", "run `npu-smi info` by hand; reinstall the driver if it fails")
+
+
+@rule(
+    "host.npu.smi",
+    "warn",
+    "npu-smi available",
+    source="DCMI return codes: hiascend DCMI API reference (return codes); vllm-ascend#2698, #632",
+)
 def npu_smi(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -86,7 +109,7 @@ def npu_smi(ctx: CheckContext) -> Outcome:
         )
     err = ctx.facts.probe_errors.get("npu-smi")
     if err:
-        return problem(f"npu-smi failed: {err}", "run `npu-smi info` by hand; reinstall the driver if it fails")
+        return npu_smi_failure(err)
     return passed(f"npu-smi info parsed ({ctx.facts.npu.layout if ctx.facts.npu else '?'} layout)")
 
 
@@ -269,104 +292,37 @@ def npu_busy(ctx: CheckContext) -> Outcome:
     return passed("no other process on the devices")
 
 
-# ---- coarse device-memory fit (a later planner refines memory) -------------------------------------
-
-_KNOWN_PARAMS_B = {
-    "deepseek-r1": 671.0,
-    "deepseek-v3": 671.0,
-    "deepseek-v3.1": 671.0,
-    "deepseek-v3.2": 671.0,
-    "kimi-k2": 1000.0,
-}
-_SIZE_RE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)\s*([BbMm])(?![A-Za-z])")
+# ---- memory fit -------------------------------------------------------------------------------------------
 
 
-def model_params_billions(source: str) -> float | None:
-    """Parameter count guessed from a model name: `Qwen3-32B-W8A8` → 32, `Qwen3-235B-A22B` → 235 (total),
-    `SmolLM2-135M` → 0.135; a few well-known names without a size are listed. None when unknown."""
-    name = source.rstrip("/").split("/")[-1].split(":")[-1]
-    lowered = name.lower()
-    for key, value in _KNOWN_PARAMS_B.items():
-        if lowered.startswith(key):
-            return value
-    for number, unit in _SIZE_RE.findall(name.replace("_", "-")):
-        value = float(number)
-        return value if unit in "Bb" else value / 1000.0
-    return None
-
-
-def bytes_per_param(quantization: str, source: str) -> float:
-    q = quantization
-    if q in ("none", "auto"):
-        lowered = source.lower()
-        if "w4a" in lowered or "int4" in lowered:
-            return 0.5
-        if "w8a" in lowered or "int8" in lowered or "fp8" in lowered:
-            return 1.0
-        return 2.0
-    if q.startswith("w4"):
-        return 0.5
-    return 1.0
-
-
-def model_weight_bytes(ctx: CheckContext) -> tuple[float, str] | None:
-    """(checkpoint bytes, how they were found): the inspector's safetensors totals, else parameters counted
-    from config.json × bytes per parameter, else the size in the model's name (noted as a guess)."""
-    from ascendctl.model_config import inspect_model
-
-    p = ctx.profile
-    if p is None:
-        return None
-    source = ctx.plan.deployment.model.resolved if ctx.plan is not None else p.model.source
-    found = inspect_model(source, revision=p.model.revision, weights=True)
-    bpp = bytes_per_param(p.model.quantization, p.model.source)
-    if found.weights is not None:
-        return float(found.weights.total_bytes), f"{found.weights.total_bytes / 2**30:.1f} GiB of safetensors"
-    params = found.params
-    if params is not None:
-        return params * bpp, f"{params / 1e9:.3g}B params from config.json × {bpp:g} B/param"
-    guess = model_params_billions(p.model.source)
-    if guess is None:
-        return None
-    return guess * 1e9 * bpp, f"{guess:g}B params × {bpp:g} B/param, guessed from the name"
-
-
-@rule("host.npu.hbm", "error", "Model weights fit in device memory (coarse)")
+@rule(
+    "host.npu.hbm", "error", "The model, its activations and one max_model_len sequence fit device memory",
+    source="ascendctl.fit (the plan's memory fit against this host's HBM; docs/memory-fit.md)",
+)  # fmt: skip
 def npu_hbm(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
     if ctx.profile is None:
         return skipped("no profile")
-    devices = used_devices(ctx) or list(ctx.facts.devices)
-    totals = [d.hbm_total_mb for d in devices if d.hbm_total_mb]
-    if not totals:
-        return skipped("device memory not known")
-    p = ctx.profile
-    size = model_weight_bytes(ctx)
-    if size is None:
-        return skipped(f"model size unknown for {p.model.source!r}")
-    weight_bytes, basis = size
-    par = p.engine.parallel
-    shards = par.tensor * par.pipeline * (par.data if par.expert else 1)
-    weights_mb = weight_bytes / shards / (1024 * 1024)
-    util = p.engine.memory.device_utilization or 0.9
-    total = min(totals)
-    used = max((d.hbm_used_mb or 0) for d in devices)
-    budget = min(total * util, total - used)
+    if ctx.plan is None:
+        return skipped("the profile could not be planned against this host (see plan.supported)")
+    fit = ctx.plan.fit
+    if fit is None:
+        return undecided(f"skipped: {ctx.plan.fit_error}")
+    from ascendctl.fit.report import summary_line
+
+    d = fit.per_device[0]
     detail = (
-        f"~{weights_mb / 1024:.1f} GiB of weights per device ({basis} ÷ {shards} shards) "
-        f"vs {budget / 1024:.1f} GiB usable ({total} MB × {util:g}, {used} MB in use)"
+        f"{summary_line(fit)}; per device {d.weights_gib:.1f} GiB weights, {d.kv_cache_gib:.1f} GiB KV cache "
+        f"of {d.hbm_gib or 0:.1f} GiB"
     )
-    if weights_mb > budget:
-        return problem(
-            detail,
-            "raise engine.parallel.tensor (or pipeline), use a quantized checkpoint (w8a8 / w4a8), or a family "
-            "with more HBM",
-        )
-    if weights_mb > 0.8 * budget:
-        return problem(
-            detail + ": little room left for the KV cache",
-            "raise engine.parallel.tensor or lower model.max_model_len / engine.scheduler.max_num_seqs",
-            severity="warn",
-        )
+    fixes = "; ".join(
+        " ".join(f"--set {shlex.quote(one)}" for one in s.sets) + f" ({s.verdict}, {s.kv_tokens:,} tokens)"
+        for s in fit.suggestions[:3]
+    )
+    fix = fixes or "raise engine.parallel.tensor, use a quantized checkpoint, or lower model.max_model_len"
+    if fit.verdict == "does-not-fit":
+        return problem(detail, f"{fix} (`ascendctl fit PROFILE` shows the table)")
+    if fit.verdict == "low-memory":
+        return problem(detail, f"{fix} (`ascendctl fit PROFILE` shows the table)", severity="warn")
     return passed(detail)

@@ -95,6 +95,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("check", "check"),
     "matrix": ("matrix", "matrix"),
     "plan": ("plan", "plan"),
+    "fit": ("fit", "fit"),
     "pin": ("plan", "pin"),
     "render": ("render", "render"),
 }

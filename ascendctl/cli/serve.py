@@ -220,7 +220,7 @@ def _print_failure(tail: list[str], diagnoses: list[Diagnosis], log_path: Path) 
             typer.echo(f"  {line}", err=True)
         typer.echo("---", err=True)
     for found in diagnoses:
-        typer.echo(f"diagnosis: {found.summary}", err=True)
+        typer.echo(f"diagnosis [{found.key}]: {found.summary}", err=True)
         typer.echo(f"  fix: {found.fix}", err=True)
         typer.echo(f"  seen: {found.line}", err=True)
         typer.echo(f"  (source: {found.source})", err=True)

@@ -212,6 +212,15 @@ class HardwareLimits(MatrixModel):
         bool,
         Field(description="The attention path builds a full [max_model_len × max_model_len] mask (bound the context)."),
     ] = False
+    workspace_kv_halving: Annotated[
+        bool,
+        Field(
+            description=(
+                "The family's worker halves the KV budget for operator workspace, in the releases whose "
+                "`kv-budget` era halves (vllm-ascend ≥ v0.18.0rc1)."
+            )
+        ),
+    ] = False
     notes: Annotated[list[Ref], Field(description="Other limits, with references.")] = []
 
     def describe(self) -> list[str]:
@@ -227,6 +236,8 @@ class HardwareLimits(MatrixModel):
             out.append(f"graph mode needs CANN ≥ {self.graph_min_cann}")
         if self.min_devices > 1:
             out.append(f"≥ {self.min_devices} devices")
+        if self.workspace_kv_halving:
+            out.append("KV budget halved for workspace (≥ v0.18.0rc1)")
         if self.square_attention_mask:
             out.append("full attention mask: bound max_model_len")
         return out
@@ -254,6 +265,13 @@ class Hardware(MatrixModel):
         int | None, Field(ge=1, description="Devices (chips) per server, as `ASCEND_RT_VISIBLE_DEVICES` counts.")
     ]
     cann_kernels: Annotated[str | None, Field(description="CANN kernels/ops package for the family.")] = None
+    cann_ops: Annotated[
+        str | None, Field(description="The family's CANN ops package from CANN 8.5 on (Huawei renamed kernels to ops).")
+    ] = None
+    opp_kernel_dir: Annotated[
+        str | None,
+        Field(description="SoC dir of the family's op kernels (<CANN>/opp/built-in/op_impl/ai_core/tbe/kernel/<dir>)."),
+    ] = None
     first_release: Annotated[NonEmpty, Field(description="First vllm-ascend release supporting the family.")]
     releases: Annotated[str, Field(description="vllm-ascend versions supporting the family (PEP 440 specifier).")]
     image_suffix: Annotated[str, Field(description="Suffix of the family's image tags (`-a3`, `-310p`, ...).")]
@@ -392,6 +410,16 @@ class QuantizationType(MatrixModel):
     source: Source
 
 
+class CannDriverMinimum(MatrixModel):
+    """The oldest Ascend HDK (driver) one CANN major.minor line is compatible with (Huawei's release notes)."""
+
+    cann: Annotated[NonEmpty, Field(description="CANN major.minor line (`8.5`, `9.1`): every release of it.")]
+    driver: Annotated[
+        NonEmpty, Field(description="Oldest compatible HDK (driver) version: the first release of the oldest HDK line.")
+    ]
+    source: Source
+
+
 class SupportMatrix(MatrixModel):
     """The whole matrix, with cross-reference checks."""
 
@@ -408,6 +436,9 @@ class SupportMatrix(MatrixModel):
         str, Field(description="`tag:path` of the model table the `support` overview rows come from (built).")
     ] = ""
     models: list[ModelFamily]
+    cann_driver_minimums: Annotated[
+        list[CannDriverMinimum], Field(description="Oldest HDK (driver) per CANN major.minor line.")
+    ] = []
 
     @model_validator(mode="after")
     def _cross_references(self) -> SupportMatrix:

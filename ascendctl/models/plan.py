@@ -12,11 +12,14 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ascendctl.rules import Finding
 from ascendctl_engine.spec import REDACTED, EngineCommand
 from ascendctl_engine.vocab import Role
+
+if TYPE_CHECKING:
+    from ascendctl.fit.estimate import FitResult
 
 # The `plan --json` shape version: bump it (and say so in the CHANGELOG) whenever a key is renamed or removed
 # or a value changes meaning. 2: `lint` (rule/level/reference) became `findings` (the one finding type).
@@ -142,6 +145,8 @@ class Plan:
     eras: Mapping[str, str]
     warnings: tuple[str, ...] = ()
     unsupported: tuple[str, ...] = ()  # broken constraints that were allowed (allow_unsupported)
+    fit: FitResult | None = None  # the memory fit (`ascendctl fit`); None when it cannot be estimated
+    fit_error: str | None = None  # why there is no fit
 
     def command_for(self, node: int) -> EngineCommand:
         for command in self.commands:
@@ -166,6 +171,8 @@ class Plan:
             "eras": dict(self.eras),
             "settings": {k: s.to_json() for k, s in sorted(d.settings.items())},
             "provenance": dict(self.provenance),
+            "fit": self.fit.to_json() if self.fit is not None else None,
+            "fit_error": self.fit_error,
         }
 
 

@@ -29,6 +29,9 @@ Apply = Callable[[EngineIntent, CommandBuilder], None]
 TOPICS: tuple[str, ...] = (
     "model",
     "quantization",
+    "quant-description",  # data: the ModelSlim description file a release reads (plan rules ask; no flags)
+    "pd-decode-only",  # data: `--additional-config` keys a release refuses outside a PD decode node (no flags)
+    "kv-budget",  # data: how the NPU worker sizes the KV cache (ascendctl.fit asks; no flags)
     "pooling",
     "graph",
     "npugraph-ex",
@@ -188,3 +191,130 @@ def era_for_release(topic: str, backend: str, vllm: str, vllm_ascend: str | None
 
 def eras_of(topic: str) -> list[Era]:
     return [e for e in REGISTRY if e.topic == topic]
+
+
+# --------------------------------------------------------------------------------------------------
+# Data topics the plan rules ask (`ascendctl/rules/plan.py`); they plan nothing.
+
+
+def _nothing_to_plan(intent: EngineIntent, b: CommandBuilder) -> None:
+    """A data era: its traits answer questions, a serving plan takes nothing from it."""
+
+
+_NPU = frozenset({"npu"})
+MODELSLIM_DESCRIPTION = "quant_model_description.json"
+
+# `quant-description`: trait `filename`, the ModelSlim description the release's `AscendQuantConfig` reads
+# (`get_config_filenames`), or None where it reads none (the quant description then comes from config.json's
+# `quantization_config`, and a misnamed description file does not matter).
+_QUANT_DESCRIPTION: tuple[tuple[str, str, str | None, str], ...] = (
+    ("from-config-json", "<0.7.3", None, "v0.7.3rc2:vllm_ascend/quantization/quant_config.py:76 returns []"),
+    (
+        "description-file-v0.7.3",
+        ">=0.7.3,<0.8.0",
+        MODELSLIM_DESCRIPTION,
+        "v0.7.3:vllm_ascend/quantization/quant_config.py:73; v0.7.3.post1:vllm_ascend/quantization/quant_config.py:73",
+    ),
+    (
+        "from-config-json-v0.8",
+        ">=0.8.0,<0.8.5rc1",
+        None,
+        "v0.8.4rc1:vllm_ascend/quantization/quant_config.py:73 and v0.8.4rc2:…/quant_config.py:71 return []",
+    ),
+    (
+        "description-file",
+        ">=0.8.5rc1",
+        MODELSLIM_DESCRIPTION,
+        "v0.8.5rc1:vllm_ascend/quantization/quant_config.py:70 … "
+        "v0.23.0:vllm_ascend/quantization/modelslim_config.py:67 (MODELSLIM_CONFIG_FILENAME)",
+    ),
+)
+for _name, _spec, _file, _source in _QUANT_DESCRIPTION:
+    era(
+        "quant-description", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
+        summary=f"ModelSlim description read from {_file}" if _file else "no description file read",
+        source=_source, traits={"filename": _file},
+    )(_nothing_to_plan)  # fmt: skip
+
+
+# `pd-decode-only`: trait `keys`, feature → ((dotted `--additional-config` paths), the engine's error, source) for
+# each key the release refuses at start-up unless the node is a PD-disaggregated decode node (kv_role
+# kv_consumer); features: `oproj` (o_proj fine-grained TP), `kv_nz` (NZ-format KV cache), `recompute`
+# (the recompute scheduler).
+_OPROJ_TOP = (
+    ("oproj_tensor_parallel_size",),
+    "AssertionError: oproj_tensor_parallel_size is only supported in pd scenario and can only be used in D node.",
+    "v0.10.2rc1:vllm_ascend/ascend_config.py:80 … v0.11.0:vllm_ascend/ascend_config.py:102",
+)
+_OPROJ = (
+    ("finegrained_tp_config.oproj_tensor_parallel_size",),
+    _OPROJ_TOP[1],
+    "v0.12.0rc1:vllm_ascend/ascend_config.py:188 … v0.23.0:vllm_ascend/ascend_config.py:559",
+)
+_KV_NZ = (
+    ("enable_kv_nz",),
+    "RuntimeError: enable_kv_nz is only supported for mla currently. / NotImplementedError: enable_kv_nz is only "
+    "supported in pd scenario and can only be used in D node.",
+    "v0.13.0rc2:vllm_ascend/ascend_config.py:147,151 … v0.23.0:vllm_ascend/ascend_config.py:274,277",
+)
+_RECOMPUTE = (
+    ("recompute_scheduler_enable",),
+    "ValueError: recompute_scheduler_enable can only be enabled in PD-disaggregated mode … and is not supported "
+    "in PD-mixed mode.",
+    "v0.18.0:vllm_ascend/platform.py:466 … v0.23.0:vllm_ascend/platform.py:703 (D nodes only)",
+)
+_RECOMPUTE_V0251 = (
+    ("scheduler_config.recompute_scheduler_enable", "recompute_scheduler_enable"),
+    _RECOMPUTE[1],
+    "v0.25.1rc1:vllm_ascend/platform.py:694; v0.25.1rc1:vllm_ascend/ascend_config.py:875 (scheduler_config, "
+    "top-level fallback)",
+)
+_PD_DECODE_ONLY: tuple[tuple[str, str, Mapping[str, tuple[tuple[str, ...], str, str]]], ...] = (
+    ("none", "<0.10.2rc1", {}),
+    ("oproj", ">=0.10.2rc1,<0.12.0rc1", {"oproj": _OPROJ_TOP}),
+    ("finegrained-oproj", ">=0.12.0rc1,<0.13.0rc2", {"oproj": _OPROJ}),
+    ("oproj+kv-nz", ">=0.13.0rc2,<0.18.0", {"oproj": _OPROJ, "kv_nz": _KV_NZ}),
+    ("oproj+kv-nz+recompute", ">=0.18.0,<0.25.1rc1", {"oproj": _OPROJ, "kv_nz": _KV_NZ, "recompute": _RECOMPUTE}),
+    (
+        "oproj+kv-nz+scheduler-config",
+        ">=0.25.1rc1",
+        {"oproj": _OPROJ, "kv_nz": _KV_NZ, "recompute": _RECOMPUTE_V0251},
+    ),
+)
+for _name, _spec, _keys in _PD_DECODE_ONLY:
+    era(
+        "pd-decode-only", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
+        summary="refused outside a PD decode node: " + (", ".join(k[0][0] for k in _keys.values()) or "nothing"),
+        source="; ".join(k[2] for k in _keys.values()) or "no such check before v0.10.2rc1",
+        traits={"keys": MappingProxyType(dict(_keys))},
+    )(_nothing_to_plan)  # fmt: skip
+
+
+# `kv-budget`: how vllm-ascend's worker turns device memory into KV cache (ascendctl.fit asks). Traits:
+# `accounting` — `whole-device` (requested share minus the torch peak and every non-torch byte the device holds,
+# the runtime's own baseline included, clamped at 0) or `increase` (minus weights, the torch peak increase and the
+# non-torch *increase* during profiling; may go negative); `workspace_halving` — whether the workers of families
+# whose matrix limits say `workspace_kv_halving` (300I Duo) halve the budget for operator workspace;
+# `hybrid_pages` — the page rule for attention + linear-attention models.
+_KV_BUDGET: tuple[tuple[str, str, str, bool, str, str], ...] = (
+    (
+        "whole-device", "<0.15.0rc1", "whole-device", False, "v0.13",
+        "v0.14.0rc1:vllm_ascend/worker/worker.py:261-292; v0.9.1:vllm_ascend/worker/worker_v1.py:163-194; "
+        "v0.13.0:vllm_ascend/patch/platform/patch_mamba_config.py:37-88",
+    ),
+    (
+        "profiled-increase", ">=0.15.0rc1,<0.18.0rc1", "increase", False, "v0.13",
+        "v0.15.0rc1:vllm_ascend/worker/worker.py:259,360",
+    ),
+    (
+        "profiled-increase+workspace-halving", ">=0.18.0rc1", "increase", True, "v0.18",
+        "v0.18.0rc1:vllm_ascend/_310p/worker_310p.py:89-93; v0.23.0:vllm_ascend/worker/worker.py:527-594; "
+        "v0.23.0:vllm_ascend/patch/platform/patch_mamba_config.py:58-117",
+    ),
+)  # fmt: skip
+for _name, _spec, _accounting, _halves, _pages, _source in _KV_BUDGET:
+    era(
+        "kv-budget", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
+        summary=f"KV budget: {_accounting} accounting" + (", workspace halving" if _halves else ""),
+        source=_source, traits={"accounting": _accounting, "workspace_halving": _halves, "hybrid_pages": _pages},
+    )(_nothing_to_plan)  # fmt: skip

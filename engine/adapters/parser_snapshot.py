@@ -554,6 +554,14 @@ def value_class(value: str) -> str:
     return "text"
 
 
+def human_int(text: str) -> int | None:
+    """vLLM's `human_readable_int` values: `1000`, `25.6k` (decimal, lower-case suffix), `2G` (binary, upper-case,
+    whole numbers); None for anything else."""
+    if _INT.match(text.strip()) or _SMALL_INT.match(text.strip()):
+        return int(text.strip())
+    return _human_int(text)
+
+
 def _human_int(text: str) -> int | None:
     m = _HUMAN.match(text.strip())
     if m is None:

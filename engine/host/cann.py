@@ -29,6 +29,13 @@ NNAL_ATB_SET_ENV = f"{ASCEND_ROOT}/nnal/atb/set_env.sh"
 DRIVER_DIR = f"{ASCEND_ROOT}/driver"
 DRIVER_VERSION_INFO = f"{DRIVER_DIR}/version.info"
 HOME_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")
+# Built-in op kernels, one directory per SoC (`ascend910b`, `ascend910_93`, `ascend310p`), written by the
+# kernels/ops package (`Ascend-cann-kernels-910b`, from CANN 8.5 `Ascend-cann-910b-ops`; 8.5+ nests them in
+# `ops_legacy/`, `ops_math/`, `ops_nn/`, `ops_transformer/`). A toolkit alone leaves at most `ops_oam` there
+# (public CANN images without the op library; every compute op then fails with `AclOpKernelInit failed`).
+OPP_KERNEL_SUBDIR = "opp/built-in/op_impl/ai_core/tbe/kernel"
+HCCN_CONF = "/etc/hccn.conf"  # written by `hccn_tool -i N -ip -s ...` (NPU NIC addresses; multi-node HCCL)
+_TOOLKIT_ONLY_KERNEL_ENTRIES = frozenset({"ops_oam"})
 
 _CANN_DIR_RE = re.compile(r"^cann-(?P<ver>\d[\w.\-]*)$")
 _VERSION_CFG_RE = re.compile(r"^\s*(?P<component>[\w]+)_running_version\s*=\s*\[(?P<body>[^\]]*)\]")
@@ -114,3 +121,9 @@ def atb_env_sourced(env: Mapping[str, str]) -> bool:
     if env.get("ATB_HOME_PATH", "").strip():
         return True
     return any("nnal/atb" in entry for entry in split_path_list(env.get("LD_LIBRARY_PATH")))
+
+
+def kernel_socs_from_listing(entries: Mapping[str, list[str] | None]) -> tuple[str, ...]:
+    """{SoC dir: its entries} under the opp kernel directory → the SoC dirs that hold op kernels (anything but
+    the toolkit's own `ops_oam`), sorted."""
+    return tuple(sorted(soc for soc, names in entries.items() if names and set(names) - _TOOLKIT_ONLY_KERNEL_ENTRIES))

@@ -135,6 +135,9 @@ class CannInfo:
     nnal_installed: bool = False  # /usr/local/Ascend/nnal/atb/set_env.sh exists
     atb_sourced: bool = False  # libatb.so reachable (ATB_HOME_PATH or nnal/atb on LD_LIBRARY_PATH)
     atb_set_env: str | None = None
+    # SoC directories under `<path>/opp/built-in/op_impl/ai_core/tbe/kernel/` that hold built-in op kernels (the
+    # kernels/ops package writes them; a lone `ops_oam` does not count); None when not looked at (no CANN found).
+    kernel_socs: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -149,6 +152,7 @@ class CannInfo:
             "nnal_installed": self.nnal_installed,
             "atb_sourced": self.atb_sourced,
             "atb_set_env": self.atb_set_env,
+            "kernel_socs": list(self.kernel_socs) if self.kernel_socs is not None else None,
         }
 
 
@@ -368,6 +372,7 @@ def _facts_from_dict(data: Mapping[str, Any]) -> HostFacts:
     )
     driver = _map(data.get("driver"))
     cann = _map(data.get("cann"))
+    kernel_socs = cann.get("kernel_socs")
     py = _map(data.get("python"))
     packages = {str(k): str(v) for k, v in _map(data.get("packages")).items() if isinstance(v, str) and v}
     nodes = _map(hw.get("device_nodes"))
@@ -413,6 +418,7 @@ def _facts_from_dict(data: Mapping[str, Any]) -> HostFacts:
             nnal_installed=bool(cann.get("nnal_installed", False)),
             atb_sourced=bool(cann.get("atb_sourced", False)),
             atb_set_env=_str(cann.get("atb_set_env")),
+            kernel_socs=tuple(str(k) for k in kernel_socs) if isinstance(kernel_socs, list) else None,
         ),
         python=PythonEnv(
             interpreter=str(py.get("interpreter") or ""),

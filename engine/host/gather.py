@@ -24,6 +24,7 @@ from ascendctl_engine.host.facts import (
     PythonEnv,
 )
 from ascendctl_engine.host.npu_smi import (
+    dcmi_error_code,
     family_from_name,
     parse_npu_smi_board,
     parse_npu_smi_info,
@@ -136,13 +137,14 @@ def gather_host_facts(
     cpu = guard("cpu", lambda: _probe_cpu(probe, arch), CpuInfo(arch=arch or None))
     nics = guard("nics", lambda: _probe_nics(probe), None)
     port_status = tuple(_probe_port(probe, req) for req in ports)
-    file_status = _probe_files(probe, files)
-
     backend: Backend = "cpu"
     if (npu and npu.devices) or nodes.davinci or driver.installed:
         backend = "npu"
     elif cuda.gpus:
         backend = "cuda"
+    # /etc/hccn.conf (the NPU NICs' addresses) is looked at on every NPU host: multi-node rules read it.
+    wanted = [*files, cann_files.HCCN_CONF] if backend == "npu" and cann_files.HCCN_CONF not in files else files
+    file_status = _probe_files(probe, wanted)
     return HostFacts(
         backend=backend,
         family=family,
@@ -171,7 +173,12 @@ def _probe_npu_smi(probe: HostProbe, path: str, guard: _Guard) -> NpuSmiInfo | N
     argv = [path, "info"]
     result = probe.run(argv, timeout=NPU_SMI_TIMEOUT)
     if not result.ok:
-        guard.errors["npu-smi"] = result.reason(["npu-smi", "info"])
+        reason = result.reason(["npu-smi", "info"])
+        output = f"{result.stdout}\n{result.stderr}".splitlines()
+        dcmi = next((ln.strip() for ln in output if dcmi_error_code(ln) is not None), None)
+        if dcmi and dcmi not in reason:  # the DCMI line names the cause (`... ret is -8020`), keep it
+            reason += f" ({dcmi[:200]})"
+        guard.errors["npu-smi"] = reason
         return None
     info = parse_npu_smi_info(result.stdout)
     if not info.recognized:
@@ -311,7 +318,29 @@ def detect_cann(probe: HostProbe, environ: Mapping[str, str], arch: str) -> Cann
         )
         return replace(base, set_env=set_env)
     version, path, layout, source = chosen
-    return replace(base, version=version, path=path, layout=layout, source=source, set_env=_set_env_for(probe, path))
+    return replace(
+        base,
+        version=version,
+        path=path,
+        layout=layout,
+        source=source,
+        set_env=_set_env_for(probe, path),
+        kernel_socs=_kernel_socs(probe, path, environ.get("ASCEND_OPP_PATH")),
+    )
+
+
+def _kernel_socs(probe: HostProbe, cann_path: str, opp_env: str | None) -> tuple[str, ...]:
+    """SoC dirs holding op kernels under `<cann_path>/opp` and, when set_env.sh exported another one,
+    `$ASCEND_OPP_PATH`."""
+    opps = [f"{cann_path.rstrip('/')}/opp"]
+    if opp_env and opp_env.strip().rstrip("/") not in opps:
+        opps.append(opp_env.strip().rstrip("/"))
+    listing: dict[str, list[str]] = {}
+    for opp in opps:
+        kernel_dir = f"{opp}/{cann_files.OPP_KERNEL_SUBDIR.removeprefix('opp/')}"
+        for soc in probe.list_dir(kernel_dir) or []:
+            listing.setdefault(soc, []).extend(probe.list_dir(f"{kernel_dir}/{soc}") or [])
+    return cann_files.kernel_socs_from_listing(listing)
 
 
 # ---- CUDA, CPU, NICs, ports ---------------------------------------------------------------------------

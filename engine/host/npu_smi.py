@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from ascendctl_engine.host.facts import NpuDevice, NpuProcess, NpuSmiInfo
 from ascendctl_engine.vocab import HardwareFamily as Family
@@ -309,3 +310,91 @@ def soc_version_from_board(fields: dict[str, str]) -> str | None:
     if "950" in lowered:
         return f"{chip_name}_{npu_name}".lower() if npu_name else chip_name.lower()
     return None
+
+
+# ---- DCMI error codes (npu-smi failures) -------------------------------------------------------------
+# When npu-smi cannot initialise DCMI it prints one line and exits non-zero, e.g. (quoted from real reports)
+#   `dcmi module initialize failed. ret is -8005`                          (vllm-project/vllm-ascend#2698)
+#   `dcmi model initialized failed, because the device is used. ret is -8020`  (vllm-ascend#632,
+#                                                                           Ascend/cann-container-image#46)
+# The codes are DCMI return codes (`DCMI_ERROR_CODE_BASE` -8000 minus n): Huawei's DCMI API reference,
+# "返回码" (https://www.hiascend.com/document/detail/zh/Atlas%20200I%20A2/253RC1/re/api/api_177.html).
+_DCMI_RET_RE = re.compile(r"\bdcmi\b.*?\bret(?:\s+is|\s*=|\s*:)?\s*(-\d{4})\b", re.IGNORECASE)
+
+
+def dcmi_error_code(text: str) -> int | None:
+    """The DCMI return code in npu-smi's failure output (`... dcmi ... ret is -8005` → -8005), else None."""
+    for line in text.splitlines():
+        m = _DCMI_RET_RE.search(line)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+@dataclass(frozen=True)
+class DcmiCause:
+    """What a DCMI return code means for someone running npu-smi / vLLM, the fix, and where that comes from."""
+
+    name: str  # DCMI_ERR_CODE_* as Huawei's reference spells it
+    cause: str
+    fix: str
+    source: str
+
+
+_DCMI_DOC = "https://www.hiascend.com/document/detail/zh/Atlas%20200I%20A2/253RC1/re/api/api_177.html"
+_HWHIAIUSER_DOC = "https://www.hiascend.com/document/detail/en/canncommercial/800/softwareinst/instg/instg_0004.html"
+_CONTAINER_DEVICES = (
+    "pass the device nodes (--device /dev/davinciN --device /dev/davinci_manager --device /dev/devmm_svm "
+    "--device /dev/hisi_hdc) and mount /usr/local/dcmi, /usr/local/bin/npu-smi and /usr/local/Ascend/driver"
+)
+
+DCMI_CAUSES: Mapping[int, DcmiCause] = {
+    -8020: DcmiCause(
+        "DCMI_ERR_CODE_RESOURCE_OCCUPIED",
+        "the device is held by another container or process",
+        "stop the other container/process using these NPUs (`npu-smi info` on the host lists them), or give this "
+        "container other devices; in a container " + _CONTAINER_DEVICES,
+        f"{_DCMI_DOC}; vllm-project/vllm-ascend#632; Ascend/cann-container-image#46",
+    ),
+    -8005: DcmiCause(
+        "DCMI_ERR_CODE_INNER_ERR",
+        "DCMI could not initialise: in a container this is usually a device already held by another container, "
+        "or a container/user without the rights DCMI needs",
+        "free the device from the other container (or use other devices); run as root or as a member of the "
+        "driver's run group (HwHiAiUser by default); in a container " + _CONTAINER_DEVICES + " (some setups "
+        "need --privileged)",
+        f"{_DCMI_DOC}; vllm-project/vllm-ascend#2698 (maintainer: usually occupied by other containers, "
+        "hiascend case_9289); hw-native-sys/simpler#2043 (DCMI root-only hosts)",
+    ),
+    -8002: DcmiCause(
+        "DCMI_ERR_CODE_OPER_NOT_PERMITTED",
+        "permission denied",
+        "run as root, or add the user to the driver's run group (HwHiAiUser by default: "
+        "`usermod -aG HwHiAiUser $USER`, then log in again)",
+        f"{_DCMI_DOC}; {_HWHIAIUSER_DOC}",
+    ),
+    -8008: DcmiCause(
+        "DCMI_ERR_CODE_DEVICE_NOT_EXIST",
+        "no such device: the NPU is absent, not running, or not passed into the container",
+        "check the driver is loaded (reboot after installing the HDK) and, in a container, " + _CONTAINER_DEVICES,
+        _DCMI_DOC,
+    ),
+    -8012: DcmiCause(
+        "DCMI_ERR_CODE_NOT_REDAY",
+        "the device is not ready yet",
+        "wait and run `npu-smi info` again (right after boot or a reset the device needs time)",
+        _DCMI_DOC,
+    ),
+    -8006: DcmiCause(
+        "DCMI_ERR_CODE_TIME_OUT",
+        "the device did not answer in time",
+        "run `npu-smi info` again later; if it persists check `npu-smi info -t health -i <NPU>` and the host logs",
+        _DCMI_DOC,
+    ),
+    -8017: DcmiCause(
+        "DCMI_ERR_CODE_IS_UPGRADING",
+        "a firmware/driver upgrade is in progress",
+        "wait for the upgrade to finish (then reboot if it asks), and run `npu-smi info` again",
+        _DCMI_DOC,
+    ),
+}

@@ -74,7 +74,7 @@ def assert_contract(report: dict[str, Any]) -> None:
 
 # name: backend, family, devices, driver, CANN, engine Python, exit code, failing rules, warning rules
 EXPECTED = {
-    "a2-910b3x8": ("npu", "a2", 8, "24.1.0", "8.5.0", "3.11.10", 0, set(), {"host.npu.busy"}),
+    "a2-910b3x8": ("npu", "a2", 8, "25.5.0", "8.5.0", "3.11.10", 0, set(), {"host.npu.busy"}),
     "a3-16chips": ("npu", "a3", 16, "26.0.rc1", "9.1.0", "3.12.8", 0, set(), {"host.npu.health"}),
     "300i-duo": (
         "npu",
@@ -175,7 +175,8 @@ def test_a2_host_runs_the_qwen_profile_at_its_installed_release(fixture_host) ->
     assert report["profile"]["name"] == "qwen3-32b-w8a8-a2"
     assert report["release"] == {"version": "v0.13.0", "source": "profile"}
     statuses = {r["id"]: r["status"] for r in report["results"]}
-    assert statuses["host.npu.hbm"] == "pass"
+    # the tutorial leaves max_num_seqs at the engine default (256): 5,500-token sequences fit ~119 at a time
+    assert statuses["host.npu.hbm"] == "warn"
     assert statuses["host.npu.busy"] == "pass"  # devices 0-3; the busy NPU is 7
     assert statuses["host.net.ports"] == "pass"
     assert report["next"] == f"ascendctl serve {QWEN_A2}"

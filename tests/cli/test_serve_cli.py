@@ -126,7 +126,7 @@ def test_foreground_start_failure_shows_log_tail_and_diagnosis(
     result = runner.invoke(app, ["serve", str(profile)])
     assert result.exit_code == 1
     assert "[fakedemo] OSError: Repo id must be in the form" in result.stdout  # streamed with its prefix
-    assert "diagnosis: the model could not be found" in result.stderr
+    assert "diagnosis [log.model.not-found]: the model could not be found" in result.stderr
     assert "fix: check `model.source`" in result.stderr
     assert "error: the engine exited with status 1 before it was ready" in result.stderr
 
@@ -206,7 +206,7 @@ def test_detached_start_failure_is_reported_with_diagnosis(
     profile = write_profile(tmp_path, free_port, env={"FAKE_VLLM_FAIL_TEXT": text})
     result = runner.invoke(app, ["serve", str(profile), "--detach"])
     assert result.exit_code == 1
-    assert "diagnosis: the CPU engine could not give each rank its own NUMA node" in result.stderr
+    assert "diagnosis [log.cpu.numa-bind]: the CPU engine could not give each rank its own NUMA node" in result.stderr
     assert "error: the engine exited with status 1 before it was ready" in result.stderr
     assert StateStore().entries() == []
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -199,6 +200,34 @@ def test_ps_and_logs(tiny_server: Server) -> None:
     assert "phase: KV cache sized" in logs.stdout
 
 
+KV_SIZE = re.compile(r"KV cache size: ([\d,]+) tokens, Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
+
+
+def engine_kv_report(home: Home, name: str) -> tuple[int, int, float]:
+    """(tokens, max_model_len, concurrency) the engine itself logged for its KV cache."""
+    logs = home.cli("logs", name)
+    assert logs.returncode == 0, logs.stderr
+    found = KV_SIZE.search(logs.stdout)
+    assert found, logs.stdout[-2000:]
+    return int(found[1].replace(",", "")), int(found[2].replace(",", "")), float(found[3])
+
+
+def fit_json(home: Home, profile: Path, *overrides: str) -> dict[str, object]:
+    result = home.cli("fit", str(profile), "--json", *overrides)
+    assert result.returncode in (0, 1), result.stderr
+    data: dict[str, object] = json.loads(result.stdout)
+    return data
+
+
+def test_fit_equals_the_engines_own_kv_cache_size(tiny_server: Server) -> None:
+    """On the CPU engine the KV space is explicit, so the estimate must equal the engine's count exactly: a check
+    of bytes per token and block rounding against the real engine."""
+    tokens, max_len, concurrency = engine_kv_report(tiny_server.home, tiny_server.name)
+    fit = fit_json(tiny_server.home, tiny_server.profile)
+    assert fit["kv_tokens"] == tokens
+    assert max_len == 512 and fit["max_concurrency"] == pytest.approx(concurrency, abs=0.01)
+
+
 def test_busy_port_fails_before_launch(tiny_server: Server, tmp_path: Path) -> None:
     other = tiny_profile(tmp_path, tiny_server.port, name="e2e-other")
     result = tiny_server.home.cli("serve", str(other))
@@ -299,6 +328,10 @@ def test_smollm2_answers_paris(home: Home, smollm2_model: Path) -> None:
         status, raw = post(f"http://127.0.0.1:{port}/v1/chat/completions", body)
         assert status == 200, raw
         assert "Paris" in json.loads(raw)["choices"][0]["message"]["content"]
+        # the embedded default's fit equals the engine's own KV cache size (the tiny model's test has the details)
+        tokens, _, concurrency = engine_kv_report(home, "cpu-demo")
+        fit = fit_json(home, demo)
+        assert fit["kv_tokens"] == tokens and fit["max_concurrency"] == pytest.approx(concurrency, abs=0.01)
     finally:
         stopped = home.cli("stop", "cpu-demo", "--timeout", "60")
     assert stopped.returncode == 0

@@ -65,7 +65,7 @@ A2_32GB = """\
 def test_a2_98_columns_with_process_table() -> None:
     info = parse_npu_smi_info(captured("a2-910b3x8"))
     assert info.recognized
-    assert info.driver_version == "24.1.0"
+    assert info.driver_version == "25.5.0"
     assert info.layout == "a2"
     assert info.width == 98
     assert [d.id for d in info.devices] == list(range(8))
@@ -137,7 +137,7 @@ def test_collapsed_whitespace_and_zero_k_health() -> None:
     text = "\n".join(" ".join(line.split()) for line in captured("a2-910b3x8").splitlines()).replace("| OK", "| 0K")
     info = parse_npu_smi_info(text)
     assert info.width is None
-    assert info.driver_version == "24.1.0"
+    assert info.driver_version == "25.5.0"
     assert len(info.devices) == 8
     assert all(d.health == "OK" for d in info.devices)
     assert [d.hbm_used_mb for d in info.devices][:2] == [3400, 3401]

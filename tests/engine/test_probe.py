@@ -122,7 +122,7 @@ def test_gather_a2_host(fixture_host) -> None:  # type: ignore[no-untyped-def]
     assert len(facts.devices) == 8
     assert facts.device_nodes.davinci == tuple(range(8))
     assert facts.device_nodes.missing_control_nodes == []
-    assert (facts.driver.version, facts.driver.source) == ("24.1.0", "/usr/local/Ascend/driver/version.info")
+    assert (facts.driver.version, facts.driver.source) == ("25.5.0", "/usr/local/Ascend/driver/version.info")
     assert (facts.cann.version, facts.cann.layout, facts.cann.sourced) == ("8.5.0", "toolkit", True)
     assert facts.cann.atb_sourced and facts.cann.nnal_installed
     assert facts.python is not None and facts.python.version == "3.11.10"

@@ -1,0 +1,33 @@
+"""The README's generated list of rule ids and diagnosis entries is complete and current."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ascendctl import rules_doc
+from ascendctl.rules import RULES
+from ascendctl_engine.phases import catalog
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_section_is_current() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert rules_doc.replace_section(text, rules_doc.section()) == text, "run python -m ascendctl.rules_doc --write"
+
+
+def test_every_rule_and_catalog_entry_is_listed() -> None:
+    lines = "\n".join(rules_doc.section())
+    assert RULES and all(f"| `{rule_id}` |" in lines for rule_id in RULES)
+    assert all(f"| `{entry.key}` |" in lines for entry in catalog())
+
+
+def test_check_reports_a_stale_readme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stale = README.read_text(encoding="utf-8").replace("| `host.npu.driver` |", "| `host.npu.gone` |")
+    (tmp_path / "README.md").write_text(stale, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert rules_doc.main(["--check"]) == 1
+    assert rules_doc.main(["--write"]) == 0
+    assert rules_doc.main(["--check"]) == 0
