@@ -32,9 +32,11 @@ sys.path.insert(0, str(REPO))
 from ascendctl.fit import budget  # noqa: E402
 from ascendctl.fit.budget import GIB, Layout  # noqa: E402
 from ascendctl.fit.estimate import FitError, FitInputs, estimate  # noqa: E402
-from ascendctl.fit.inputs import VISIBLE_BYTES, engine_batch_defaults  # noqa: E402
+from ascendctl.fit.inputs import VISIBLE_BYTES, KvBudgetEra, engine_batch_defaults, kv_budget  # noqa: E402
 from ascendctl.model_config import param_breakdown, parse_model_config  # noqa: E402
 from ascendctl.model_shapes import published_config  # noqa: E402
+from ascendctl_engine import versions  # noqa: E402
+from ascendctl_engine.adapters.parser_snapshot import snapshot_for, snapshot_versions  # noqa: E402
 
 DATA = REPO / "benchmarks" / "data" / "fit_published.yaml"
 DOC = REPO / "docs" / "memory-fit.md"
@@ -58,25 +60,38 @@ class Outcome:
     why: str
 
 
-def _whole_device(row: dict) -> bool:
-    """The worker's accounting era: from the release when the post names it, else from the log's wording."""
+def _era(row: dict) -> KvBudgetEra | None:
+    """The worker's `kv-budget` era when the post names the vllm-ascend release."""
     release = row.get("release")
-    if release:
-        from ascendctl.fit.inputs import kv_budget
+    return kv_budget("npu", "0.0.0", str(release).lstrip("v")) if release else None
 
-        era = kv_budget("npu", "0.0.0", release.lstrip("v"))
-        if era is not None:
-            return era.accounting == "whole-device"
+
+def _whole_device(row: dict) -> bool:
+    """The worker's accounting: from the release's era, else from the log's wording (the old line prints bytes)."""
+    era = _era(row)
+    if era is not None:
+        return era.accounting == "whole-device"
     return "Available memory:" in (row.get("log_lines") or "")
 
 
+def _hybrid_pages(row: dict) -> str:
+    era = _era(row)
+    if era is not None:
+        return era.hybrid_pages
+    return "v0.13" if _whole_device(row) else "v0.18"
+
+
 def _utilization(row: dict) -> float:
+    """The row's utilization, else vLLM's default for its version, read from the nearest parser snapshot at or
+    below it (0.9 up to vLLM 0.19, 0.92 from 0.20: engine/data/parsers/)."""
     if row.get("gpu_memory_utilization"):
         return float(row["gpu_memory_utilization"])
-    vllm = str(row.get("vllm") or "0")
-    # vLLM's default: 0.9 before 0.20, 0.92 from it (engine/data/parsers/vllm-*.json)
-    major_minor = tuple(int(x) for x in re.findall(r"\d+", vllm)[:2]) or (0, 0)
-    return 0.92 if major_minor >= (0, 20) else 0.9
+    wanted = versions.parse(str(row.get("vllm") or "0.0.0"))
+    known = [v for v in snapshot_versions() if versions.parse(v) <= wanted]
+    if not known:
+        return 0.9
+    option = snapshot_for(max(known, key=versions.parse)).option("--gpu-memory-utilization")
+    return float(option.default) if option is not None else 0.9
 
 
 def _total(row: dict) -> int | None:
@@ -119,9 +134,9 @@ def _inputs(row: dict, config, measured: bool) -> FitInputs:
         kv_cache_dtype=row.get("kv_cache_dtype") or "auto",
         block=row.get("block_size"),
         mtp_layers=config.mtp_layers if spec.get("method") in ("mtp", "deepseek_mtp") else 0,
-        kv_halved=row.get("hardware") == "300i-duo" and not _whole_device(row) and "halved" in row["id"],
+        kv_halved="halved for workspace" in (row.get("log_lines") or "") or "halved" in row["id"],
         whole_device=_whole_device(row),
-        hybrid_rule="v0.13" if _whole_device(row) or (row.get("release") or "") < "v0.18" else "v0.18",
+        hybrid_rule=_hybrid_pages(row),
         measured_weights_bytes=int(weights * GIB) if measured and weights is not None else None,
     )
 

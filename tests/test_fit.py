@@ -243,3 +243,12 @@ def test_the_300i_duo_halving_and_the_cpu_explicit_space() -> None:
         )
     )  # fmt: skip
     assert cpu.kv_tokens == 524288 and cpu.max_concurrency == pytest.approx(1024.0) and cpu.verdict == "fits"
+
+
+def test_identical_ranks_are_one_row_and_pipeline_shows_its_limiting_stage() -> None:
+    tp = estimate(_npu(layout=Layout(tensor=8))).per_device
+    assert [(d.rank, d.count) for d in tp] == [("all", 8)]
+    pp = estimate(_npu(layout=Layout(tensor=4, pipeline=2))).per_device
+    assert [(d.rank, d.count) for d in pp] == [("last stage", 4)]
+    one = estimate(_npu(layout=Layout(tensor=1), devices_per_node=1, max_model_len=1024)).per_device
+    assert [(d.rank, d.count) for d in one] == [("0", 1)]

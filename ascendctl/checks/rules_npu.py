@@ -7,12 +7,12 @@ Facts: ../shared/reference/vllm-ascend.md §2 (supported products, SoC names, HB
 
 from __future__ import annotations
 
-import re
 import shlex
 
 from ascendctl.checks.context import CheckContext
 from ascendctl.rules import Outcome, passed, problem, rule, skipped, undecided
-from ascendctl_engine.host.facts import NpuDevice
+from ascendctl_engine.host.facts import NpuDevice, devices_in_use
+from ascendctl_engine.host.facts import parse_device_mask as parse_mask
 from ascendctl_engine.host.npu_smi import DCMI_CAUSES, dcmi_error_code
 
 DRIVER_FIX = (
@@ -41,24 +41,12 @@ def visible_count(ctx: CheckContext) -> int:
     return count
 
 
-def parse_mask(mask: str) -> list[int] | None:
-    """`0,1,2,3` → [0, 1, 2, 3]; None when it is not a comma-separated list of device ids."""
-    parts = [p.strip() for p in mask.split(",")]
-    if not parts or any(not re.fullmatch(r"\d+", p) for p in parts):
-        return None
-    return [int(p) for p in parts]
-
-
 def used_devices(ctx: CheckContext) -> list[NpuDevice]:
-    """The devices a deployment would use: the profile's (visible_devices, else the first devices_per_node,
-    through the ASCEND_RT_VISIBLE_DEVICES mask when one is set); every device without a profile."""
-    devices = list(ctx.facts.devices)
+    """The devices a deployment would use (`devices_in_use`); every device without a profile."""
     if ctx.profile is None:
-        return devices
+        return list(ctx.facts.devices)
     wanted = ctx.profile.target.visible_devices or list(range(ctx.profile.target.devices_per_node))
-    mask = parse_mask(ctx.env.get("ASCEND_RT_VISIBLE_DEVICES") or "")
-    physical = {mask[i] for i in wanted if i < len(mask)} if mask else set(wanted)
-    return [d for i, d in enumerate(devices) if i in physical]
+    return devices_in_use(ctx.facts.devices, wanted, ctx.env.get("ASCEND_RT_VISIBLE_DEVICES"))
 
 
 @rule("host.npu.driver", "error", "Ascend NPU driver installed")

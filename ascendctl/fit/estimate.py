@@ -240,8 +240,9 @@ def _core(i: FitInputs) -> _Core:
     if i.backend != "cpu" and graph / GIB > (headroom or 0) and verdict == "fits":
         verdict = "low-memory"
     row = DeviceBudget(
-        rank="all" if layout.devices > 1 else "0",
-        count=layout.devices,
+        # TP/EP/DP ranks hold the same; with PP the last stage (MTP layers, the most layers) is the one shown
+        rank=("last stage" if layout.pipeline > 1 else ("all" if layout.devices > 1 else "0")),
+        count=layout.devices // layout.pipeline if layout.pipeline > 1 else layout.devices,
         hbm_gib=hbm,
         weights_gib=weights_b / GIB,
         activation_gib=activation / GIB,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ascendctl.fit.budget import GIB, MIB, Layout
 from ascendctl.fit.estimate import FitError, FitInputs, FitResult, estimate
+from ascendctl_engine.host.facts import devices_in_use
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -58,13 +59,15 @@ class DeviceMemory:
     source: str
 
 
-def device_memory(profile: Profile, hardware: Hardware | None, facts: HostFacts | None) -> DeviceMemory | None:
+def device_memory(
+    profile: Profile, hardware: Hardware | None, facts: HostFacts | None, mask: str | None = None
+) -> DeviceMemory | None:
     """Total memory of one device as the runtime sees it: from the smallest HBM the host reports among the devices
     the profile uses, else from the hardware table's first (most common) size. A3 and 300I Duo cards hold two
     dies: the numbers are per die."""
+    wanted = profile.target.visible_devices or list(range(profile.target.devices_per_node))
     if facts is not None and facts.npu is not None and facts.devices:
-        wanted = set(profile.target.visible_devices or range(profile.target.devices_per_node))
-        devices = [d for i, d in enumerate(facts.devices) if i in wanted] or list(facts.devices)
+        devices = devices_in_use(facts.devices, wanted, mask) or list(facts.devices)
         known = [s for s in (d.hbm_total_mb or d.memory_total_mb for d in devices) if s]
         if known:
             total, how = visible_bytes(min(known))
@@ -72,8 +75,7 @@ def device_memory(profile: Profile, hardware: Hardware | None, facts: HostFacts 
                 total, f"host facts: {min(known)} MB per device (npu-smi) → {total / GIB:.2f} GiB, {how}"
             )
     if facts is not None and facts.cuda.gpus:
-        wanted = set(profile.target.visible_devices or range(profile.target.devices_per_node))
-        gpus = [g for g in facts.cuda.gpus if g.index in wanted] or list(facts.cuda.gpus)
+        gpus = [g for g in facts.cuda.gpus if g.index in set(wanted)] or list(facts.cuda.gpus)
         sizes = [g.memory_total_mb for g in gpus if g.memory_total_mb]
         if sizes:
             return DeviceMemory(min(sizes) * MIB, f"host facts: {min(sizes)} MiB per GPU (nvidia-smi)")
@@ -119,7 +121,11 @@ def fit_inputs(
     backend = profile.target.backend
     memory: DeviceMemory | None = None
     if backend != "cpu":
-        memory = device_memory(profile, hardware, facts)
+        # the mask as `check` reads it (the host's environment under the profile's runtime.env), not the plan's
+        # own ASCEND_RT_VISIBLE_DEVICES, which restates target.visible_devices
+        host_env = dict(facts.env) if facts is not None else {}
+        mask = {**host_env, **profile.runtime.env}.get("ASCEND_RT_VISIBLE_DEVICES")
+        memory = device_memory(profile, hardware, facts, mask)
         if memory is None:
             raise FitError(
                 "device memory is unknown: pass --facts FILE (`ascendctl check --json` on the host) or set "

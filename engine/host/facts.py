@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
@@ -55,6 +55,22 @@ class NpuDevice:
             "temp_c": self.temp_c,
             "aicore_pct": self.aicore_pct,
         }
+
+
+def parse_device_mask(mask: str) -> list[int] | None:
+    """`ASCEND_RT_VISIBLE_DEVICES` as ids: `0,1,2,3` → [0, 1, 2, 3]; None when it is not a comma-separated list."""
+    parts = [p.strip() for p in mask.split(",")]
+    if not parts or any(not (p.isdecimal() and p.isascii()) for p in parts):
+        return None
+    return [int(p) for p in parts]
+
+
+def devices_in_use(devices: Sequence[NpuDevice], wanted: Sequence[int], mask: str | None) -> list[NpuDevice]:
+    """The devices a deployment uses: its logical ids `wanted` (visible_devices, else the first devices_per_node)
+    through the ASCEND_RT_VISIBLE_DEVICES mask when one is set."""
+    ids = parse_device_mask(mask or "")
+    physical = {ids[i] for i in wanted if i < len(ids)} if ids else set(wanted)
+    return [d for i, d in enumerate(devices) if i in physical]
 
 
 @dataclass(frozen=True)
