@@ -89,6 +89,7 @@ class ModelConfig:
     linear_value_heads: int | None = None
     linear_value_head_dim: int | None = None
     linear_conv_kernel: int | None = None
+    shared_expert_intermediate: int | None = None  # shared_expert_intermediate_size (Qwen MoE: one shared expert)
 
     @property
     def mla(self) -> bool:
@@ -191,6 +192,7 @@ def parse_model_config(
         linear_value_heads=_int(pick("linear_num_value_heads")),
         linear_value_head_dim=_int(pick("linear_value_head_dim")),
         linear_conv_kernel=_int(pick("linear_conv_kernel_dim")),
+        shared_expert_intermediate=_int(pick("shared_expert_intermediate_size")),
     )
 
 
@@ -439,7 +441,8 @@ class ParamBreakdown:
 
 def param_breakdown(config: ModelConfig) -> ParamBreakdown | None:
     """Parameters by sharding kind (embeddings, attention, dense and expert MLPs; norms and biases left out);
-    None when a shape is missing. Coarse: MLA and linear attention count as plain attention."""
+    None when a shape is missing. MLA counts as plain attention; a hybrid model's linear-attention layers count
+    their own projections (gated delta net: q, k, v, z in, beta/alpha, out)."""
     h, layers, vocab = config.hidden_size, config.num_hidden_layers, config.vocab_size
     if not (h and layers and vocab):
         return None
@@ -447,18 +450,34 @@ def param_breakdown(config: ModelConfig) -> ParamBreakdown | None:
     head_dim = config.head_dim or h // heads
     kv = config.num_key_value_heads or heads
     attention = 2 * h * heads * head_dim + 2 * h * kv * head_dim
+    attention_total = layers * attention
+    linear = _linear_attention_params(config)
+    if linear is not None and config.full_attention_layers is not None:
+        attention_total = config.full_attention_layers * attention + (layers - config.full_attention_layers) * linear
     dense_ffn = 3 * h * (config.intermediate_size or 4 * h)
     routed = 0
     if config.moe:
         expert = 3 * h * (config.moe_intermediate_size or config.intermediate_size or 4 * h)
+        shared = (config.shared_experts or 0) * expert + 3 * h * (config.shared_expert_intermediate or 0)
         dense = min(config.first_dense_layers or 0, layers)
         moe_layers = layers - dense
         routed = moe_layers * (config.num_experts or 0) * expert
-        mlp = dense * dense_ffn + moe_layers * ((config.shared_experts or 0) * expert + h * (config.num_experts or 0))
+        mlp = dense * dense_ffn + moe_layers * (shared + h * (config.num_experts or 0))
     else:
         mlp = layers * dense_ffn
     embeddings = vocab * h * (1 if config.tie_word_embeddings else 2)
-    return ParamBreakdown(embeddings, layers * attention + mlp, routed)
+    return ParamBreakdown(embeddings, attention_total + mlp, routed)
+
+
+def _linear_attention_params(config: ModelConfig) -> int | None:
+    """One gated-delta-net layer's projections (Qwen3-Next): q, k, v and the output gate z in, beta and alpha per
+    value head, the output projection; None without the dims."""
+    c = config
+    if not (c.hidden_size and c.linear_key_heads and c.linear_key_head_dim and c.linear_value_heads):
+        return None
+    keys = c.linear_key_heads * c.linear_key_head_dim
+    values = c.linear_value_heads * (c.linear_value_head_dim or c.linear_key_head_dim)
+    return c.hidden_size * (2 * keys + 2 * values) + c.hidden_size * 2 * c.linear_value_heads + values * c.hidden_size
 
 
 def estimate_params(config: ModelConfig) -> int | None:
