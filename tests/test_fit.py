@@ -13,6 +13,7 @@ from ascendctl.fit import budget, cache
 from ascendctl.fit.budget import GIB, MIB, Layout
 from ascendctl.fit.estimate import FitInputs, estimate, verdict_for
 from ascendctl.model_config import WeightStats, param_breakdown, parse_model_config
+from ascendctl_engine.inenv import tiny_model
 
 CONFIGS = Path(__file__).resolve().parents[1] / "ascendctl" / "data" / "model_configs"
 
@@ -23,20 +24,7 @@ def config(name: str, **changes: object):
     return parse_model_config(data, name)
 
 
-TINY = {  # the shapes of the tiny-random model the e2e tests serve (ascendctl_engine/inenv/tiny_model.py)
-    "architectures": ["Qwen2ForCausalLM"],
-    "model_type": "qwen2",
-    "hidden_size": 256,
-    "intermediate_size": 512,
-    "num_hidden_layers": 4,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "head_dim": 64,
-    "vocab_size": 4096,
-    "max_position_embeddings": 4096,
-    "tie_word_embeddings": True,
-    "torch_dtype": "bfloat16",
-}
+TINY = tiny_model.config_json()  # the tiny-random model the e2e tests serve
 
 
 def test_gqa_bytes_per_token_counts_k_and_v_for_the_ranks_kv_heads() -> None:

@@ -133,6 +133,33 @@ def _write_safetensors(path: Path, tensors: dict[str, Any]) -> None:
             out.write(blob)
 
 
+def config_json(vocab: int = TARGET_VOCAB, *, bos: int = 0, eos: int = 2, pad: int = 0) -> dict[str, Any]:
+    """The model's config.json (stdlib only, so the memory-fit tests and benchmark read the same shapes)."""
+    return {
+        "architectures": ["Qwen2ForCausalLM"],
+        "model_type": "qwen2",
+        "hidden_size": HIDDEN,
+        "intermediate_size": INTERMEDIATE,
+        "num_hidden_layers": LAYERS,
+        "num_attention_heads": HEADS,
+        "num_key_value_heads": KV_HEADS,
+        "head_dim": HEAD_DIM,
+        "hidden_act": "silu",
+        "max_position_embeddings": MAX_POSITIONS,
+        "rms_norm_eps": 1e-6,
+        "rope_theta": 10000.0,
+        "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16",
+        "vocab_size": vocab,
+        "bos_token_id": bos,
+        "eos_token_id": eos,
+        "pad_token_id": pad,
+        "use_sliding_window": False,
+        "attention_dropout": 0.0,
+        "initializer_range": 0.02,
+    }
+
+
 def build(out: Path, seed: int) -> None:
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = _train_tokenizer(seed)
@@ -149,29 +176,7 @@ def build(out: Path, seed: int) -> None:
     fast.save_pretrained(str(out))
     vocab = len(fast)
     ids = {token: tokenizer.token_to_id(token) for token in SPECIAL}
-    config = {
-        "architectures": ["Qwen2ForCausalLM"],
-        "model_type": "qwen2",
-        "hidden_size": HIDDEN,
-        "intermediate_size": INTERMEDIATE,
-        "num_hidden_layers": LAYERS,
-        "num_attention_heads": HEADS,
-        "num_key_value_heads": KV_HEADS,
-        "head_dim": HEAD_DIM,
-        "hidden_act": "silu",
-        "max_position_embeddings": MAX_POSITIONS,
-        "rms_norm_eps": 1e-6,
-        "rope_theta": 10000.0,
-        "tie_word_embeddings": True,
-        "torch_dtype": "bfloat16",
-        "vocab_size": vocab,
-        "bos_token_id": ids["<|endoftext|>"],
-        "eos_token_id": ids["<|im_end|>"],
-        "pad_token_id": ids["<|endoftext|>"],
-        "use_sliding_window": False,
-        "attention_dropout": 0.0,
-        "initializer_range": 0.02,
-    }
+    config = config_json(vocab, bos=ids["<|endoftext|>"], eos=ids["<|im_end|>"], pad=ids["<|endoftext|>"])
     (out / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     generation = {"bos_token_id": config["bos_token_id"], "eos_token_id": config["eos_token_id"]}
     (out / "generation_config.json").write_text(json.dumps(generation, indent=2, sort_keys=True) + "\n")
