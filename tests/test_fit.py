@@ -240,3 +240,19 @@ def test_identical_ranks_are_one_row_and_pipeline_shows_its_limiting_stage() -> 
     assert [(d.rank, d.count) for d in pp] == [("last stage", 4)]
     one = estimate(_npu(layout=Layout(tensor=1), devices_per_node=1, max_model_len=1024)).per_device
     assert [(d.rank, d.count) for d in one] == [("0", 1)]
+
+
+def test_memory_other_processes_hold_on_the_device() -> None:
+    """The second-instance case: the old worker charges what others hold; the new one sizes from its share and
+    then cannot allocate it next to them."""
+    base = _npu(layout=Layout(tensor=16))
+    alone = estimate(base)
+    old = estimate(replace(base, whole_device=True, device_used_bytes=20 * GIB))
+    old_alone = estimate(replace(base, whole_device=True))
+    assert old.per_device[0].kv_cache_gib == pytest.approx(old_alone.per_device[0].kv_cache_gib - 20)
+    assert any("charged to this engine" in n for n in old.notes)
+    crowded = estimate(replace(base, device_used_bytes=20 * GIB))  # 0.9 × 64 + 20 > 64
+    assert crowded.verdict == "does-not-fit" and crowded.kv_tokens == alone.kv_tokens
+    assert any("does not fit next to it" in n for n in crowded.notes)
+    roomy = estimate(replace(base, device_used_bytes=2 * GIB))  # 57.6 + 2 ≤ 64: the share still fits
+    assert roomy.verdict == alone.verdict

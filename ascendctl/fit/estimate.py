@@ -49,6 +49,7 @@ class FitInputs:
     whole_device: bool = False  # the worker charges the runtime's whole non-torch share, not its increase
     kv_memory_flag: str | None = None  # the release's `--kv-cache-memory-bytes` spelling, if it has one
     kv_memory_bytes: int | None = None  # an explicit --kv-cache-memory-bytes: the engine takes it as the KV cache
+    device_used_bytes: int = 0  # memory other processes already hold on the device (host facts: npu-smi)
     measured_weights_bytes: int | None = None  # per rank, from a start-up log ("Loading model weights took")
     hybrid_rule: str = "v0.18"  # how vllm-ascend sizes hybrid models' pages (the era registry's `fit` topic)
     extra_args: tuple[str, ...] = ()  # the profile's engine.extra_args (a suggestion that adds one keeps them)
@@ -208,6 +209,7 @@ def _core(i: FitInputs) -> _Core:
     reserve = budget.runtime_reserve(i.whole_device) if i.backend == "npu" else 0
     headroom: float | None = None
     suggested: int | None = None
+    overcommitted = False
     if i.backend == "cpu":
         kv_bytes = float(i.cpu_kv_bytes or 0)
         hbm = None
@@ -223,8 +225,21 @@ def _core(i: FitInputs) -> _Core:
                     f"the explicit KV size and the rest need {spent / GIB:.2f} GiB of the device's {total / GIB:.2f}"
                 )
             kv_bytes = float(i.kv_memory_bytes)
+        used = float(i.device_used_bytes)
+        overcommitted = False
+        if used > 0 and i.whole_device:
+            # the old worker charges every byte already in use on the device to this engine
+            kv_bytes -= used
+            notes.append(f"{used / GIB:.2f} GiB already in use on the device is charged to this engine (≤ v0.14)")
+        elif used > 0 and requested + used > total:
+            overcommitted = True
+            notes.append(
+                f"{used / GIB:.2f} GiB is already in use on the device: the requested share of {requested / GIB:.2f} "
+                f"GiB does not fit next to it and allocating the KV cache fails (lower device_utilization or free "
+                "the device)"
+            )
         hbm = total / GIB
-        headroom = (total - requested) / GIB
+        headroom = (total - requested - (used if not i.whole_device else 0)) / GIB
         suggested = int(requested - weights_b - activation - comm - reserve - graph - budget.SUGGESTION_MARGIN)
         if graph / GIB > headroom:
             notes.append(
@@ -239,6 +254,8 @@ def _core(i: FitInputs) -> _Core:
     verdict = verdict_for(concurrency, i.max_num_seqs)
     if i.backend != "cpu" and graph / GIB > (headroom or 0) and verdict == "fits":
         verdict = "low-memory"
+    if i.backend != "cpu" and overcommitted:
+        verdict = "does-not-fit"
     row = DeviceBudget(
         # TP/EP/DP ranks hold the same; with PP the last stage (MTP layers, the most layers) is the one shown
         rank=("last stage" if layout.pipeline > 1 else ("all" if layout.devices > 1 else "0")),

@@ -57,6 +57,7 @@ def visible_bytes(hbm_mb: int) -> tuple[int, str]:
 class DeviceMemory:
     bytes: int
     source: str
+    used: int = 0  # bytes other processes hold on the fullest device in use (host facts)
 
 
 def device_memory(
@@ -71,8 +72,9 @@ def device_memory(
         known = [s for s in (d.hbm_total_mb or d.memory_total_mb for d in devices) if s]
         if known:
             total, how = visible_bytes(min(known))
+            used = max((d.hbm_used_mb if d.hbm_total_mb else d.memory_used_mb) or 0 for d in devices) * MIB
             return DeviceMemory(
-                total, f"host facts: {min(known)} MB per device (npu-smi) → {total / GIB:.2f} GiB, {how}"
+                total, f"host facts: {min(known)} MB per device (npu-smi) → {total / GIB:.2f} GiB, {how}", used
             )
     if facts is not None and facts.cuda.gpus:
         gpus = [g for g in facts.cuda.gpus if g.index in set(wanted)] or list(facts.cuda.gpus)
@@ -132,6 +134,8 @@ def fit_inputs(
                 "target.hardware"
             )
         inputs["hbm"] = memory.source
+        if memory.used:
+            inputs["hbm_in_use"] = f"{memory.used / GIB:.2f} GiB held by other processes (npu-smi)"
     device_bytes = memory.bytes if memory else None
     seqs_default, tokens_default = engine_batch_defaults(backend, device_bytes, par.tensor * par.pipeline)
     snapshot = _snapshot(vllm, backend)
@@ -207,6 +211,7 @@ def fit_inputs(
         kv_memory_flag=KV_MEMORY_FLAG if snapshot is not None and snapshot.has(KV_MEMORY_FLAG) else None,
         extra_args=tuple(profile.engine.extra_args),
         kv_memory_bytes=explicit_kv,
+        device_used_bytes=memory.used if memory is not None else 0,
         devices_per_node=profile.target.devices_per_node,
         nodes=profile.target.nodes,
         max_devices_per_node=hardware.devices_per_server if hardware is not None else None,

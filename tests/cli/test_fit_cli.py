@@ -129,3 +129,19 @@ def test_an_unknown_model_says_what_is_missing(tmp_path: Path) -> None:
     assert "cannot estimate the fit: the fit needs the model's config.json" in result.output
     planned = json.loads(runner.invoke(app, ["plan", str(tmp_path / "p.yaml"), "--json"]).stdout)
     assert planned["fit"] is None and "config.json" in planned["fit_error"]
+
+
+def test_memory_in_use_on_the_host_counts_by_era(tmp_path: Path) -> None:
+    devices = tuple(NpuDevice(i, i, 0, "910B3", "OK", hbm_used_mb=24576, hbm_total_mb=65536) for i in range(8))
+    facts = HostFacts(
+        backend="npu", family="a2", driver=DriverInfo(True, "25.5.1"),
+        npu=NpuSmiInfo(recognized=True, layout="a2", devices=devices), cpu=CpuInfo(arch="aarch64"),
+    )  # fmt: skip
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps({"host": facts.to_dict()}))
+    profile = str(write(tmp_path, QWEN32_BF16_TP1.replace("devices_per_node: 1", "devices_per_node: 4")))
+    args = ("--set", "engine.parallel.tensor=4", "--facts", str(path))
+    code, new = fit_json(profile, *args)  # v0.23.0: sized from its share, which no longer fits next to 24 GiB
+    assert code == 1 and new["verdict"] == "does-not-fit" and "24.00 GiB held" in new["inputs"]["hbm_in_use"]
+    code, old = fit_json(profile, *args, "--release", "v0.13.0")  # the old worker charges the 24 GiB
+    assert old["per_device"][0]["kv_cache_gib"] < new["per_device"][0]["kv_cache_gib"] - 23
