@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from ascendctl.fit.budget import GIB, MIB, Layout
 from ascendctl.fit.estimate import FitError, FitInputs, FitResult, estimate
-from ascendctl_engine.host.facts import devices_in_use
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -68,11 +67,18 @@ def device_memory(
     dies: the numbers are per die."""
     wanted = profile.target.visible_devices or list(range(profile.target.devices_per_node))
     if facts is not None and facts.npu is not None and facts.devices:
+        # imported here: a plan without host facts loads no host code (tests/test_lazy_imports.py)
+        from ascendctl_engine.host.facts import devices_in_use
+
         devices = devices_in_use(facts.devices, wanted, mask) or list(facts.devices)
         known = [s for s in (d.hbm_total_mb or d.memory_total_mb for d in devices) if s]
         if known:
             total, how = visible_bytes(min(known))
-            used = max((d.hbm_used_mb if d.hbm_total_mb else d.memory_used_mb) or 0 for d in devices) * MIB
+            # npu-smi counts the driver's own reserve as used (≈3.3 GB on an idle 64 GB part) — the part of HBM the
+            # runtime's total already leaves out; only what is held beyond it belongs to other processes
+            reserve_mb = min(known) - total // MIB
+            used_mb = max((d.hbm_used_mb if d.hbm_total_mb else d.memory_used_mb) or 0 for d in devices)
+            used = max(0, used_mb - reserve_mb) * MIB
             return DeviceMemory(
                 total, f"host facts: {min(known)} MB per device (npu-smi) → {total / GIB:.2f} GiB, {how}", used
             )

@@ -132,7 +132,9 @@ def test_an_unknown_model_says_what_is_missing(tmp_path: Path) -> None:
 
 
 def test_memory_in_use_on_the_host_counts_by_era(tmp_path: Path) -> None:
-    devices = tuple(NpuDevice(i, i, 0, "910B3", "OK", hbm_used_mb=24576, hbm_total_mb=65536) for i in range(8))
+    # 24 GiB held by another engine on top of the driver's own ~3 GB that npu-smi also counts as used
+    held = 24576 + 65536 - 65452113920 // 2**20
+    devices = tuple(NpuDevice(i, i, 0, "910B3", "OK", hbm_used_mb=held, hbm_total_mb=65536) for i in range(8))
     facts = HostFacts(
         backend="npu", family="a2", driver=DriverInfo(True, "25.5.1"),
         npu=NpuSmiInfo(recognized=True, layout="a2", devices=devices), cpu=CpuInfo(arch="aarch64"),
@@ -145,3 +147,20 @@ def test_memory_in_use_on_the_host_counts_by_era(tmp_path: Path) -> None:
     assert code == 1 and new["verdict"] == "does-not-fit" and "24.00 GiB held" in new["inputs"]["hbm_in_use"]
     code, old = fit_json(profile, *args, "--release", "v0.13.0")  # the old worker charges the 24 GiB
     assert old["per_device"][0]["kv_cache_gib"] < new["per_device"][0]["kv_cache_gib"] - 23
+
+
+def test_the_drivers_own_reserve_is_not_charged_twice(tmp_path: Path) -> None:
+    """An idle 64 GB NPU shows ~3.3 GB used in npu-smi: the driver's reserve, which the runtime's total (60.96 GiB)
+    already leaves out (tests/fixtures/hosts/a3-16chips shows 3300 / 65536)."""
+    devices = tuple(NpuDevice(i, i, 0, "910B3", "OK", hbm_used_mb=3300, hbm_total_mb=65536) for i in range(8))
+    facts = HostFacts(
+        backend="npu", family="a2", driver=DriverInfo(True, "25.5.1"),
+        npu=NpuSmiInfo(recognized=True, layout="a2", devices=devices), cpu=CpuInfo(arch="aarch64"),
+    )  # fmt: skip
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps({"host": facts.to_dict()}))
+    profile = str(write(tmp_path, QWEN32_BF16_TP1.replace("devices_per_node: 1", "devices_per_node: 4")))
+    _, idle = fit_json(profile, "--set", "engine.parallel.tensor=4", "--facts", str(path))
+    _, table = fit_json(profile, "--set", "engine.parallel.tensor=4")
+    assert idle["inputs"]["hbm_in_use"] == "0.18 GiB held by other processes (npu-smi)"
+    assert idle["verdict"] == table["verdict"] and idle["kv_tokens"] == table["kv_tokens"]
