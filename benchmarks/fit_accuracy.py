@@ -86,12 +86,12 @@ def _utilization(row: dict) -> float:
     below it (0.9 up to vLLM 0.19, 0.92 from 0.20: engine/data/parsers/)."""
     if row.get("gpu_memory_utilization"):
         return float(row["gpu_memory_utilization"])
-    wanted = versions.parse(str(row.get("vllm") or "0.0.0"))
-    known = [v for v in snapshot_versions() if versions.parse(v) <= wanted]
-    if not known:
-        return 0.9
-    option = snapshot_for(max(known, key=versions.parse)).option("--gpu-memory-utilization")
-    return float(option.default) if option is not None else 0.9
+    ordered = sorted(snapshot_versions(), key=versions.parse)
+    wanted = versions.parse(str(row.get("vllm") or ordered[0]))  # no version given: the oldest snapshot's
+    nearest = [v for v in ordered if versions.parse(v) <= wanted][-1:] or ordered[:1]
+    option = snapshot_for(nearest[0]).option("--gpu-memory-utilization")
+    assert option is not None, nearest
+    return float(option.default)
 
 
 def _total(row: dict) -> int | None:

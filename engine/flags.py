@@ -43,6 +43,22 @@ def flag_tokens(argv: Sequence[str]) -> list[str]:
     return out
 
 
+def flag_value(argv: Sequence[str], flag: str, *, abbreviation: int | None = None) -> str | None:
+    """The value given to `flag` (`--flag V` or `--flag=V`, any spelling `canonical_flag` folds) in an argv, the
+    first one; None when the flag is absent. With `abbreviation`, a unique prefix of at least that many characters
+    counts too, as argparse takes it (`--kv-cache-memory` for `--kv-cache-memory-bytes`)."""
+    for n, token in enumerate(argv):
+        name = canonical_flag(token)
+        if name is None:
+            continue
+        if name != flag and not (abbreviation and len(name) >= abbreviation and flag.startswith(name)):
+            continue
+        if "=" in token:
+            return token.split("=", 1)[1]
+        return argv[n + 1] if n + 1 < len(argv) else None
+    return None
+
+
 def _is_number(token: str) -> bool:
     try:
         float(token)

@@ -11,7 +11,7 @@ import pytest
 
 from ascendctl.fit import budget, cache
 from ascendctl.fit.budget import GIB, MIB, Layout
-from ascendctl.fit.estimate import FitInputs, estimate, verdict_for
+from ascendctl.fit.estimate import FitError, FitInputs, estimate, verdict_for
 from ascendctl.model_config import WeightStats, param_breakdown, parse_model_config
 from ascendctl_engine.inenv import tiny_model
 
@@ -256,3 +256,22 @@ def test_memory_other_processes_hold_on_the_device() -> None:
     assert any("does not fit next to it" in n for n in crowded.notes)
     roomy = estimate(replace(base, device_used_bytes=2 * GIB))  # 57.6 + 2 ≤ 64: the share still fits
     assert roomy.verdict == alone.verdict
+
+
+def test_kv_cache_dtypes_with_a_byte_size_and_those_without() -> None:
+    assert cache.element_bytes("bfloat16", "float32") == 2  # an explicit 16-bit cache, whatever the model's dtype
+    assert cache.element_bytes("int8_per_token_head", "bfloat16") == 1
+    with pytest.raises(ValueError, match="nvfp4"):
+        cache.element_bytes("nvfp4", "bfloat16")
+    with pytest.raises(FitError, match="16-bit, fp8 and int8"):
+        estimate(_npu(kv_cache_dtype="int4_per_token_head"))
+
+
+def test_an_explicit_kv_cache_memory_is_the_kv_cache() -> None:
+    from ascendctl.fit.inputs import _explicit_kv_memory
+
+    assert _explicit_kv_memory(["--kv-cache-memory=8G"]) == 8 * GIB
+    assert _explicit_kv_memory(["--kv-cache-memory-bytes", "1000"]) == 1000
+    assert _explicit_kv_memory(["--max-model-len", "8"]) is None
+    fixed = estimate(_npu(layout=Layout(tensor=16), kv_memory_bytes=10 * GIB))
+    assert fixed.per_device[0].kv_cache_gib == pytest.approx(10)

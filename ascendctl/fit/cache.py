@@ -21,9 +21,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ascendctl.model_config import ModelConfig
 
-# element bytes of the cache for `engine.memory.kv_cache_dtype` values other than `auto` (the model dtype):
-# fp8 spellings and vllm-ascend's int8 (C8) cache hold one byte per element
-ONE_BYTE_KV = ("fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "int8", "int8_per_token_head")
 DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2}
 
 # The engine's block size when the profile sets none. NPU: 128 (v0.11.0:vllm_ascend/platform.py:270,
@@ -40,10 +37,16 @@ def block_size(backend: str, mla: bool) -> int:
 
 
 def element_bytes(kv_cache_dtype: str, model_dtype: str | None) -> int:
-    """Bytes per cached element: one for fp8/int8 caches, else the model's dtype (bf16/fp16: 2)."""
-    if kv_cache_dtype in ONE_BYTE_KV or kv_cache_dtype.startswith("fp8"):
+    """Bytes per cached element for `engine.memory.kv_cache_dtype`: the model's dtype for `auto`, 2 for a 16-bit
+    cache, 1 for the fp8 and int8 (incl. vllm-ascend's C8) caches. Sub-byte and scaled formats (int4, nvfp4,
+    turboquant) have no byte size here: the fit says so instead of guessing."""
+    if kv_cache_dtype == "auto":
+        return DTYPE_BYTES.get((model_dtype or "bfloat16").lower(), 2)
+    if kv_cache_dtype in DTYPE_BYTES:
+        return DTYPE_BYTES[kv_cache_dtype]
+    if kv_cache_dtype.startswith(("fp8", "int8")):
         return 1
-    return DTYPE_BYTES.get((model_dtype or "bfloat16").lower(), 2)
+    raise ValueError(f"no bytes-per-element for the {kv_cache_dtype} KV cache")
 
 
 @dataclass(frozen=True, eq=False)

@@ -176,7 +176,10 @@ class _Core:
 
 def _core(i: FitInputs) -> _Core:
     cfg, layout = i.config, i.layout
-    element = cache.element_bytes(i.kv_cache_dtype, cfg.torch_dtype)
+    try:
+        element = cache.element_bytes(i.kv_cache_dtype, cfg.torch_dtype)
+    except ValueError as exc:
+        raise FitError(f"{exc}: the fit covers 16-bit, fp8 and int8 caches") from None
     shape = cache.kv_shape(
         cfg, tensor=layout.tensor, pipeline=layout.pipeline, element=element, mtp_layers=i.mtp_layers,
         hybrid_rule=i.hybrid_rule,

@@ -229,17 +229,13 @@ KV_MEMORY_FLAG = "--kv-cache-memory-bytes"
 
 
 def _explicit_kv_memory(extra_args: Sequence[str]) -> int | None:
-    """The bytes of a `--kv-cache-memory-bytes` in the profile's extra_args (`=V` or the next token; argparse
-    also takes a unique prefix such as `--kv-cache-memory`)."""
+    """The bytes of a `--kv-cache-memory-bytes` in the profile's extra_args (argparse also takes a unique prefix,
+    and the worker's own suggestion spells it `--kv-cache-memory`)."""
     from ascendctl_engine.adapters.parser_snapshot import human_int
+    from ascendctl_engine.flags import flag_value
 
-    args = list(extra_args)
-    for n, arg in enumerate(args):
-        name, sep, value = arg.partition("=")
-        if len(name) > len("--kv-cache-m") and KV_MEMORY_FLAG.startswith(name):
-            raw = value if sep else (args[n + 1] if n + 1 < len(args) else "")
-            return human_int(raw)
-    return None
+    raw = flag_value(extra_args, KV_MEMORY_FLAG, abbreviation=len("--kv-cache-m"))
+    return human_int(raw) if raw is not None else None
 
 
 def _snapshot(vllm: str, backend: str) -> ParserSnapshot | None:

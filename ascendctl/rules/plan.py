@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ascendctl.rules import Finding, Outcome, evaluate, passed, problem, rule, skipped, undecided
+from ascendctl_engine.flags import flag_value
 
 if TYPE_CHECKING:
     from ascendctl.fit.estimate import FitResult
@@ -310,15 +311,6 @@ def _extra_args(p: Profile) -> list[str]:
     return [*p.engine.extra_args, *(a for node in p.network.nodes for a in node.extra_args)]
 
 
-def _flag_value(args: list[str], flag: str) -> str | None:
-    for i, arg in enumerate(args):
-        if arg == flag and i + 1 < len(args):
-            return args[i + 1]
-        if arg.startswith(flag + "="):
-            return arg.split("=", 1)[1]
-    return None
-
-
 def _model_dir(f: PlanFacts) -> str:
     return str(Path(f.config.path).parent) if f.config and f.config.path else f.profile.model.source
 
@@ -334,7 +326,7 @@ def modelslim_unset(f: PlanFacts) -> Outcome:
         return skipped("ModelSlim weights run on Ascend NPUs only")
     if p.model.quantization != "none":
         return skipped(f"model.quantization is {p.model.quantization}")
-    if _flag_value(_extra_args(p), "--quantization") is not None:
+    if flag_value(_extra_args(p), "--quantization") is not None:
         return skipped("--quantization is passed through extra_args")
     from ascendctl_engine.adapters import quantization_rule
 
@@ -488,7 +480,7 @@ def _config_value(config: Mapping[str, Any], path: str) -> Any:
 def _kv_role(p: Profile) -> str | None:
     """The node role a `--kv-transfer-config` in extra_args gives (`kv_consumer`, ...), "" when it cannot be
     read, None without one (ascendctl plans no PD roles itself)."""
-    raw = _flag_value(_extra_args(p), "--kv-transfer-config")
+    raw = flag_value(_extra_args(p), "--kv-transfer-config")
     if raw is None:
         return None
     try:

@@ -1,0 +1,20 @@
+"""`ascendctl_engine.flags.flag_value`: one argv scan for a flag's value, shared by the plan rules and the fit."""
+
+from __future__ import annotations
+
+from ascendctl_engine.flags import flag_value
+
+
+def test_both_spellings_and_the_first_occurrence() -> None:
+    argv = ["--quantization", "ascend", '--kv_transfer_config={"kv_role": "kv_consumer"}', "--quantization=x"]
+    assert flag_value(argv, "--quantization") == "ascend"
+    assert flag_value(argv, "--kv-transfer-config") == '{"kv_role": "kv_consumer"}'
+    assert flag_value(argv, "--max-model-len") is None
+    assert flag_value(["--quantization"], "--quantization") is None  # a flag without its value
+
+
+def test_abbreviations_only_when_asked_and_long_enough() -> None:
+    argv = ["--kv-cache-memory=42"]
+    assert flag_value(argv, "--kv-cache-memory-bytes") is None
+    assert flag_value(argv, "--kv-cache-memory-bytes", abbreviation=len("--kv-cache-m")) == "42"
+    assert flag_value(["--kv", "1"], "--kv-cache-memory-bytes", abbreviation=len("--kv-cache-m")) is None
