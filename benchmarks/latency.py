@@ -94,7 +94,7 @@ def _alias_bomb() -> bytes:
 
 
 # Broken profiles (name -> content): every kind from issue #2's "Done means", plus the slowest inputs
-# that still fit under the size cap (many nodes, many lines). MAX_BYTES mirrors ascendctl.yamlio (not
+# that still fit under the size cap (many nodes, many lines). MAX_BYTES mirrors ascendctl.core.yamlio (not
 # imported: the benchmark only drives processes).
 MAX_BYTES = 256 * 1024
 BROKEN: dict[str, Callable[[], bytes]] = {

@@ -5,7 +5,7 @@
 
 Two arms, the same planned command: "ascendctl" runs `ascendctl serve PROFILE` (CLI start, profile load,
 planning, pre-flight checks, supervisor with log streaming and health polling) and stops it with
-`ascendctl stop NAME`; "by hand" takes the argv + env of the same plan (`ascendctl.planner.plan_profile`, with
+`ascendctl stop NAME`; "by hand" takes the argv + env of the same plan (`ascendctl.plan.planner.plan_profile`, with
 `vllm` resolved to the installed engine environment) and starts it with subprocess in its own process group,
 stopped by PID. Both are timed by the same poller, from process start to the first `/health` 200. Then each
 arm serves the same load (random prompts, fixed seed, `ignore_eos`), after the same warm-up. The arms

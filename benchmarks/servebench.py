@@ -73,8 +73,8 @@ class NodePlan:
 
 def plan_node(profile_path: Path, overrides: Sequence[str] = ()) -> NodePlan:
     """The single-node plan of `profile_path` as a runnable command (raises BenchError when it cannot run)."""
-    from ascendctl.planner import plan_profile
-    from ascendctl.profile_loader import load_profile
+    from ascendctl.plan.planner import plan_profile
+    from ascendctl.schema.loader import load_profile
     from ascendctl_engine.envs import find_engine
 
     profile = load_profile(profile_path, list(overrides))
@@ -397,7 +397,7 @@ def run_load(plan: NodePlan, spec: LoadSpec, result_dir: Path, label: str) -> di
 
 def check_preconditions(models: Mapping[str, str]) -> None:
     """Each prepared model in `models` (name → profile source) must exist; say the exact command otherwise."""
-    from ascendctl_engine.models import ModelError, resolve_model_source
+    from ascendctl_engine.prepared_models import ModelError, resolve_model_source
 
     for name, source in models.items():
         try:

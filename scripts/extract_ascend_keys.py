@@ -2,7 +2,8 @@
 
 Maintainer script. For every tag it reads the Python files under `vllm_ascend/` straight from git objects
 (`git ls-tree` + `git cat-file --batch` on `TAG:path`; nothing is checked out) and writes
-`engine/data/ascend_keys/<tag>.json`, the table `ascendctl_engine.adapters.ascend_keys` loads (its module
+`engine/ascendctl_engine/data/ascend_keys/<tag>.json`, the table `ascendctl_engine.adapters.ascend_keys` loads (its
+module
 docstring describes the format). Every fact carries a `TAG:path:line` source.
 
 The release that exists only on PyPI (`--pypi-post 0.23.0.post1`, no git tag) is read from its sdist instead
@@ -53,7 +54,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = ROOT / "engine" / "data" / "ascend_keys"
+DEFAULT_OUT = ROOT / "engine" / "ascendctl_engine" / "data" / "ascend_keys"
 FIRST_TAG = "v0.7.1rc1"
 LAST_TAG = "v0.25.1rc1"
 PACKAGE = "vllm_ascend"

@@ -58,7 +58,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = ROOT / "ascendctl" / "data" / "upstream"
+DEFAULT_OUT = ROOT / "ascendctl" / "facts" / "data" / "upstream"
 DEFAULT_REPO = Path("/work/.mirror/vllm-project+vllm-ascend/repo")
 DEFAULT_POST = "0.23.0.post1"
 PYPI_PROJECT = "vllm-ascend"

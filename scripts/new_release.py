@@ -7,7 +7,7 @@ What it does (see docs/matrix.md):
 1. extracts the tag with `scripts/extract_upstream.py` (pins, images, dates, quantization registry, model and
    feature tables) and `scripts/extract_ascend_keys.py` (the `--additional-config` keys and `VLLM_ASCEND_*`
    variables the tag reads) — from the tag's own files, never from the previous row;
-2. adds a knowledge row (`version` + `backend`) to ascendctl/data/matrix.yaml below the npu marker;
+2. adds a knowledge row (`version` + `backend`) to ascendctl/facts/data/matrix.yaml below the npu marker;
 3. builds the whole matrix and prints the new row with the `tag:path:line` of every fact, and every problem
    the build found: each upstream disagreement needs a `decisions:` entry (value + why) in matrix.yaml — a new
    tag's policy table can also open disagreements on older rows;
@@ -30,9 +30,9 @@ from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_MATRIX = ROOT / "ascendctl" / "data" / "matrix.yaml"
-DEFAULT_UPSTREAM = ROOT / "ascendctl" / "data" / "upstream"
-DEFAULT_KEYS = ROOT / "engine" / "data" / "ascend_keys"
+DEFAULT_MATRIX = ROOT / "ascendctl" / "facts" / "data" / "matrix.yaml"
+DEFAULT_UPSTREAM = ROOT / "ascendctl" / "facts" / "data" / "upstream"
+DEFAULT_KEYS = ROOT / "engine" / "ascendctl_engine" / "data" / "ascend_keys"
 MARKER = "  # >>> npu releases\n"
 
 Extractor = Callable[[str, Path, Path], None]  # (tag, upstream out dir, key-table out dir)
@@ -88,9 +88,9 @@ def add_release(
     out: Callable[[str], None] = print,
 ) -> int:
     """0: the row builds cleanly; 1: the build found problems to decide (printed); 2: bad input."""
-    from ascendctl import upstream
-    from ascendctl.matrix.build import build_matrix_data
-    from ascendctl.matrix.load import _knowledge
+    from ascendctl.facts import upstream
+    from ascendctl.facts.matrix.build import build_matrix_data
+    from ascendctl.facts.matrix.load import _knowledge
 
     if not tag.startswith("v"):
         tag = f"v{tag}"
@@ -116,7 +116,7 @@ def add_release(
     row = next(r for r in built.data["releases"] if r.get("version") == tag)
     for line in describe(row):
         out(line)
-    snapshot = ROOT / "engine" / "data" / "parsers" / f"vllm-{row.get('vllm')}.json"
+    snapshot = ROOT / "engine" / "ascendctl_engine" / "data" / "parsers" / f"vllm-{row.get('vllm')}.json"
     if not snapshot.exists():
         out(
             f"missing: {snapshot.relative_to(ROOT)} — run scripts/snapshot_vllm_parsers.py --versions {row.get('vllm')}"
@@ -127,7 +127,7 @@ def add_release(
         matrix.write_text(new_text, encoding="utf-8")
         out(f"wrote {matrix} and the extracts of {tag}")
         if not built.problems and matrix == DEFAULT_MATRIX:
-            from ascendctl.matrix_docs import main as write_docs
+            from ascendctl.outputs.matrix_docs import main as write_docs
 
             write_docs(["--write"])
     else:

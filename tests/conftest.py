@@ -87,7 +87,7 @@ def fake_cpu_engine_env(isolated_state: Path) -> Path:
     import os
     import sys
 
-    from ascendctl.engines import engine_spec_for
+    from ascendctl.run.engine_envs import engine_spec_for
     from ascendctl_engine import paths
 
     spec = engine_spec_for("cpu", "latest-stable")
@@ -187,7 +187,7 @@ def cpu_engine(engine_data_dir: Path) -> object:
     skip instead of installing."""
     import os
 
-    from ascendctl.engines import engine_spec_for
+    from ascendctl.run.engine_envs import engine_spec_for
     from ascendctl_engine import envs
     from ascendctl_engine.install_plan import plan_install
 
@@ -204,12 +204,12 @@ def cpu_engine(engine_data_dir: Path) -> object:
 
 
 def _prepared(name: str, engine: object, root: Path) -> Path:
-    from ascendctl_engine import models
+    from ascendctl_engine import prepared_models
 
     python = engine.python  # type: ignore[attr-defined]
     try:
-        return models.prepare_model(name, python, root=root, log=_progress).path
-    except models.ModelError as exc:
+        return prepared_models.prepare_model(name, python, root=root, log=_progress).path
+    except prepared_models.ModelError as exc:
         pytest.fail(f"preparing {name} failed: {exc}\n" + "\n".join(exc.output), pytrace=False)
 
 

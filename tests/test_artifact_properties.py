@@ -17,11 +17,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ascendctl.matrix import load_matrix
-from ascendctl.models.plan import Plan
-from ascendctl.planner import plan_profile
-from ascendctl.profile_loader import load_profile
-from ascendctl.render import RenderOptions, render, render_overrides
+from ascendctl.facts.matrix import load_matrix
+from ascendctl.outputs.render import RenderOptions, render, render_overrides
+from ascendctl.plan.planner import plan_profile
+from ascendctl.plan.types import Plan
+from ascendctl.schema.loader import load_profile
 from tests.consumers import compose_unescape, k8s_expand, systemd_words
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,7 +113,7 @@ def test_a_unit_starts_ascendctl_with_the_profile_path_it_was_given(path: str) -
 def test_a_value_that_reads_as_a_flag_is_refused_not_passed() -> None:
     import pytest
 
-    from ascendctl.planner import UnsupportedPlan
+    from ascendctl.plan.planner import UnsupportedPlan
 
     with pytest.raises(UnsupportedPlan, match="--served-model-name: expected at least one argument"):
         hostile_plan("script", "x", "y", "-:")

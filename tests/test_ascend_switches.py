@@ -1,6 +1,7 @@
 """engine.ascend: vllm-ascend feature switches as typed profile fields, spelled per release from the key tables.
 
-The eras are re-derived here from `engine/data/ascend_keys/` (the one owner of what a tag reads), so a table that
+The eras are re-derived here from `engine/ascendctl_engine/data/ascend_keys/` (the one owner of what a tag reads), so
+a table that
 moves a spelling fails these tests until the era registry says so too. Then: each switch on / off / unset on old
 and new releases, the failure that names the first release, a v0.18.0-era profile planned for v0.25.1rc1, the
 JSON Schema, the migration claims, `matrix --explain --feature`, the npu-only profile rule and the jemalloc host
@@ -17,14 +18,14 @@ from typing import Any
 
 import pytest
 
-from ascendctl.checks import CheckContext, host_findings
-from ascendctl.errors import DocumentError
-from ascendctl.matrix import explain, load_matrix
-from ascendctl.models.ascend import AscendSpec
-from ascendctl.models.profile import Profile, profile_json_schema
-from ascendctl.planner import UnsupportedPlan, plan_profile
-from ascendctl.profile_loader import load_profile, validate_profile_document
-from ascendctl.yamlio import load_yaml_text
+from ascendctl.check import CheckContext, host_findings
+from ascendctl.core.errors import DocumentError
+from ascendctl.core.yamlio import load_yaml_text
+from ascendctl.facts.matrix import explain, load_matrix
+from ascendctl.plan.planner import UnsupportedPlan, plan_profile
+from ascendctl.schema.ascend import AscendSpec
+from ascendctl.schema.loader import load_profile, validate_profile_document
+from ascendctl.schema.profile import Profile, profile_json_schema
 from ascendctl_engine.adapters import (
     AscendIntent,
     EngineIntent,
@@ -398,7 +399,7 @@ def test_every_spelling_is_claimed() -> None:
 
 
 def test_the_switch_tutorials_use_no_escape_hatch_for_a_switch() -> None:
-    from ascendctl.rules.profile import _key_paths
+    from ascendctl.schema.profile_rules import _key_paths
 
     profiles = sorted(FIXTURES.glob("tut-ascend-*.yaml"))
     assert len(profiles) >= 4
@@ -437,7 +438,7 @@ def test_explain_refuses_a_release_without_the_switch() -> None:
 def test_explain_takes_matrix_features_and_switches_alike() -> None:
     v = explain(MATRIX, model="DeepSeek-R1", hardware="a3", release="v0.23.0", features=["mlapo", "eplb"])
     assert any("engine.ascend.mlapo: v0.23.0 reads" in r.message for r in v.reasons)
-    from ascendctl.errors import UserInputError
+    from ascendctl.core.errors import UserInputError
 
     with pytest.raises(UserInputError, match="did you mean flashcomm1"):
         explain(MATRIX, model="DeepSeek-R1", hardware="a3", release="v0.23.0", features=["flashcom"])
@@ -496,7 +497,7 @@ def test_the_probe_looks_at_the_profile_paths_under_its_root(tmp_path: Path) -> 
 
 
 def test_check_probes_the_jemalloc_path(tmp_path: Path) -> None:
-    from ascendctl.checks.service import run_check
+    from ascendctl.check.service import run_check
 
     path = tmp_path / "p.yaml"
     path.write_text(HEAD + f"release: v0.23.0\nengine:\n  ascend:\n    jemalloc: {JEMALLOC}\n", encoding="utf-8")

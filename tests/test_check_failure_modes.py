@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from ascendctl.checks import CheckContext, host_findings
-from ascendctl.checks.rules_cann import driver_minimum, kernels_package
-from ascendctl.checks.service import requested_files, run_check
-from ascendctl.matrix import load_matrix
-from ascendctl.models.matrix import SupportMatrix
-from ascendctl.profile_loader import load_profile
-from ascendctl.rules import Finding
+from ascendctl.check import CheckContext, host_findings
+from ascendctl.check.host_cann import driver_minimum, kernels_package
+from ascendctl.check.service import requested_files, run_check
+from ascendctl.core.findings import Finding
+from ascendctl.facts.matrix import load_matrix
+from ascendctl.facts.matrix.schema import SupportMatrix
+from ascendctl.schema.loader import load_profile
 from ascendctl_engine.host import CommandResult, FakeHostProbe, HostFacts, LocalHostProbe, gather_host_facts
 from ascendctl_engine.host.cann import OPP_KERNEL_SUBDIR, kernel_socs_from_listing
 from ascendctl_engine.host.npu_smi import DCMI_CAUSES, dcmi_error_code, parse_npu_smi_info
@@ -68,7 +68,7 @@ def set_driver(root: Path, version: str) -> None:
 
 # ---- npu-smi / DCMI error codes ------------------------------------------------------------------------
 
-# Lines quoted from real reports (see engine/host/npu_smi.py).
+# Lines quoted from real reports (see engine/ascendctl_engine/host/npu_smi.py).
 REAL_FAILURES = [
     ("DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\ndcmi module initialize failed. ret is -8005", -8005),
     ("dcmi model initialized failed, because the device is used. ret is -8020", -8020),

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from ascendctl.checks import CheckContext, CheckReport, host_findings
-from ascendctl.checks.matrix_view import fit_rows, row_for_version, select_release
-from ascendctl.checks.rules_host import parse_alloc_conf
-from ascendctl.checks.rules_npu import parse_mask
-from ascendctl.matrix import load_matrix
-from ascendctl.models.matrix import SupportMatrix
-from ascendctl.models.profile import Profile
-from ascendctl.rules import Finding, Rule, problem, rules_of
+from ascendctl.check import CheckContext, CheckReport, host_findings
+from ascendctl.check.host_npu import parse_mask
+from ascendctl.check.host_system import parse_alloc_conf
+from ascendctl.check.matrix_view import fit_rows, row_for_version, select_release
+from ascendctl.core.findings import Finding, Rule, problem, rules_of
+from ascendctl.facts.matrix import load_matrix
+from ascendctl.facts.matrix.schema import SupportMatrix
+from ascendctl.schema.profile import Profile
 from ascendctl_engine.host import (
     CannInfo,
     CpuInfo,
@@ -167,7 +167,7 @@ def test_a_good_host_passes_everything(matrix: SupportMatrix) -> None:
 
 def planned(ctx: CheckContext) -> CheckContext:
     """The context with its profile planned against its facts, as `check PROFILE` builds it."""
-    from ascendctl.planner import plan_profile
+    from ascendctl.plan.planner import plan_profile
 
     assert ctx.profile is not None and ctx.matrix is not None
     return replace(ctx, plan=plan_profile(ctx.profile, matrix=ctx.matrix, host=ctx.facts, allow_unsupported=True))

@@ -16,8 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ascendctl.cli import app
-from ascendctl.planner import plan_profile
-from ascendctl.profile_loader import load_profile
+from ascendctl.plan.planner import plan_profile
+from ascendctl.schema.loader import load_profile
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILES = REPO / "profiles"
@@ -124,8 +124,8 @@ def test_check_on_the_fixture_host_of_its_family(fixture_host, name: str) -> Non
 
 
 def test_a_profile_that_allows_unsupported_sees_its_broken_constraints_as_warnings() -> None:
-    from ascendctl.planner import plan_profile
-    from ascendctl.profile_loader import load_profile
+    from ascendctl.plan.planner import plan_profile
+    from ascendctl.schema.loader import load_profile
 
     plan = plan_profile(load_profile(REPO / "profiles" / "kimi-k2-5-w4a8-eagle3-a3.yaml"))
     [supported] = [f for f in plan.deployment.findings if f.id == "plan.supported"]

@@ -1,4 +1,4 @@
-"""The diagnosis catalog (`engine/data/diagnoses.yaml`) and `ascendctl diagnose`."""
+"""The diagnosis catalog (`engine/ascendctl_engine/data/diagnoses.yaml`) and `ascendctl diagnose`."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ascendctl_engine.phases import ID_PATTERN, CatalogError, FailurePattern, ca
 
 REPO = Path(__file__).resolve().parents[1]
 LOGS = REPO / "tests" / "fixtures" / "vllm_logs"
-CATALOG_FILE = REPO / "engine" / "data" / "diagnoses.yaml"
+CATALOG_FILE = REPO / "engine" / "ascendctl_engine" / "data" / "diagnoses.yaml"
 
 runner = CliRunner()
 ENTRIES = catalog()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ascendctl.engines import engine_spec_for, spec_from_row
-from ascendctl.errors import UserInputError
-from ascendctl.matrix import load_matrix
+from ascendctl.core.errors import UserInputError
+from ascendctl.facts.matrix import load_matrix
+from ascendctl.run.engine_envs import engine_spec_for, spec_from_row
 from ascendctl_engine.install_plan import plan_install
 
 

@@ -1,5 +1,5 @@
 """The memory fit's pure core: bytes per token, block rounding, weight sharding, the HCCL rules, verdicts and
-suggestions (`ascendctl.fit`). Configs are the reduced ones in ascendctl/data/model_configs/."""
+suggestions (`ascendctl.plan.fit`). Configs are the reduced ones in ascendctl/facts/data/model_configs/."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from ascendctl.fit import budget, cache
-from ascendctl.fit.budget import GIB, MIB, Layout
-from ascendctl.fit.estimate import FitError, FitInputs, estimate, verdict_for
-from ascendctl.model_config import WeightStats, param_breakdown, parse_model_config
+from ascendctl.facts.model_inspect import WeightStats, param_breakdown, parse_model_config
+from ascendctl.plan.fit import budget, cache
+from ascendctl.plan.fit.budget import GIB, MIB, Layout
+from ascendctl.plan.fit.estimate import FitError, FitInputs, estimate, verdict_for
 from ascendctl_engine.inenv import tiny_model
 
-CONFIGS = Path(__file__).resolve().parents[1] / "ascendctl" / "data" / "model_configs"
+CONFIGS = Path(__file__).resolve().parents[1] / "ascendctl" / "facts" / "data" / "model_configs"
 
 
 def config(name: str, **changes: object):
@@ -268,7 +268,7 @@ def test_kv_cache_dtypes_with_a_byte_size_and_those_without() -> None:
 
 
 def test_an_explicit_kv_cache_memory_is_the_kv_cache() -> None:
-    from ascendctl.fit.inputs import _explicit_kv_memory
+    from ascendctl.plan.fit.inputs import _explicit_kv_memory
 
     assert _explicit_kv_memory(["--kv-cache-memory=8G"]) == 8 * GIB
     assert _explicit_kv_memory(["--kv-cache-memory-bytes", "1000"]) == 1000

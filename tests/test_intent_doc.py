@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ascendctl.intent_doc import COMMAND, generate
+from ascendctl.outputs.intent_doc import COMMAND, generate
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "intent-to-flags.md"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import ascendctl.matrix
+import ascendctl.facts.matrix
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -38,23 +38,34 @@ def imported_by(*args: str) -> set[str]:
 
 def test_validate_loads_no_adapters_and_no_other_command() -> None:
     modules = imported_by("validate", "profiles/cpu-demo.yaml", "profiles/cuda-qwen3-8b.yaml")
-    assert "ascendctl.profile_loader" in modules
-    assert not {m for m in modules if m.startswith(("ascendctl_engine.adapters", "ascendctl.matrix"))}
-    assert not {"ascendctl.cli.render", "ascendctl.cli.check", "ascendctl.cli.engine", "ascendctl.render"} & modules
+    assert "ascendctl.schema.loader" in modules
+    assert not {m for m in modules if m.startswith(("ascendctl_engine.adapters", "ascendctl.facts.matrix"))}
+    assert (
+        not {"ascendctl.cli.render", "ascendctl.cli.check", "ascendctl.cli.engine", "ascendctl.outputs.render"}
+        & modules
+    )
 
 
 def test_validate_loads_the_typed_field_claims_only_for_an_escape_hatch() -> None:
     # runtime.env is set: `profile.migration.typed-field` asks the adapters' claims, and nothing more.
     modules = imported_by("validate", "profiles/deepseek-r1-w8a8-2node-a2.yaml")
     assert "ascendctl_engine.adapters.typed_fields" in modules
-    assert not {m for m in modules if m.startswith("ascendctl.matrix")}
-    assert not {"ascendctl.planner", "ascendctl.cli.render", "ascendctl.cli.check", "ascendctl.render"} & modules
+    assert not {m for m in modules if m.startswith("ascendctl.facts.matrix")}
+    assert (
+        not {"ascendctl.plan.planner", "ascendctl.cli.render", "ascendctl.cli.check", "ascendctl.outputs.render"}
+        & modules
+    )
 
 
 def test_matrix_json_loads_neither_the_planner_nor_the_explainer() -> None:
     modules = imported_by("matrix", "releases", "--json")
-    assert {"ascendctl.matrix.load", "ascendctl.matrix.views"} <= modules
-    unwanted = {"ascendctl.planner", "ascendctl.matrix.explainer", "ascendctl.matrix.host_fit", "ascendctl.upstream"}
+    assert {"ascendctl.facts.matrix.load", "ascendctl.facts.matrix.views"} <= modules
+    unwanted = {
+        "ascendctl.plan.planner",
+        "ascendctl.facts.matrix.explainer",
+        "ascendctl.facts.matrix.host_match",
+        "ascendctl.facts.upstream",
+    }
     assert not unwanted & modules
     assert "rich" not in modules
 
@@ -65,28 +76,30 @@ def test_matrix_json_loads_neither_the_planner_nor_the_explainer() -> None:
         (("plan", "profiles/deepseek-r1-w8a8-2node-a2.yaml"), {"ascendctl_engine.install_plan"}),
         (
             ("serve", "profiles/cpu-demo.yaml", "--dry-run"),
-            {"ascendctl.upstream", "ascendctl_engine.adapters.ascend_keys"},
+            {"ascendctl.facts.upstream", "ascendctl_engine.adapters.ascend_keys"},
         ),
     ],
 )
 def test_plan_loads_no_host_probes_and_no_renderer(args: tuple[str, ...], absent: set[str]) -> None:
     modules = imported_by(*args)
-    assert {"ascendctl.planner", "ascendctl_engine.adapters.parser_snapshot"} <= modules
-    assert not {m for m in modules if m.startswith(("ascendctl_engine.host", "ascendctl.render", "ascendctl.checks"))}
-    assert not {"ascendctl.matrix.host_fit", "ascendctl.matrix.filters", "ascendctl.cli.facts"} & modules
+    assert {"ascendctl.plan.planner", "ascendctl_engine.adapters.parser_snapshot"} <= modules
+    assert not {
+        m for m in modules if m.startswith(("ascendctl_engine.host", "ascendctl.outputs.render", "ascendctl.check"))
+    }
+    assert not {"ascendctl.facts.matrix.host_match", "ascendctl.facts.matrix.filters", "ascendctl.cli.facts"} & modules
     assert not absent & modules
 
 
 def test_matrix_package_names_resolve_to_their_modules() -> None:
-    assert set(ascendctl.matrix._LAZY) == set(ascendctl.matrix.__all__)
-    for name in ascendctl.matrix.__all__:
-        module = sys.modules.get(ascendctl.matrix._LAZY[name]) or __import__(
-            ascendctl.matrix._LAZY[name], fromlist=["_"]
+    assert set(ascendctl.facts.matrix._LAZY) == set(ascendctl.facts.matrix.__all__)
+    for name in ascendctl.facts.matrix.__all__:
+        module = sys.modules.get(ascendctl.facts.matrix._LAZY[name]) or __import__(
+            ascendctl.facts.matrix._LAZY[name], fromlist=["_"]
         )
-        assert getattr(ascendctl.matrix, name) is getattr(module, name)
-    assert set(ascendctl.matrix.__all__) <= set(dir(ascendctl.matrix))
+        assert getattr(ascendctl.facts.matrix, name) is getattr(module, name)
+    assert set(ascendctl.facts.matrix.__all__) <= set(dir(ascendctl.facts.matrix))
     with pytest.raises(AttributeError):
-        ascendctl.matrix.no_such_query  # noqa: B018
+        ascendctl.facts.matrix.no_such_query  # noqa: B018
 
 
 def test_full_app_lists_every_command() -> None:

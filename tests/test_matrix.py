@@ -1,4 +1,4 @@
-"""Pure queries of ascendctl.matrix over the shipped matrix (and small edited copies of it)."""
+"""Pure queries of ascendctl.facts.matrix over the shipped matrix (and small edited copies of it)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from ascendctl.errors import UserInputError
-from ascendctl.matrix import (
+from ascendctl.core.errors import UserInputError
+from ascendctl.facts.matrix import (
     classify_host,
     compatible_releases,
     constraint_hits,
@@ -34,8 +34,8 @@ from ascendctl.matrix import (
     release_for_pin,
     release_json,
 )
-from ascendctl.matrix.load import built_data
-from ascendctl.models.matrix import SupportMatrix
+from ascendctl.facts.matrix.load import built_data
+from ascendctl.facts.matrix.schema import SupportMatrix
 
 
 def _load_yaml(text: str) -> Any:
@@ -43,7 +43,7 @@ def _load_yaml(text: str) -> Any:
     return built_data(text)
 
 
-DATA = Path(__file__).resolve().parents[1] / "ascendctl" / "data" / "matrix.yaml"
+DATA = Path(__file__).resolve().parents[1] / "ascendctl" / "facts" / "data" / "matrix.yaml"
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,10 @@ from typing import Any, get_args
 import pytest
 from pydantic import ValidationError
 
-from ascendctl.matrix import load_matrix, matrix_from_data, release_for_pin, releases
-from ascendctl.matrix.load import built_data
-from ascendctl.models.base import HardwareFamily, Quantization
-from ascendctl.models.matrix import SCHEMA_VERSION, Release, SupportMatrix
+from ascendctl.facts.matrix import load_matrix, matrix_from_data, release_for_pin, releases
+from ascendctl.facts.matrix.load import built_data
+from ascendctl.facts.matrix.schema import SCHEMA_VERSION, Release, SupportMatrix
+from ascendctl.schema.base import HardwareFamily, Quantization
 from ascendctl_engine.versions import parse as parse_version
 
 
@@ -26,7 +26,7 @@ def _load_yaml(text: str) -> Any:
     return built_data(text)
 
 
-DATA = Path(__file__).resolve().parents[1] / "ascendctl" / "data" / "matrix.yaml"
+DATA = Path(__file__).resolve().parents[1] / "ascendctl" / "facts" / "data" / "matrix.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -396,7 +396,7 @@ def test_npu_row_needs_cann_and_cpu_row_cannot_have_images(raw: dict[str, Any]) 
 
 
 def test_json_mirror_is_used_only_when_its_stamp_matches() -> None:
-    from ascendctl.matrix import matrix_from_texts, matrix_json_text
+    from ascendctl.facts.matrix import matrix_from_texts, matrix_json_text
 
     yaml_text = DATA.read_text(encoding="utf-8")
     mirror = matrix_json_text(yaml_text)
@@ -435,7 +435,7 @@ def _same_models(built: Any, read: Any, where: str = "matrix") -> None:
 def test_shipped_mirror_is_constructed_exactly_as_validation_would_build_it() -> None:
     """`load_matrix` constructs the shipped mirror without validating it (it is build output); the result must be
     what validating the same mirror gives, and that validation (with every cross-reference check) must pass."""
-    from ascendctl.matrix.load import MATRIX_JSON, _MatrixMirror, trusted_mirror
+    from ascendctl.facts.matrix.load import MATRIX_JSON, _MatrixMirror, trusted_mirror
 
     mirror = (DATA.parent / Path(MATRIX_JSON).name).read_text(encoding="utf-8")
     validated = _MatrixMirror.model_validate_json(mirror).matrix
@@ -447,7 +447,7 @@ def test_shipped_mirror_is_constructed_exactly_as_validation_would_build_it() ->
 
 
 def test_trusted_mirror_refuses_keys_the_models_do_not_have() -> None:
-    from ascendctl.matrix.load import MATRIX_JSON, trusted_mirror
+    from ascendctl.facts.matrix.load import MATRIX_JSON, trusted_mirror
 
     mirror = (DATA.parent / Path(MATRIX_JSON).name).read_text(encoding="utf-8")
     with pytest.raises(ValueError, match="unknown keys for Release"):

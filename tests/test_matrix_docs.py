@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ascendctl import matrix_docs
-from ascendctl.matrix import load_matrix, release_for_pin
-from ascendctl.matrix_docs import REGENERATE, expected_files, render_compatibility_md
+from ascendctl.facts.matrix import load_matrix, release_for_pin
+from ascendctl.outputs import matrix_docs
+from ascendctl.outputs.matrix_docs import REGENERATE, expected_files, render_compatibility_md
 
 REPO = Path(__file__).resolve().parents[1]
 

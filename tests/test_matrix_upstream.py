@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
-from ascendctl import upstream
-from ascendctl.matrix import load_matrix, releases
-from ascendctl.matrix.build import RELEASE_FIELDS, MatrixBuildError, build_matrix, consistent_candidates
-from ascendctl.models.matrix import Release
+from ascendctl.facts import upstream
+from ascendctl.facts.matrix import load_matrix, releases
+from ascendctl.facts.matrix.build import RELEASE_FIELDS, MatrixBuildError, build_matrix, consistent_candidates
+from ascendctl.facts.matrix.schema import Release
 
-DATA = Path(__file__).resolve().parents[1] / "ascendctl" / "data" / "matrix.yaml"
+DATA = Path(__file__).resolve().parents[1] / "ascendctl" / "facts" / "data" / "matrix.yaml"
 NPU = releases(load_matrix(), "npu")
 
 
@@ -27,7 +27,7 @@ def knowledge() -> dict[str, Any]:
 
 
 def _same(name: str, a: Any, b: Any) -> bool:
-    from ascendctl.matrix.build import _normalise
+    from ascendctl.facts.matrix.build import _normalise
 
     return _normalise(name, str(a)) == _normalise(name, str(b))
 
@@ -131,7 +131,7 @@ def test_a_knowledge_row_holds_no_pins() -> None:
 
 
 def test_soc_spellings_come_from_the_host_reader() -> None:
-    from ascendctl.matrix import hardware_for_soc_version
+    from ascendctl.facts.matrix import hardware_for_soc_version
     from ascendctl_engine.host.npu_smi import SOC_VERSIONS, family_from_soc_version
 
     matrix = load_matrix()
@@ -140,7 +140,7 @@ def test_soc_spellings_come_from_the_host_reader() -> None:
             assert family_from_soc_version(soc) == family == hardware_for_soc_version(matrix, soc).id  # type: ignore[union-attr]
     data = knowledge()
     data["hardware"][0]["soc_versions"] = ["ascend910b9"]  # a second copy in the knowledge file is refused
-    with pytest.raises(MatrixBuildError, match=r"belong to engine/host/npu_smi\.py"):
+    with pytest.raises(MatrixBuildError, match=r"belong to engine/ascendctl_engine/host/npu_smi\.py"):
         build_matrix(data, upstream)
 
 

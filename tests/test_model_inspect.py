@@ -1,7 +1,7 @@
-"""Model inspection (`ascendctl.model_config`): config.json from a directory and the hub caches, safetensors
+"""Model inspection (`ascendctl.facts.model_inspect`): config.json from a directory and the hub caches, safetensors
 totals and tensor kinds, the `model.architecture` field and the name-guess warning.
 
-The config.json files are the published shapes of ascendctl/data/model_configs/ (reduced by hand, see its
+The config.json files are the published shapes of ascendctl/facts/data/model_configs/ (reduced by hand, see its
 index.yaml); the memory rule's sizes are tested with the fit (tests/test_fit.py, tests/test_checks.py)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from ascendctl.model_config import (
+from ascendctl.facts.model_inspect import (
     ARCHITECTURE_TRAITS,
     estimate_params,
     identity_warnings,
@@ -27,10 +27,10 @@ from ascendctl.model_config import (
     read_config_dir,
     read_model_config_or_error,
 )
-from ascendctl.models.profile import Profile
-from ascendctl.planner import plan_profile
+from ascendctl.plan.planner import plan_profile
+from ascendctl.schema.profile import Profile
 
-FIXTURES = Path(__file__).resolve().parents[1] / "ascendctl" / "data" / "model_configs"
+FIXTURES = Path(__file__).resolve().parents[1] / "ascendctl" / "facts" / "data" / "model_configs"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 OTHER = "fedcba9876543210fedcba9876543210fedcba98"
 

@@ -1,4 +1,5 @@
-"""Published model shapes (`ascendctl.model_shapes`, ascendctl/data/model_configs/): every entry loads, names
+"""Published model shapes (`ascendctl.facts.published_shapes`, ascendctl/facts/data/model_configs/): every entry
+loads, names
 match after normalising, and every curated profile's model is known, so `fit` answers before the download."""
 
 from __future__ import annotations
@@ -7,9 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from ascendctl.model_config import estimate_params
-from ascendctl.model_shapes import find_published, normalise, published_config, published_entries, read_published
-from ascendctl.profile_loader import load_profile
+from ascendctl.facts.model_inspect import estimate_params
+from ascendctl.facts.published_shapes import (
+    find_published,
+    normalise,
+    published_config,
+    published_entries,
+    read_published,
+)
+from ascendctl.schema.loader import load_profile
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -23,7 +30,7 @@ def test_every_entry_parses_with_the_attention_shapes_and_a_source() -> None:
         assert config.path.startswith(f"published shapes of {entry.model}")
         assert entry.source.startswith(("http", "the config.json", "DeepSeek-V3's shapes")), entry
     files = {e.file for e in entries}
-    on_disk = {p.name for p in (REPO / "ascendctl" / "data" / "model_configs").glob("*.json")}
+    on_disk = {p.name for p in (REPO / "ascendctl" / "facts" / "data" / "model_configs").glob("*.json")}
     assert files == on_disk  # no file without an index entry, no entry without its file
 
 

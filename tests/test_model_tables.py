@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from ascendctl import upstream
-from ascendctl.matrix import explain, load_matrix, release_for_pin
-from ascendctl.matrix.model_tables import family_rows, hardware_status, judge, row_hardware
-from ascendctl.matrix.models import _model_status
+from ascendctl.facts import upstream
+from ascendctl.facts.matrix import explain, load_matrix, release_for_pin
+from ascendctl.facts.matrix.model_families import _model_status
+from ascendctl.facts.matrix.model_tables import family_rows, hardware_status, judge, row_hardware
 from ascendctl_engine.versions import parse as parse_version
 
 MATRIX = load_matrix()
@@ -74,8 +74,8 @@ def test_the_overview_comes_from_the_newest_final_release() -> None:
 def test_plan_json_names_the_table_row_that_judged_the_model() -> None:
     from pathlib import Path
 
-    from ascendctl.planner import plan_profile
-    from ascendctl.profile_loader import load_profile
+    from ascendctl.plan.planner import plan_profile
+    from ascendctl.schema.loader import load_profile
 
     profile = load_profile(Path(__file__).resolve().parents[1] / "profiles" / "qwen3-32b-w8a8-a2.yaml")
     for release in ("v0.23.0", "v0.13.0"):

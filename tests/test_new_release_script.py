@@ -12,8 +12,8 @@ from types import ModuleType
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-UPSTREAM = REPO / "ascendctl" / "data" / "upstream"
-KEYS = REPO / "engine" / "data" / "ascend_keys"
+UPSTREAM = REPO / "ascendctl" / "facts" / "data" / "upstream"
+KEYS = REPO / "engine" / "ascendctl_engine" / "data" / "ascend_keys"
 
 
 def load_script() -> ModuleType:
@@ -44,7 +44,7 @@ def fake_extractor(cann: str, readme_cann: str | None = None) -> object:
 @pytest.fixture
 def tree(tmp_path: Path) -> tuple[Path, Path, Path]:
     matrix = tmp_path / "matrix.yaml"
-    shutil.copy(REPO / "ascendctl" / "data" / "matrix.yaml", matrix)
+    shutil.copy(REPO / "ascendctl" / "facts" / "data" / "matrix.yaml", matrix)
     shutil.copytree(UPSTREAM, tmp_path / "upstream")
     shutil.copytree(KEYS, tmp_path / "keys")
     return matrix, tmp_path / "upstream", tmp_path / "keys"

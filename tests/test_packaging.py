@@ -1,6 +1,7 @@
-"""Packaging: the engine folder imports as `ascendctl_engine` (never a bare `engine`), editable and wheel.
+"""Packaging: two distributions — `ascendctl-engine` (the project folder engine/, import package
+engine/ascendctl_engine/, never a bare `engine`) and `ascendctl` (the CLI, which depends on it) — editable and wheel.
 
-The wheel test builds from a copy of the source tree (no build/ or egg-info in the checkout), offline
+The wheel test builds both from a copy of the source tree (no build/ or egg-info in the checkout), offline
 (`--no-isolation`: the venv's own setuptools), and installs it with `--no-deps --no-index` into a fresh
 venv that has no pip and no access to the checkout. The CLI's dependencies are made visible through a
 plain path entry to this venv's site-packages: a path entry does not run that directory's `.pth`
@@ -26,7 +27,7 @@ import pytest
 import ascendctl
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGE_DIRS = {"ascendctl": REPO / "ascendctl", "ascendctl_engine": REPO / "engine"}
+PACKAGE_DIRS = {"ascendctl": REPO / "ascendctl", "ascendctl_engine": REPO / "engine" / "ascendctl_engine"}
 
 PROBE = textwrap.dedent(
     """
@@ -59,10 +60,10 @@ def probe(python: Path | str, cwd: Path) -> dict[str, object]:
     return result
 
 
-def shipped_files() -> set[str]:
-    """Every file of the two package folders, as its path inside a wheel (import names, not folders)."""
+def shipped_files(name: str) -> set[str]:
+    """Every file of one package folder, as its path inside a wheel."""
     out: set[str] = set()
-    for name, folder in PACKAGE_DIRS.items():
+    for folder in (PACKAGE_DIRS[name],):
         for path in folder.rglob("*"):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 out.add(f"{name}/{path.relative_to(folder).as_posix()}")
@@ -73,21 +74,12 @@ def test_editable_install_maps_engine_folder(tmp_path: Path) -> None:
     if not Path(ascendctl.__file__).resolve().is_relative_to(REPO):
         pytest.skip("ascendctl is not installed in editable mode from this checkout")
     found = probe(sys.executable, tmp_path)  # a cwd outside the checkout: nothing comes from ./
-    assert Path(str(found["ascendctl_engine"])).resolve() == REPO / "engine" / "__init__.py"
+    assert Path(str(found["ascendctl_engine"])).resolve() == REPO / "engine" / "ascendctl_engine" / "__init__.py"
     assert Path(str(found["ascendctl"])).resolve() == REPO / "ascendctl" / "__init__.py"
     assert found["engine"] is False, "the install must not provide a top-level `engine` module"
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    src = tmp_path_factory.mktemp("src")
-    for name in ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md"):
-        if (REPO / name).exists():
-            shutil.copy2(REPO / name, src / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for folder in ("ascendctl", "engine"):
-        shutil.copytree(REPO / folder, src / folder, ignore=ignore)
-    out = tmp_path_factory.mktemp("wheelhouse")
+def _build_wheel(src: Path, out: Path, dist: str) -> Path:
     proc = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(src)],
         cwd=src,
@@ -97,34 +89,66 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    wheels = list(out.glob("ascendctl-*.whl"))
+    wheels = list(out.glob(f"{dist}-*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0]
 
 
-def test_wheel_contents(wheel: Path) -> None:
-    with zipfile.ZipFile(wheel) as zf:
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Both wheels, each built from a copy of its own project folder only."""
+    src = tmp_path_factory.mktemp("src")
+    for name in ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md"):
+        if (REPO / name).exists():
+            shutil.copy2(REPO / name, src / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    shutil.copytree(REPO / "ascendctl", src / "ascendctl", ignore=ignore)
+    engine_src = tmp_path_factory.mktemp("engine-src")
+    shutil.copytree(REPO / "engine", engine_src, ignore=ignore, dirs_exist_ok=True)
+    out = tmp_path_factory.mktemp("wheelhouse")
+    return {
+        "ascendctl_engine": _build_wheel(engine_src, out, "ascendctl_engine"),
+        "ascendctl": _build_wheel(src, out, "ascendctl"),
+    }
+
+
+def test_wheel_contents(wheels: dict[str, Path]) -> None:
+    for package, wheel in wheels.items():
+        with zipfile.ZipFile(wheel) as zf:
+            names = set(zf.namelist())
+        assert f"{package}/__init__.py" in names and f"{package}/py.typed" in names
+        tops = {n.split("/")[0] for n in names}
+        assert tops == {package, wheel.name.split("-py")[0] + ".dist-info"}, tops
+        # every module and data file of the source folder is in its wheel: a data file missing from
+        # `package-data` fails here
+        missing = sorted(shipped_files(package) - names)
+        assert missing == [], f"add these to the package-data of {package}'s pyproject.toml"
+    with zipfile.ZipFile(wheels["ascendctl_engine"]) as zf:
+        assert "ascendctl_engine/data/diagnoses.yaml" in zf.namelist()  # the diagnosis catalog (`ascendctl diagnose`)
+    with zipfile.ZipFile(wheels["ascendctl"]) as zf:
         names = set(zf.namelist())
-    assert "ascendctl_engine/__init__.py" in names
-    assert "ascendctl_engine/py.typed" in names and "ascendctl/py.typed" in names
-    assert "ascendctl_engine/data/diagnoses.yaml" in names  # the diagnosis catalog (`ascendctl diagnose`)
-    assert not [n for n in names if n.split("/")[0] in ("engine", "tests", "profiles", "benchmarks")]
-    tops = {n.split("/")[0] for n in names}
-    assert tops == {"ascendctl", "ascendctl_engine", wheel.name.split("-py")[0] + ".dist-info"}
-    # every module and data file of the source folders is in the wheel: a subpackage missing from
-    # `[tool.setuptools] packages` or a data file missing from `package-data` fails here
-    missing = sorted(shipped_files() - names)
-    assert missing == [], "add these to pyproject.toml (packages / package-data)"
-    entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+        entry_points = zf.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+        metadata = zf.read(next(n for n in names if n.endswith("METADATA"))).decode()
     assert "ascendctl = ascendctl.cli:main" in entry_points
+    assert "Requires-Dist: ascendctl-engine==" in metadata  # the CLI depends on the engine distribution
 
 
-def test_wheel_installs_and_runs_in_fresh_venv(wheel: Path, tmp_path: Path) -> None:
+def test_wheel_installs_and_runs_in_fresh_venv(wheels: dict[str, Path], tmp_path: Path) -> None:
     env_dir = tmp_path / "fresh"
     venv.EnvBuilder(with_pip=False, system_site_packages=False).create(env_dir)
     python = env_dir / "bin" / "python"
     install = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "--no-index",
+            *map(str, wheels.values()),
+        ],
         env=clean_env(),
         capture_output=True,
         text=True,

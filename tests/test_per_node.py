@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from ascendctl.errors import DocumentError, Issue
-from ascendctl.planner import UnsupportedPlan, plan_profile
-from ascendctl.profile_loader import validate_profile_document
-from ascendctl.yamlio import load_yaml_text
+from ascendctl.core.errors import DocumentError, Issue
+from ascendctl.core.yamlio import load_yaml_text
+from ascendctl.plan.planner import UnsupportedPlan, plan_profile
+from ascendctl.schema.loader import validate_profile_document
 from ascendctl_engine.adapters.parser_snapshot import is_api_server_flag, snapshot_for
 
 # Two A2 nodes, DP2 (one per node) × TP8: node 1 is headless.

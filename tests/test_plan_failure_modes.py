@@ -1,7 +1,7 @@
 """Plan rules for start-up failures the engine reports late (issue 17): ModelSlim weights without the flag, a
 misnamed ModelSlim description, heads that do not split over TP, an unbounded long default context, and
 `--additional-config` keys vllm-ascend refuses outside a PD decode node. Inputs: a profile YAML and a model
-directory built from the reduced config.json fixtures (ascendctl/data/model_configs/)."""
+directory built from the reduced config.json fixtures (ascendctl/facts/data/model_configs/)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from ascendctl.model_config import parse_model_config, read_config_dir
-from ascendctl.planner import UnsupportedPlan, plan_profile
-from ascendctl.profile_loader import load_profile
-from ascendctl.rules import Finding
+from ascendctl.core.findings import Finding
+from ascendctl.facts.model_inspect import parse_model_config, read_config_dir
+from ascendctl.plan.planner import UnsupportedPlan, plan_profile
+from ascendctl.schema.loader import load_profile
 from ascendctl_engine.adapters.eras import REGISTRY, era_for_release, in_range
 from ascendctl_engine.versions import parse
 
-FIXTURES = Path(__file__).resolve().parents[1] / "ascendctl" / "data" / "model_configs"
+FIXTURES = Path(__file__).resolve().parents[1] / "ascendctl" / "facts" / "data" / "model_configs"
 # what msModelSlim writes next to the weights: the quant type per weight ("FLOAT" = left unquantized)
 DESCRIPTION = {
     "model_quant_type": "W8A8_DYNAMIC",
@@ -301,7 +301,7 @@ def test_oproj_tensor_parallel_outside_a_pd_decode_node(tmp_path: Path) -> None:
 @pytest.mark.parametrize("topic", ["quant-description", "pd-decode-only"])
 def test_one_era_per_release(topic: str) -> None:
     repo = Path(__file__).resolve().parents[1]
-    tags = [p.stem for p in (repo / "engine" / "data" / "ascend_keys").glob("v*.json")]
+    tags = [p.stem for p in (repo / "engine" / "ascendctl_engine" / "data" / "ascend_keys").glob("v*.json")]
     assert tags
     eras = [e for e in REGISTRY if e.topic == topic]
     for tag in tags:

@@ -1,5 +1,5 @@
 """`plan.moe.hccl-buffsize`: HCCL_BUFFSIZE against the MoE dispatch (MC2) of the planned batch, one estimate with
-the memory fit (`ascendctl.fit.budget.mc2_buffer_mb`)."""
+the memory fit (`ascendctl.plan.fit.budget.mc2_buffer_mb`)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ascendctl.planner import plan_profile
-from ascendctl.profile_loader import load_profile
-from ascendctl.rules import Finding
+from ascendctl.core.findings import Finding
+from ascendctl.plan.planner import plan_profile
+from ascendctl.schema.loader import load_profile
 
 REPO = Path(__file__).resolve().parents[1]
 KIMI = REPO / "profiles" / "kimi-k2-5-w4a8-eagle3-a3.yaml"

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from ascendctl.model_config import parse_model_config, read_model_config
-from ascendctl.planner import UnsupportedPlan, plan_profile
-from ascendctl.profile_loader import load_profile
+from ascendctl.facts.model_inspect import parse_model_config, read_model_config
+from ascendctl.plan.planner import UnsupportedPlan, plan_profile
+from ascendctl.schema.loader import load_profile
 
 DEEPSEEK_V2_LITE = {
     "architectures": ["DeepseekV2ForCausalLM"],
@@ -217,7 +217,7 @@ def test_hardware_limits_come_from_the_matrix(tmp_path: Path) -> None:
 
 
 def test_plan_rules_ask_limits_not_family_names() -> None:
-    import ascendctl.rules.plan as plan_rules
+    import ascendctl.plan.plan_rules as plan_rules
 
     source = Path(plan_rules.__file__).read_text()
     for family in ("300i-duo", '"a2"', '"a3"', '"950"'):

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ascendctl.errors import UserInputError
-from ascendctl.planner import UnsupportedPlan, plan_profile, profile_settings
-from ascendctl.profile_loader import load_profile
+from ascendctl.core.errors import UserInputError
+from ascendctl.plan.planner import UnsupportedPlan, plan_profile, profile_settings
+from ascendctl.schema.loader import load_profile
 from ascendctl_engine.host.facts import CannInfo, CpuInfo, DriverInfo, HostFacts
 
 REPO = Path(__file__).resolve().parent.parent
@@ -134,7 +134,7 @@ def test_intent_sections_spell_their_fields_like_the_profile() -> None:
     # planner derives (listed here); a rename on either side fails this test
     import dataclasses
 
-    from ascendctl.models import profile as p
+    from ascendctl.schema import profile as p
     from ascendctl_engine.adapters import intent as i
 
     derived = {

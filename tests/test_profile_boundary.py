@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from ascendctl.cli import app
-from ascendctl.errors import DocumentError
-from ascendctl.planner import UnsupportedPlan, plan_profile
-from ascendctl.profile_loader import load_profile
+from ascendctl.core.errors import DocumentError
+from ascendctl.plan.planner import UnsupportedPlan, plan_profile
+from ascendctl.schema.loader import load_profile
 
 runner = CliRunner()
 HEAD = "apiVersion: ascendctl/v1\nkind: Profile\nmetadata: {name: edge}\n"

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from ascendctl.errors import DocumentError, Issue, UserInputError
-from ascendctl.models.profile import Profile
-from ascendctl.profile_loader import load_profile, parse_override, validate_profile_document
-from ascendctl.yamlio import load_yaml_text
+from ascendctl.core.errors import DocumentError, Issue, UserInputError
+from ascendctl.core.yamlio import load_yaml_text
+from ascendctl.schema.loader import load_profile, parse_override, validate_profile_document
+from ascendctl.schema.profile import Profile
 
 PROFILES = sorted((Path(__file__).resolve().parent.parent / "profiles").glob("*.yaml"))
 

@@ -18,10 +18,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ascendctl.errors import DocumentError, UserInputError
-from ascendctl.models.profile import Profile
-from ascendctl.profile_loader import parse_override, validate_profile_document
-from ascendctl.yamlio import load_yaml_bytes, load_yaml_text
+from ascendctl.core.errors import DocumentError, UserInputError
+from ascendctl.core.yamlio import load_yaml_bytes, load_yaml_text
+from ascendctl.schema.loader import parse_override, validate_profile_document
+from ascendctl.schema.profile import Profile
 
 PROFILE_FILES = sorted((Path(__file__).resolve().parent.parent / "profiles").glob("*.yaml"))
 PROFILE_BYTES = [p.read_bytes() for p in PROFILE_FILES]

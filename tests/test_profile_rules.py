@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from ascendctl.errors import DocumentError, Issue
-from ascendctl.models.profile import Profile
-from ascendctl.profile_loader import validate_profile_document
-from ascendctl.rules import RULES
-from ascendctl.rules.profile import profile_findings
-from ascendctl.yamlio import load_yaml_text
+from ascendctl.core.errors import DocumentError, Issue
+from ascendctl.core.findings import RULES
+from ascendctl.core.yamlio import load_yaml_text
+from ascendctl.schema.loader import validate_profile_document
+from ascendctl.schema.profile import Profile
+from ascendctl.schema.profile_rules import profile_findings
 
 HEAD = "apiVersion: ascendctl/v1\nkind: Profile\nmetadata:\n  name: rules\nmodel:\n  source: org/model\n"
 NPU_A2_8 = "target:\n  backend: npu\n  hardware: a2\n  devices_per_node: 8\n"

@@ -15,11 +15,11 @@ from consumers import compose_unescape, k8s_expand, systemd_words
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ascendctl.errors import UserInputError
-from ascendctl.quoting import Quoted, one_line, sh_join, sh_word, shell_name, shell_product, shell_var
-from ascendctl.render import systemd_syntax
-from ascendctl.render.kubernetes import k8s_literal
-from ascendctl.render.templating import UnquotedValue, environment
+from ascendctl.core.errors import UserInputError
+from ascendctl.outputs.quoting import Quoted, one_line, sh_join, sh_word, shell_name, shell_product, shell_var
+from ascendctl.outputs.render import systemd_syntax
+from ascendctl.outputs.render.kubernetes import k8s_literal
+from ascendctl.outputs.render.templating import UnquotedValue, environment
 
 NASTY = [
     "",
@@ -120,7 +120,7 @@ def test_k8s_literal_survives_kubernetes_expansion(value: str) -> None:
 
 @given(ANY_TEXT)
 def test_compose_escaping_survives_interpolation(value: str) -> None:
-    from ascendctl.render.compose import _escape
+    from ascendctl.outputs.render.compose import _escape
 
     assert compose_unescape(_escape(value)) == value
 

@@ -20,11 +20,11 @@ from consumers import k8s_expand
 from typer.testing import CliRunner
 
 from ascendctl.cli import app
-from ascendctl.matrix import load_matrix
-from ascendctl.models.plan import Plan
-from ascendctl.planner import plan_profile
-from ascendctl.profile_loader import load_profile
-from ascendctl.render import TARGETS, RenderOptions, render, render_overrides
+from ascendctl.facts.matrix import load_matrix
+from ascendctl.outputs.render import TARGETS, RenderOptions, render, render_overrides
+from ascendctl.plan.planner import plan_profile
+from ascendctl.plan.types import Plan
+from ascendctl.schema.loader import load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES = sorted((ROOT / "profiles").glob("*.yaml"))
@@ -317,7 +317,7 @@ def test_cli_rejects_an_unknown_target_with_exit_2() -> None:
 
 
 def test_the_cli_help_lists_every_registered_target() -> None:
-    from ascendctl.render import RENDERERS
+    from ascendctl.outputs.render import RENDERERS
 
     assert tuple(RENDERERS) == TARGETS
     result = CliRunner().invoke(app, ["render", "--help"], terminal_width=200)

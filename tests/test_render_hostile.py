@@ -20,13 +20,13 @@ import pytest
 import yaml
 from consumers import compose_unescape, k8s_expand, systemd_words
 
-from ascendctl.errors import DocumentError, UserInputError
-from ascendctl.matrix import load_matrix
-from ascendctl.models.plan import Plan
-from ascendctl.models.profile import ApiKeySource
-from ascendctl.planner import plan_profile
-from ascendctl.profile_loader import load_profile
-from ascendctl.render import RenderOptions, render, render_overrides
+from ascendctl.core.errors import DocumentError, UserInputError
+from ascendctl.facts.matrix import load_matrix
+from ascendctl.outputs.render import RenderOptions, render, render_overrides
+from ascendctl.plan.planner import plan_profile
+from ascendctl.plan.types import Plan
+from ascendctl.schema.loader import load_profile
+from ascendctl.schema.profile import ApiKeySource
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA_ROOT = Path("/var/lib/ascendctl")
@@ -273,8 +273,8 @@ def test_a_model_path_docker_cannot_mount_is_refused(target: str, tmp_path: Path
 def test_a_render_that_fails_midway_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # an earlier render stays whole when writing the next one fails, whatever the failure; no temp file stays
     from ascendctl.cli.render import write_files
-    from ascendctl.errors import UserInputError
-    from ascendctl.render import RenderedFile
+    from ascendctl.core.errors import UserInputError
+    from ascendctl.outputs.render import RenderedFile
 
     out = tmp_path / "out"
     out.mkdir()
@@ -307,7 +307,7 @@ def test_a_render_that_fails_midway_changes_nothing(tmp_path: Path, monkeypatch:
 
 @pytest.mark.parametrize("source", ["./models/m", "~/models/m", "../m"])
 def test_a_relative_model_directory_is_refused_not_silently_unmounted(source: str) -> None:
-    from ascendctl.errors import UserInputError
+    from ascendctl.core.errors import UserInputError
 
     profile = load_profile(PROFILES["single"], [f"model.source={source}"])
     plan = plan_profile(profile, matrix=load_matrix(), data_root=DATA_ROOT)

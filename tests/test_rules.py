@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-import ascendctl.checks
-import ascendctl.rules.plan
-import ascendctl.rules.profile  # noqa: F401
-from ascendctl.rules import RULES, Finding, Rule, evaluate, passed, problem, rule, rules_of, skipped, undecided
+import ascendctl.check
+import ascendctl.plan.plan_rules
+import ascendctl.schema.profile_rules  # noqa: F401
+from ascendctl.core.findings import RULES, Finding, Rule, evaluate, passed, problem, rule, rules_of, skipped, undecided
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -50,7 +50,7 @@ def test_outcomes_become_findings() -> None:
 
 
 def test_evaluate_runs_one_scope_only() -> None:
-    from ascendctl.models.profile import Profile
+    from ascendctl.schema.profile import Profile
 
     profile = Profile.model_validate(
         {

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ascendctl import rules_doc
-from ascendctl.rules import RULES
+from ascendctl.core.findings import RULES
+from ascendctl.outputs import rules_doc
 from ascendctl_engine.phases import catalog
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -15,7 +15,9 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def test_readme_section_is_current() -> None:
     text = README.read_text(encoding="utf-8")
-    assert rules_doc.replace_section(text, rules_doc.section()) == text, "run python -m ascendctl.rules_doc --write"
+    assert rules_doc.replace_section(text, rules_doc.section()) == text, (
+        "run python -m ascendctl.outputs.rules_doc --write"
+    )
 
 
 def test_every_rule_and_catalog_entry_is_listed() -> None:

@@ -12,23 +12,23 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ascendctl.checks import CheckContext, host_findings
-from ascendctl.errors import DocumentError, Issue
-from ascendctl.matrix import load_matrix
-from ascendctl.models.profile import Profile
-from ascendctl.models.secrets import (
+from ascendctl.check import CheckContext, host_findings
+from ascendctl.core.errors import DocumentError, Issue
+from ascendctl.core.findings import RULES
+from ascendctl.core.yamlio import load_yaml_text
+from ascendctl.facts.matrix import load_matrix
+from ascendctl.outputs.render import RenderOptions, render
+from ascendctl.plan.planner import plan_profile
+from ascendctl.run.serve import plan_notes
+from ascendctl.schema.loader import validate_profile_document
+from ascendctl.schema.profile import Profile
+from ascendctl.schema.secrets import (
     declared_secret_names,
     inline_secret_env,
     key_file_warnings,
     profile_key_files,
     secret_flags,
 )
-from ascendctl.planner import plan_profile
-from ascendctl.profile_loader import validate_profile_document
-from ascendctl.render import RenderOptions, render
-from ascendctl.rules import RULES
-from ascendctl.serving import plan_notes
-from ascendctl.yamlio import load_yaml_text
 from ascendctl_engine.host.facts import HostFacts, redact_env
 from ascendctl_engine.launcher import LogSink, launch, resolve_secrets
 from ascendctl_engine.spec import REDACTED, EngineCommand, SecretRef, is_secret_name, secret_name_part

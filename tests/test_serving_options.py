@@ -12,14 +12,14 @@ import pytest
 from typer.testing import CliRunner
 
 from ascendctl.cli import app
-from ascendctl.errors import DocumentError
-from ascendctl.matrix import hardware_by_id, load_matrix
-from ascendctl.matrix.hardware import hardware_traits
-from ascendctl.models.profile import Profile
-from ascendctl.planner import plan_profile
-from ascendctl.profile_loader import load_profile_with_warnings, validate_profile_document
-from ascendctl.rules.profile import profile_findings
-from ascendctl.yamlio import load_yaml_text
+from ascendctl.core.errors import DocumentError
+from ascendctl.core.yamlio import load_yaml_text
+from ascendctl.facts.matrix import hardware_by_id, load_matrix
+from ascendctl.facts.matrix.hardware import hardware_traits
+from ascendctl.plan.planner import plan_profile
+from ascendctl.schema.loader import load_profile_with_warnings, validate_profile_document
+from ascendctl.schema.profile import Profile
+from ascendctl.schema.profile_rules import profile_findings
 from ascendctl_engine.adapters import (
     EngineIntent,
     HardwareTraits,
@@ -168,7 +168,10 @@ def test_a_parser_name_outside_the_snapshots_choices_names_the_first_vllm_that_t
     _argv, broken = planned("v0.10.0rc1", tool_call_parser="hy_v3")
     [message] = broken
     assert message.startswith("serving.tool_call_parser: vLLM 0.10.0 takes `--tool-call-parser` from deepseek_v3")
-    assert "from vLLM 0.10.1.1 the flag takes any name (engine/data/parsers/vllm-0.10.1.1.json)" in message
+    assert (
+        "from vLLM 0.10.1.1 the flag takes any name (engine/ascendctl_engine/data/parsers/vllm-0.10.1.1.json)"
+        in message
+    )
     _argv, broken = planned("v0.11.0", reasoning_parser="hy_v3")
     assert "from vLLM 0.12.0 the flag takes any name" in broken[0]
     argv, broken = planned("v0.23.0", tool_call_parser="hy_v3", reasoning_parser="hy_v3")
@@ -184,7 +187,7 @@ def test_multimodal_limits_and_cache_per_era() -> None:
     assert "--disable-mm-preprocessor-cache" in argv and "--mm-processor-cache-gb" not in argv
     _argv, broken = planned("v0.9.1", mm_processor_cache_gb=4)
     assert "can only turn the multimodal preprocessor cache off" in broken[0]
-    assert "first in vLLM 0.10.1.1 (engine/data/parsers/vllm-0.10.1.1.json)" in broken[0]
+    assert "first in vLLM 0.10.1.1 (engine/ascendctl_engine/data/parsers/vllm-0.10.1.1.json)" in broken[0]
     # vLLM 0.10.1.1 reads whole GiB only (an int type): a fraction names the first release that takes one
     _argv, broken = planned("v0.10.1rc1", mm_processor_cache_gb=2.5)
     assert "does not take '2.5'" in broken[0] and "the first vLLM that takes it is 0.10.2" in broken[0]
@@ -213,8 +216,8 @@ def test_lora_rank_choices_and_context_parallel_from_the_snapshots() -> None:
     _argv, broken = planned("v0.11.0", prefill_context_parallel=2)
     assert broken == (
         "serving.prefill_context_parallel: vLLM 0.11.0 has no `--prefill-context-parallel-size` "
-        "(engine/data/parsers/vllm-0.11.0.json); the first vLLM with it is 0.12.0 "
-        "(engine/data/parsers/vllm-0.12.0.json)",
+        "(engine/ascendctl_engine/data/parsers/vllm-0.11.0.json); the first vLLM with it is 0.12.0 "
+        "(engine/ascendctl_engine/data/parsers/vllm-0.12.0.json)",
     )
     argv, broken = planned("v0.10.2rc1", decode_context_parallel=2)
     assert broken == () and after(argv, "--decode-context-parallel-size") == "2"
@@ -380,7 +383,7 @@ def test_plan_carries_the_warning_in_its_findings(tmp_path: Path) -> None:
 
 
 def test_the_serving_tutorial_fixtures_need_no_migration() -> None:
-    from ascendctl.profile_loader import load_profile
+    from ascendctl.schema.loader import load_profile
 
     fixtures = sorted((Path(__file__).resolve().parent / "fixtures" / "profiles").glob("tut-serve-*.yaml"))
     assert len(fixtures) >= 3

@@ -10,12 +10,12 @@ from typing import Any, get_args
 
 import pytest
 
-from ascendctl.errors import DocumentError
-from ascendctl.matrix import hardware_by_id, load_matrix
-from ascendctl.matrix.hardware import hardware_traits
-from ascendctl.planner import plan_profile
-from ascendctl.profile_loader import load_profile, parse_override, validate_profile_document
-from ascendctl.yamlio import load_yaml_text
+from ascendctl.core.errors import DocumentError
+from ascendctl.core.yamlio import load_yaml_text
+from ascendctl.facts.matrix import hardware_by_id, load_matrix
+from ascendctl.facts.matrix.hardware import hardware_traits
+from ascendctl.plan.planner import plan_profile
+from ascendctl.schema.loader import load_profile, parse_override, validate_profile_document
 from ascendctl_engine.adapters import (
     AdapterResult,
     EngineIntent,

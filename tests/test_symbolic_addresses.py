@@ -11,12 +11,12 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-import ascendctl.serving as serving
+import ascendctl.run.serve as serving
 from ascendctl.cli import app
-from ascendctl.errors import UserInputError
-from ascendctl.planner import plan_profile
-from ascendctl.profile_loader import load_profile
-from ascendctl.render import RenderOptions, render
+from ascendctl.core.errors import UserInputError
+from ascendctl.outputs.render import RenderOptions, render
+from ascendctl.plan.planner import plan_profile
+from ascendctl.schema.loader import load_profile
 from ascendctl_engine.spec import NodeAddress
 
 REPO = Path(__file__).resolve().parents[1]

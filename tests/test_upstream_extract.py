@@ -1,4 +1,4 @@
-"""The checked-in upstream extracts (ascendctl/data/upstream) and their reader, ascendctl.upstream.
+"""The checked-in upstream extracts (ascendctl/facts/data/upstream) and their reader, ascendctl.facts.upstream.
 
 Spot facts below were checked by reading the upstream files at each tag (`git show TAG:path`).
 """
@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from ascendctl import upstream
+from ascendctl.facts import upstream
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO / "ascendctl" / "data" / "upstream"
+DATA = REPO / "ascendctl" / "facts" / "data" / "upstream"
 MIRROR = Path(os.environ.get("ASCENDCTL_UPSTREAM_MIRROR", "/work/.mirror/vllm-project+vllm-ascend/repo"))
 
 GIT_TAGS = (

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ascendctl import yamlio
-from ascendctl.errors import DocumentError, Issue
-from ascendctl.yamlio import MAX_ALIASES, MAX_BYTES, MAX_DEPTH, MAX_EXPANDED_NODES, load_yaml_file, load_yaml_text
+from ascendctl.core import yamlio
+from ascendctl.core.errors import DocumentError, Issue
+from ascendctl.core.yamlio import MAX_ALIASES, MAX_BYTES, MAX_DEPTH, MAX_EXPANDED_NODES, load_yaml_file, load_yaml_text
 
 
 def only_issue(exc: pytest.ExceptionInfo[DocumentError]) -> Issue:

@@ -1,7 +1,10 @@
 """The typer app: registers one command per module, global options, and the single error handler.
 
 Command modules stay thin (parse options → call one core function → hand the result to `ui`) and import
-anything heavy inside the command body, so `ascendctl --help` stays fast.
+anything heavy inside the command body, so `ascendctl --help` stays fast: this package is the one place
+where imports are deferred into functions (tests/test_layers.py refuses them everywhere else).
+
+May import: every stage of `ascendctl` and `ascendctl_engine`.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import typer
 from typer.core import TyperGroup
 
 from ascendctl import __version__
-from ascendctl.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, AscendctlError
+from ascendctl.core.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, AscendctlError
 
 
 def _debug_from_env() -> bool:

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ascendctl.errors import EXIT_FAILED
+from ascendctl.core.errors import EXIT_FAILED
 
 if TYPE_CHECKING:
-    from ascendctl.checks.report import CheckReport
+    from ascendctl.check.report import CheckReport
 
 
 def check(
@@ -40,7 +40,7 @@ def check(
     ] = None,
 ) -> None:
     """Probe this host (NPUs, driver, CANN, engine packages, env, ports) and report what blocks a deployment."""
-    from ascendctl.checks.service import run_check
+    from ascendctl.check.service import run_check
 
     report = run_check(profile, overrides or [], root=root, engine_python=engine_python)
     if as_json:

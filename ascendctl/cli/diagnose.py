@@ -25,7 +25,7 @@ def diagnose(
 
     from packaging.version import InvalidVersion
 
-    from ascendctl.errors import EXIT_FAILED, UserInputError
+    from ascendctl.core.errors import EXIT_FAILED, UserInputError
     from ascendctl_engine.jsonio import JsonReadError, read_bytes
     from ascendctl_engine.phases import diagnose as run_catalog
 

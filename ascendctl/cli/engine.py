@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ascendctl.errors import OperationFailed, UserInputError
+from ascendctl.core.errors import OperationFailed, UserInputError
 
 if TYPE_CHECKING:
     from ascendctl_engine.install_plan import EngineReleaseSpec, InstallPlan
@@ -41,7 +41,7 @@ class EngineFailure(OperationFailed):
 def _target(profile: Path | None, release: str | None, backend: str | None) -> tuple[str, str | None]:
     """(backend, release pin) from a profile and/or the flags; flags win over the profile."""
     if profile is not None:
-        from ascendctl.profile_loader import load_profile
+        from ascendctl.schema.loader import load_profile
 
         loaded = load_profile(profile)
         return backend or loaded.target.backend, release or loaded.release
@@ -55,7 +55,7 @@ def resolve_spec(
 ) -> EngineReleaseSpec:
     import dataclasses
 
-    from ascendctl.engines import engine_spec_for
+    from ascendctl.run.engine_envs import engine_spec_for
 
     be, pin = _target(profile, release, backend)
     spec = engine_spec_for(be, pin)

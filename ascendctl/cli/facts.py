@@ -14,7 +14,7 @@ MAX_FACTS_BYTES = 4 * 1024 * 1024
 
 
 def read_facts_file(path: Path) -> HostFacts:
-    from ascendctl.errors import UserInputError
+    from ascendctl.core.errors import UserInputError
     from ascendctl_engine.host.facts import HostFacts
     from ascendctl_engine.jsonio import JsonReadError, read_json_file
     from ascendctl_engine.vocab import Backend

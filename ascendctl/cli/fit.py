@@ -21,8 +21,8 @@ def fit(
     """Estimate per-device memory, KV tokens and concurrency; exit 1 when the profile does not fit."""
     import json
 
-    from ascendctl.errors import EXIT_FAILED, OperationFailed
-    from ascendctl.fit.report import render_fit
+    from ascendctl.core.errors import EXIT_FAILED, OperationFailed
+    from ascendctl.plan.fit.report import render_fit
 
     plan = build_plan(profile, overrides or [], release=release, allow_unsupported=allow_unsupported, facts=facts)
     result = plan.fit

@@ -18,8 +18,8 @@ def logs(
     """Print a deployment's log; with -f, follow it while the deployment runs."""
     import time
 
-    from ascendctl.deployments import listed, log_path_for, open_log
-    from ascendctl.errors import OperationFailed
+    from ascendctl.core.errors import OperationFailed
+    from ascendctl.run.deployments import listed, log_path_for, open_log
     from ascendctl_engine.state import StateStore
 
     store = StateStore()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 if TYPE_CHECKING:
-    from ascendctl.matrix import Backend, HostReport
+    from ascendctl.facts.matrix import Backend, HostReport
     from ascendctl_engine.host.facts import HostFacts
 
 VIEWS = ("releases", "models", "hardware", "quantizations")
@@ -74,9 +74,9 @@ def matrix(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Show the support matrix: releases and their pins, models, hardware, quantizations."""
-    from ascendctl import matrix as mx
     from ascendctl.cli import matrix_tables as out
-    from ascendctl.errors import UserInputError
+    from ascendctl.core.errors import UserInputError
+    from ascendctl.facts import matrix as mx
 
     if view not in VIEWS:
         import difflib
@@ -152,7 +152,7 @@ def _probe_here() -> HostFacts:
     import os
     from dataclasses import replace
 
-    from ascendctl.errors import UserInputError
+    from ascendctl.core.errors import UserInputError
 
     try:
         from ascendctl_engine import paths

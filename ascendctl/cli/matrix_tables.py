@@ -13,8 +13,8 @@ import typer
 from ascendctl_engine.vocab import HARDWARE_FAMILIES
 
 if TYPE_CHECKING:
-    from ascendctl.matrix import HostReport, Verdict
-    from ascendctl.models.matrix import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
+    from ascendctl.facts.matrix import HostReport, Verdict
+    from ascendctl.facts.matrix.schema import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
 
 
 def emit(as_json: bool, data: list[dict[str, Any]], table: Any) -> None:
@@ -120,7 +120,7 @@ _GLYPH = {"supported": "✅", "experimental": "🔵", "untested": "🟡", "unsup
 
 
 def models_table(fams: list[ModelFamily], hardware: str | None) -> None:
-    from ascendctl.matrix import model_support
+    from ascendctl.facts.matrix import model_support
 
     cols = ["model", "types", *HARDWARE_FAMILIES, "max len", "architectures"]
     if hardware:
@@ -193,7 +193,7 @@ def quant_tables(m: SupportMatrix, qts: list[QuantizationType]) -> None:
     rules = _table(
         "How each method is switched on", ["era", "method", "vllm-ascend", "--quantization", "auto-detect", "reference"]
     )
-    from ascendctl.matrix.views import launch_eras
+    from ascendctl.facts.matrix.views import launch_eras
 
     if any(q.method == "ascend" for q in qts):
         for e in launch_eras("ascend"):

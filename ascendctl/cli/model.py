@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ascendctl.errors import OperationFailed, UserInputError
+from ascendctl.core.errors import OperationFailed, UserInputError
 
 if TYPE_CHECKING:
     from ascendctl_engine.envs import EngineEnv
@@ -42,7 +42,7 @@ def pick_engine(name: str | None) -> EngineEnv:
                 f"--engine {name}: no ready engine environment of that name (see: ascendctl engine list)"
             )
         return env
-    from ascendctl.engines import engine_spec_for
+    from ascendctl.run.engine_envs import engine_spec_for
 
     spec = engine_spec_for("cpu", "latest-stable")
     env = envs.find_engine(spec.backend, spec.release)
@@ -70,15 +70,17 @@ def prepare(
 
     `--json` prints {"name", "path", "sha256", "size_bytes", "prepared_at", "source"}.
     """
-    from ascendctl_engine import models
+    from ascendctl_engine import prepared_models
 
-    if name not in models.CATALOG:
-        known = ", ".join(sorted(models.CATALOG))
+    if name not in prepared_models.CATALOG:
+        known = ", ".join(sorted(prepared_models.CATALOG))
         raise UserInputError(f"unknown model {name!r} (known: {known})")
     env = pick_engine(engine)
     try:
-        result = models.prepare_model(name, env.python, log=lambda line: typer.echo(line, err=True), force=force)
-    except models.ModelError as exc:
+        result = prepared_models.prepare_model(
+            name, env.python, log=lambda line: typer.echo(line, err=True), force=force
+        )
+    except prepared_models.ModelError as exc:
         raise ModelFailure(str(exc), exc.output, exc.hint) from None
     if as_json:
         typer.echo(json.dumps({**result.as_dict(), "source": f"prepared:{name}"}, indent=2))
@@ -97,9 +99,9 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="Print a JSON arr
     `--json` prints an array of {"name", "status" (ready/absent/incomplete), "path", "description",
     "sha256", "size_bytes", "source"}.
     """
-    from ascendctl_engine import models
+    from ascendctl_engine import prepared_models
 
-    listing = models.list_models()
+    listing = prepared_models.list_models()
     if as_json:
         typer.echo(json.dumps([m.as_dict() for m in listing], indent=2))
         return

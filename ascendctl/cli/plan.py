@@ -2,7 +2,7 @@
 
 plan: the pinned release, and per node the env (with where each value came from) and the `vllm serve`
 argv (shell-quoted for display only), warnings and the plan rules' findings; `--json` prints the contract of
-`ascendctl.models.plan.Plan.to_json`. pin: the pinned requirement set of the release's engine
+`ascendctl.plan.types.Plan.to_json`. pin: the pinned requirement set of the release's engine
 environment in install order, plus the container image for the declared (or detected) SoC family.
 """
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from ascendctl.models.plan import Plan
+    from ascendctl.plan.types import Plan
     from ascendctl_engine.host.facts import HostFacts
 
 OverridesOption = Annotated[
@@ -53,8 +53,8 @@ def build_plan(
     facts: Path | None = None,
 ) -> Plan:
     """Load the profile and plan it (the one core call of `plan` and `serve --dry-run`)."""
-    from ascendctl.planner import plan_profile
-    from ascendctl.profile_loader import load_profile
+    from ascendctl.plan.planner import plan_profile
+    from ascendctl.schema.loader import load_profile
 
     profile = load_profile(profile_path, overrides)
     return plan_profile(profile, host=_load_facts(facts), release=release, allow_unsupported=allow_unsupported)
@@ -67,7 +67,7 @@ def _emit(plan: Plan, *, as_json: bool, node: int | None, why: bool) -> None:
             data["nodes"] = [n for n in data["nodes"] if n["node"] == node]
         typer.echo(json.dumps(data, indent=2))
         return
-    from ascendctl.plan_render import render_plan
+    from ascendctl.outputs.plan_text import render_plan
 
     typer.echo("\n".join(render_plan(plan, node=node, why=why)))
 
@@ -86,7 +86,7 @@ def print_dry_run(
     """`ascendctl serve PROFILE --dry-run`: the same output as `ascendctl plan` (the same facts, if any)."""
     plan = build_plan(profile_path, overrides, release=release, allow_unsupported=allow_unsupported, facts=facts)
     if node is not None and node >= len(plan.commands):
-        from ascendctl.errors import UserInputError
+        from ascendctl.core.errors import UserInputError
 
         raise UserInputError(f"--node {node}: the plan has {len(plan.commands)} node(s)")
     _emit(plan, as_json=as_json, node=node, why=why)
@@ -114,10 +114,10 @@ def pin(
     facts: FactsOption = None,
 ) -> None:
     """Print the pinned requirement set of the profile's engine environment (install order) and its image."""
-    from ascendctl.engines import spec_from_row
-    from ascendctl.matrix import load_matrix, release_for_pin
-    from ascendctl.plan_render import render_pins
-    from ascendctl.profile_loader import load_profile
+    from ascendctl.facts.matrix import load_matrix, release_for_pin
+    from ascendctl.outputs.plan_text import render_pins
+    from ascendctl.run.engine_envs import spec_from_row
+    from ascendctl.schema.loader import load_profile
     from ascendctl_engine.install_plan import plan_install
 
     loaded = load_profile(profile, overrides or [])

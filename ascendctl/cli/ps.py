@@ -12,7 +12,7 @@ def ps(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table.")] = False,
 ) -> None:
     """List running deployments: name, node, supervisor pid, endpoint, uptime, status, health."""
-    from ascendctl.deployments import deployment_rows
+    from ascendctl.run.deployments import deployment_rows
 
     rows = deployment_rows()
     if as_json:

@@ -1,4 +1,4 @@
-"""`ascendctl render PROFILE --target TARGET [-o DIR]`; the targets are `ascendctl.render.RENDERERS`."""
+"""`ascendctl render PROFILE --target TARGET [-o DIR]`; the targets are `ascendctl.outputs.render.RENDERERS`."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ascendctl.render import TARGETS, targets_help
+from ascendctl.outputs.render import TARGETS, targets_help
 
 if TYPE_CHECKING:
-    from ascendctl.render import RenderedFile
+    from ascendctl.outputs.render import RenderedFile
 
 TargetOption = Annotated[
     str,
@@ -47,11 +47,11 @@ def render(
     ] = False,
 ) -> None:
     """Render the plan of PROFILE for a deployment target (see --target): manifests, units or scripts."""
-    from ascendctl.matrix import load_matrix
-    from ascendctl.planner import plan_profile
-    from ascendctl.profile_loader import load_profile
-    from ascendctl.render import RenderOptions, render_overrides
-    from ascendctl.render import render as render_files
+    from ascendctl.facts.matrix import load_matrix
+    from ascendctl.outputs.render import RenderOptions, render_overrides
+    from ascendctl.outputs.render import render as render_files
+    from ascendctl.plan.planner import plan_profile
+    from ascendctl.schema.loader import load_profile
 
     plan_overrides = render_overrides(target, overrides or [])  # refuses an unknown target first
     loaded = load_profile(profile, plan_overrides)
@@ -84,7 +84,7 @@ def write_files(directory: Path, files: Sequence[RenderedFile]) -> None:
     import shutil
     import tempfile
 
-    from ascendctl.errors import UserInputError
+    from ascendctl.core.errors import UserInputError
 
     try:
         directory.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from ascendctl.serving import ServeTarget
+    from ascendctl.run.serve import ServeTarget
     from ascendctl_engine.phases import Diagnosis
     from ascendctl_engine.state import StateStore
 
@@ -55,7 +55,7 @@ def serve(
         print_dry_run(profile, overrides or [], node=node, as_json=as_json, facts=facts)
         return
     if as_json or facts is not None:
-        from ascendctl.errors import UserInputError
+        from ascendctl.core.errors import UserInputError
 
         which = "--json" if as_json else "--facts"
         raise UserInputError(
@@ -63,7 +63,7 @@ def serve(
             "deployments"
         )
 
-    from ascendctl.serving import load_target, plan_notes, preflight
+    from ascendctl.run.serve import load_target, plan_notes, preflight
     from ascendctl_engine.state import StateStore
 
     target = load_target(profile, overrides or [], node)
@@ -81,7 +81,7 @@ def serve(
 
 
 def _supervise(target: ServeTarget, store: StateStore, *, run_id: str | None, foreground: bool, warmup: bool) -> None:
-    from ascendctl.errors import EXIT_INTERRUPTED, OperationFailed
+    from ascendctl.core.errors import EXIT_INTERRUPTED, OperationFailed
     from ascendctl_engine.launcher import LaunchError
     from ascendctl_engine.state import AlreadyRunning
     from ascendctl_engine.supervisor import Supervisor, SupervisorReady
@@ -128,7 +128,7 @@ def _detach(target: ServeTarget, store: StateStore, *, warmup: bool) -> None:
     import signal
     import uuid
 
-    from ascendctl.errors import EXIT_INTERRUPTED, OperationFailed
+    from ascendctl.core.errors import EXIT_INTERRUPTED, OperationFailed
     from ascendctl_engine.state import StateError
     from ascendctl_engine.supervisor import spawn_detached, watch_detached
 
@@ -184,7 +184,7 @@ def _detach(target: ServeTarget, store: StateStore, *, warmup: bool) -> None:
 
 
 def _print_ready(target: ServeTarget, seconds: float, *, background_pid: int | None) -> None:
-    from ascendctl.serving import curl_example
+    from ascendctl.run.serve import curl_example
 
     endpoint = target.command.endpoint
     if endpoint is None:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ascendctl.errors import OperationFailed
+from ascendctl.core.errors import OperationFailed
 
 
 class StopRefused(OperationFailed):
@@ -34,7 +34,7 @@ def stop(
 
     Only processes proved to be the recorded ones (pid and process start time) are signalled; anything
     else is left alone and reported (exit 1)."""
-    from ascendctl.deployments import find_running
+    from ascendctl.run.deployments import find_running
     from ascendctl_engine.supervisor import stop_deployment
 
     problems: list[str] = []

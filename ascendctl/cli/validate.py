@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ascendctl.errors import EXIT_INVALID
+from ascendctl.core.errors import EXIT_INVALID
 
 OverridesOption = Annotated[
     list[str] | None,
@@ -29,8 +29,8 @@ def validate(
     "errors": [{"file", "line", "column", "path", "message"}], "warnings": [same shape]}; "file" of an error
     is "--set ..." when an override is to blame (line and column 0). Warnings never make a profile invalid.
     """
-    from ascendctl.errors import DocumentError
-    from ascendctl.profile_loader import load_profile_with_warnings
+    from ascendctl.core.errors import DocumentError
+    from ascendctl.schema.loader import load_profile_with_warnings
 
     report = []
     failed = False

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ascendctl.cli import app
-from ascendctl_engine import envs, models
+from ascendctl_engine import envs, prepared_models
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -64,7 +64,7 @@ def fake_processes(monkeypatch: pytest.MonkeyPatch) -> type[FakeProcesses]:
     FakeProcesses.calls = []
     FakeProcesses.fail = None
     monkeypatch.setattr(envs, "SubprocessRunner", FakeProcesses)
-    monkeypatch.setattr(models, "SubprocessRunner", FakeProcesses)
+    monkeypatch.setattr(prepared_models, "SubprocessRunner", FakeProcesses)
     return FakeProcesses
 
 

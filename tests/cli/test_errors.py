@@ -12,10 +12,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-import ascendctl.profile_loader
+import ascendctl.schema.loader
 from ascendctl import __version__
 from ascendctl.cli import _HandledGroup, app, main
-from ascendctl.errors import (
+from ascendctl.core.errors import (
     EXIT_FAILED,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -67,7 +67,7 @@ def test_ok_is_zero() -> None:
     ],
 )
 def test_family_maps_to_exit_codes(monkeypatch: pytest.MonkeyPatch, exc: BaseException, code: int, line: str) -> None:
-    monkeypatch.setattr(ascendctl.profile_loader, "load_profile_with_warnings", raising(exc))
+    monkeypatch.setattr(ascendctl.schema.loader, "load_profile_with_warnings", raising(exc))
     result = runner.invoke(app, ["validate", str(PROFILE)])
     assert result.exit_code == code
     assert result.stderr == line + "\n"
@@ -75,7 +75,7 @@ def test_family_maps_to_exit_codes(monkeypatch: pytest.MonkeyPatch, exc: BaseExc
 
 
 def test_internal_error_hint_and_no_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ascendctl.profile_loader, "load_profile_with_warnings", raising(RuntimeError("boom")))
+    monkeypatch.setattr(ascendctl.schema.loader, "load_profile_with_warnings", raising(RuntimeError("boom")))
     result = runner.invoke(app, ["validate", str(PROFILE)])
     assert result.exit_code == 3
     assert result.stderr.splitlines() == [
@@ -86,7 +86,7 @@ def test_internal_error_hint_and_no_traceback(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_debug_shows_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ascendctl.profile_loader, "load_profile_with_warnings", raising(RuntimeError("boom")))
+    monkeypatch.setattr(ascendctl.schema.loader, "load_profile_with_warnings", raising(RuntimeError("boom")))
     result = runner.invoke(app, ["--debug", "validate", str(PROFILE)])
     assert result.exit_code == 3
     assert "Traceback (most recent call last)" in result.stderr
@@ -99,7 +99,7 @@ def test_debug_shows_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_debug_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ascendctl.profile_loader, "load_profile_with_warnings", raising(ValueError("bad")))
+    monkeypatch.setattr(ascendctl.schema.loader, "load_profile_with_warnings", raising(ValueError("bad")))
     monkeypatch.setenv("ASCENDCTL_DEBUG", "1")
     result = runner.invoke(app, ["validate", str(PROFILE)])
     assert result.exit_code == 3
@@ -107,7 +107,7 @@ def test_debug_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_user_errors_never_show_traceback_even_with_debug(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ascendctl.profile_loader, "load_profile_with_warnings", raising(UserInputError("wrong")))
+    monkeypatch.setattr(ascendctl.schema.loader, "load_profile_with_warnings", raising(UserInputError("wrong")))
     result = runner.invoke(app, ["--debug", "validate", str(PROFILE)])
     assert result.exit_code == 2
     assert result.stderr == "error: wrong\n"
@@ -147,7 +147,7 @@ def test_internal_error_in_a_real_process(tmp_path: Path) -> None:
     code = textwrap.dedent(
         """
         import sys
-        import ascendctl.profile_loader as loader
+        import ascendctl.schema.loader as loader
         def broken(*a, **k):
             raise ZeroDivisionError("division by zero")
         loader.load_profile_with_warnings = broken

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ascendctl.cli import app
-from ascendctl.profile_loader import load_profile
+from ascendctl.schema.loader import load_profile
 from ascendctl_engine.host.facts import CpuInfo, CudaGpu, CudaInfo, DriverInfo, HostFacts, NpuDevice, NpuSmiInfo
 
 REPO = Path(__file__).resolve().parents[2]

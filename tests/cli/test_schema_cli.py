@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from ascendctl.cli import app
-from ascendctl.models.profile import profile_json_schema
+from ascendctl.schema.profile import profile_json_schema
 
 PROFILES = sorted((Path(__file__).resolve().parents[2] / "profiles").glob("*.yaml"))
 runner = CliRunner()

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ascendctl.cli import app
-from ascendctl.profile_loader import load_profile
-from ascendctl.serving import plan_here
+from ascendctl.run.serve import plan_here
+from ascendctl.schema.loader import load_profile
 from ascendctl_engine.host.facts import CannInfo, CpuInfo, CudaGpu, CudaInfo, DriverInfo, HostFacts
 
 REPO = Path(__file__).resolve().parents[2]

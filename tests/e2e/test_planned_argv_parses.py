@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ascendctl.planner import plan_profile
-from ascendctl.profile_loader import load_profile
+from ascendctl.plan.planner import plan_profile
+from ascendctl.schema.loader import load_profile
 
 pytestmark = pytest.mark.e2e
 
@@ -58,7 +58,7 @@ def write(tmp_path: Path, name: str, body: str) -> Path:
 
 @pytest.fixture(scope="module")
 def engine_python(engine_data_dir: Path) -> Path:
-    from ascendctl.matrix import latest_stable, load_matrix
+    from ascendctl.facts.matrix import latest_stable, load_matrix
     from ascendctl_engine.envs import find_engine
 
     row = latest_stable(load_matrix(), "cpu")

@@ -339,8 +339,8 @@ def test_smollm2_answers_paris(home: Home, smollm2_model: Path) -> None:
 
 def test_two_node_data_parallel_on_one_host(home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """DP 2 over two "nodes" on 127.0.0.1: `--node 1` (headless worker) then `--node 0` (head + API server)."""
-    from ascendctl.planner import plan_profile
-    from ascendctl.profile_loader import load_profile
+    from ascendctl.plan.planner import plan_profile
+    from ascendctl.schema.loader import load_profile
 
     port, rpc = free_port(), free_port()
     profile = tmp_path / "dp2.yaml"

@@ -93,7 +93,7 @@ BROKEN = [
 
 @pytest.fixture(scope="module")
 def engine_python(engine_data_dir: Path) -> Path:
-    from ascendctl.matrix import latest_stable, load_matrix
+    from ascendctl.facts.matrix import latest_stable, load_matrix
     from ascendctl_engine.envs import find_engine
 
     row = latest_stable(load_matrix(), "cpu")

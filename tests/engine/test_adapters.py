@@ -46,8 +46,8 @@ VLLM_OF = {  # vllm-ascend → vLLM, as in the support matrix (vllm-ascend.md §
 
 def traits(hardware: str) -> HardwareTraits:
     """The family's limits as the planner passes them: from the support matrix's hardware table."""
-    from ascendctl.matrix import hardware_by_id, load_matrix
-    from ascendctl.matrix.hardware import hardware_traits
+    from ascendctl.facts.matrix import hardware_by_id, load_matrix
+    from ascendctl.facts.matrix.hardware import hardware_traits
 
     return hardware_traits(hardware_by_id(load_matrix(), hardware))
 
@@ -450,7 +450,7 @@ def test_adapters_read_hardware_traits_not_family_names() -> None:
     import re
     from pathlib import Path
 
-    adapters = Path(__file__).resolve().parents[2] / "engine" / "adapters"
+    adapters = Path(__file__).resolve().parents[2] / "engine" / "ascendctl_engine" / "adapters"
     for path in adapters.glob("*.py"):
         if path.name in ("intent.py", "docgen.py"):
             continue

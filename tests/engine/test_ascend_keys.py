@@ -1,4 +1,5 @@
-"""Per-tag vllm-ascend config-key tables (engine/data/ascend_keys) and the script that extracts them."""
+"""Per-tag vllm-ascend config-key tables (engine/ascendctl_engine/data/ascend_keys) and the script that "
+"extracts them."""
 
 from __future__ import annotations
 
@@ -65,14 +66,16 @@ def test_every_release_has_a_table_in_version_order() -> None:
     for tag in TAGS:
         table = key_table(tag)
         assert table.tag == tag
-        assert table.source == f"engine/data/ascend_keys/{tag}.json"
+        assert table.source == f"engine/ascendctl_engine/data/ascend_keys/{tag}.json"
 
 
 def test_every_fact_names_its_tag_file_and_line() -> None:
     # git tags: `TAG:path:line`; the PyPI-only release: `TAG:PyPI:<sdist file>:path:line` (as extract_upstream.py)
     pattern = re.compile(r"^(v[0-9][^:]*)(?::PyPI:([^:/]+\.tar\.gz))?:(vllm_ascend/[\w/.]+\.py):(\d+)$")
     for tag in TAGS:
-        data = json.loads((REPO / "engine" / "data" / "ascend_keys" / f"{tag}.json").read_text(encoding="utf-8"))
+        data = json.loads(
+            (REPO / "engine" / "ascendctl_engine" / "data" / "ascend_keys" / f"{tag}.json").read_text(encoding="utf-8")
+        )
         sources = [k["source"] for k in data["keys"]] + [e["source"] for e in data["env"]]
         sources += [p["source"] for p in data["unknown_keys"].values()]
         sources.append(data["quantization_cli_choice"]["source"])
@@ -116,7 +119,7 @@ def test_key_info_types_defaults_and_env_fallbacks() -> None:
 
 def test_pypi_post_release_has_a_table_read_from_its_sdist() -> None:
     post, base = key_table(POST), key_table("v0.23.0")
-    assert post.tag == POST and post.source == f"engine/data/ascend_keys/{POST}.json"
+    assert post.tag == POST and post.source == f"engine/ascendctl_engine/data/ascend_keys/{POST}.json"
     assert key_table("0.23.0.post1").tag == POST
     dyn = post.key("eplb_config.dynamic_eplb")
     assert dyn is not None and dyn.type == "bool" and dyn.default is False
@@ -376,11 +379,11 @@ def test_extractor_envs_and_parser_hook() -> None:
 
 
 def test_script_imports_without_side_effects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    before = sorted(p.name for p in (REPO / "engine" / "data" / "ascend_keys").iterdir())
+    before = sorted(p.name for p in (REPO / "engine" / "ascendctl_engine" / "data" / "ascend_keys").iterdir())
     script = load_script()
     assert callable(script.main) and callable(script.extract_from_sources)
     assert capsys.readouterr().out == ""
-    assert sorted(p.name for p in (REPO / "engine" / "data" / "ascend_keys").iterdir()) == before
+    assert sorted(p.name for p in (REPO / "engine" / "ascendctl_engine" / "data" / "ascend_keys").iterdir()) == before
     out = script.write_table({"tag": "v1.2.3", "keys": []}, tmp_path)
     assert out.read_text(encoding="utf-8") == '{\n "keys": [],\n "tag": "v1.2.3"\n}\n'
 
@@ -420,7 +423,7 @@ def test_checked_in_post_table_matches_a_fresh_extraction_from_the_sdist(tmp_pat
     script = load_script()
     tree = script.SdistTree(SDIST, POST)
     path = script.write_table(script.extract_from_sources(tree.tag, tree.sources(), tree.src), tmp_path)
-    checked_in = REPO / "engine" / "data" / "ascend_keys" / f"{POST}.json"
+    checked_in = REPO / "engine" / "ascendctl_engine" / "data" / "ascend_keys" / f"{POST}.json"
     assert path.read_text(encoding="utf-8") == checked_in.read_text(encoding="utf-8")
 
 
@@ -432,5 +435,5 @@ def test_checked_in_tables_match_a_fresh_extraction(tmp_path: Path) -> None:
         fresh = script.extract_from_sources(tag, tree.sources(), tree.src)
         path = script.write_table(fresh, tmp_path)
         assert fresh == script.extract_from_sources(tag, script.tag_sources(MIRROR, tag))
-        checked_in = REPO / "engine" / "data" / "ascend_keys" / f"{tag}.json"
+        checked_in = REPO / "engine" / "ascendctl_engine" / "data" / "ascend_keys" / f"{tag}.json"
         assert path.read_text(encoding="utf-8") == checked_in.read_text(encoding="utf-8"), tag

@@ -532,7 +532,7 @@ DEEP = "[" * 50_000 + "]" * 50_000  # json.loads raises RecursionError on it
 
 
 def test_model_config_json_is_read_by_the_bounded_reader(tmp_path: Path) -> None:
-    from ascendctl.model_config import read_model_config
+    from ascendctl.facts.model_inspect import read_model_config
 
     model = tmp_path / "model"
     model.mkdir()
@@ -547,7 +547,7 @@ def test_model_config_json_is_read_by_the_bounded_reader(tmp_path: Path) -> None
 
 
 def test_engine_manifests_and_model_records_are_read_by_the_bounded_reader(tmp_path: Path) -> None:
-    from ascendctl_engine import envs, models
+    from ascendctl_engine import envs, prepared_models
 
     env_dir = tmp_path / "engines" / "cpu-0.32.0"
     (env_dir / "bin").mkdir(parents=True)
@@ -562,7 +562,7 @@ def test_engine_manifests_and_model_records_are_read_by_the_bounded_reader(tmp_p
 
     (tmp_path / "models" / "tiny").mkdir(parents=True)
     (tmp_path / "models" / "tiny.json").write_text(DEEP)
-    assert models._read_record("tiny", tmp_path) is None
+    assert prepared_models._read_record("tiny", tmp_path) is None
 
 
 def test_probe_reports_are_read_by_the_bounded_reader() -> None:

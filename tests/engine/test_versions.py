@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ascendctl.checks.matrix_view import fit_rows
-from ascendctl.matrix import compatible_releases, load_matrix, release_for_pin
+from ascendctl.check.matrix_view import fit_rows
+from ascendctl.facts.matrix import compatible_releases, load_matrix, release_for_pin
 from ascendctl_engine.host.facts import HostFacts
 from ascendctl_engine.versions import cann_below, cann_matches, parse, parse_or_none, same_release, strip_v
 
@@ -38,8 +38,8 @@ def test_matrix_views_and_check_agree_on_cann() -> None:
 def test_plan_reports_the_same_row_fit() -> None:
     from pathlib import Path
 
-    from ascendctl.planner import plan_profile
-    from ascendctl.profile_loader import load_profile
+    from ascendctl.plan.planner import plan_profile
+    from ascendctl.schema.loader import load_profile
 
     profile = load_profile(Path(__file__).resolve().parents[2] / "profiles" / "qwen3-32b-w8a8-a2.yaml")
     facts = HostFacts.from_dict({"backend": "npu", "hardware": {"family": "a2"}, "cann": {"version": "9.1.1"}})
@@ -50,7 +50,7 @@ def test_plan_reports_the_same_row_fit() -> None:
 
 
 def test_no_hard_coded_version_boundary_outside_the_eras() -> None:
-    """`if version < "X"` lives in the era registry (engine/adapters/) or here, nowhere else."""
+    """`if version < "X"` lives in the era registry (engine/ascendctl_engine/adapters/) or here, nowhere else."""
     import ast
     from pathlib import Path
 
@@ -59,7 +59,7 @@ def test_no_hard_coded_version_boundary_outside_the_eras() -> None:
     found = []
     for path in [*(repo / "ascendctl").rglob("*.py"), *(repo / "engine").rglob("*.py")]:
         rel = path.relative_to(repo).as_posix()
-        if rel.startswith("engine/adapters/") or rel == "engine/versions.py":
+        if rel.startswith("engine/ascendctl_engine/adapters/") or rel == "engine/ascendctl_engine/versions.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             calls = [node] if isinstance(node, ast.Call) else []

@@ -545,7 +545,8 @@ vllm serve Qwen/Qwen3-30B-A3B --tensor-parallel-size 16 --enable-expert-parallel
         "--port": "ascendctl plans the profile's server.port explicitly (default 8000)",
         "--compilation-config": "graph.mode auto plans the documented recommendation FULL_DECODE_ONLY",
         "--additional-config": "main's `load_collection_phase` is read by no tag (EplbConfig raises on it); the "
-        "profile spells v0.25.1rc1's `eplb_heat_collection_stage` (engine/data/ascend_keys/v0.25.1rc1.json)",
+        "profile spells v0.25.1rc1's `eplb_heat_collection_stage` "
+        "(engine/ascendctl_engine/data/ascend_keys/v0.25.1rc1.json)",
     },
     warnings=("unsupported (allowed): engine.eplb.implementation upstream",),
 )

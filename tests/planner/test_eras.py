@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from planner_tutorials import flag_map
 
-from ascendctl.planner import plan_profile
-from ascendctl.profile_loader import load_profile
+from ascendctl.plan.planner import plan_profile
+from ascendctl.schema.loader import load_profile
 
 PROFILE = Path(__file__).resolve().parents[1] / "fixtures" / "profiles" / "era-demo-deepseek-a3.yaml"
 RELEASES = ("v0.11.0", "v0.13.0", "v0.18.0", "v0.23.0")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ascendctl.matrix import load_matrix, releases
-from ascendctl.planner import UnsupportedPlan, plan_profile
-from ascendctl.profile_loader import load_profile
+from ascendctl.facts.matrix import load_matrix, releases
+from ascendctl.plan.planner import UnsupportedPlan, plan_profile
+from ascendctl.schema.loader import load_profile
 from ascendctl_engine.adapters import acceptance_for
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,8 +15,8 @@ from planner_tutorials import (
     parse_shell,
 )
 
-from ascendctl.planner import plan_profile
-from ascendctl.profile_loader import load_profile
+from ascendctl.plan.planner import plan_profile
+from ascendctl.schema.loader import load_profile
 
 
 def _planned(t: Tutorial):  # type: ignore[no-untyped-def]

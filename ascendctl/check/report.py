@@ -1,0 +1,81 @@
+"""The result of `ascendctl check`: host facts + rule results, its JSON shape and the next command.
+
+JSON contract (pinned by tests/cli/test_check_cli.py; keys may be added, never removed):
+`{"host": {"backend", "hardware": {"family", "devices": [{"id", "chip", "name", "health", "hbm_total_mb",
+"hbm_used_mb"}]}, "driver": {"version"}, "cann": {"version", "path"}, "python": {"version"}, "packages":
+{name: version}}, "results": [{"id", "severity", "status", "title", "message", "fix", "source"}], ...}`.
+`results` holds the `host.*` findings, then (with a profile that plans) the `plan.*` findings. A renamed or
+removed key, or a value that changes meaning, bumps `CHECK_JSON_SCHEMA` (2: rule ids gained the `host.`
+scope, plan findings joined `results`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ascendctl.check.context import CheckContext
+from ascendctl.core.findings import Finding
+from ascendctl_engine.host.facts import HostFacts
+
+CHECK_JSON_SCHEMA = 2
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    facts: HostFacts
+    results: tuple[Finding, ...]
+    target: str
+    profile_path: str | None = None
+    profile_name: str | None = None
+    release: str | None = None
+    release_source: str = "none"
+    rerun: str = "ascendctl check"
+
+    @classmethod
+    def build(cls, ctx: CheckContext, results: list[Finding], rerun: str) -> CheckReport:
+        return cls(
+            facts=ctx.facts,
+            results=tuple(results),
+            target=ctx.target,
+            profile_path=ctx.profile_path,
+            profile_name=ctx.profile.metadata.name if ctx.profile is not None else None,
+            release=ctx.release.version if ctx.release is not None else None,
+            release_source=ctx.release_source,
+            rerun=rerun,
+        )
+
+    def counts(self) -> dict[str, int]:
+        out = {"pass": 0, "warn": 0, "fail": 0, "skip": 0}
+        for r in self.results:
+            out[r.status] += 1
+        return out
+
+    def blocking(self, strict: bool = False) -> list[Finding]:
+        """Results that make the check fail: every `fail`, plus every `warn` under --strict."""
+        return [r for r in self.results if r.status == "fail" or (strict and r.status == "warn")]
+
+    def ok(self, strict: bool = False) -> bool:
+        return not self.blocking(strict)
+
+    def next_command(self, strict: bool = False) -> str:
+        blocking = self.blocking(strict)
+        if blocking:
+            fix = blocking[0].fix or "fix the failures above"
+            return f"{fix}; then rerun `{self.rerun}`"
+        if self.profile_path:
+            return f"ascendctl serve {self.profile_path}"
+        return "ascendctl check PROFILE.yaml (does this host run a given deployment?)"
+
+    def to_dict(self, strict: bool = False) -> dict[str, object]:
+        return {
+            "schema": CHECK_JSON_SCHEMA,
+            "host": self.facts.to_dict(),
+            "target": self.target,
+            "profile": {"path": self.profile_path, "name": self.profile_name} if self.profile_path else None,
+            "release": {"version": self.release, "source": self.release_source} if self.release else None,
+            "results": [r.to_dict() for r in self.results],
+            "summary": self.counts(),
+            "strict": strict,
+            "ok": self.ok(strict),
+            "next": self.next_command(strict),
+        }

@@ -1,0 +1,261 @@
+"""`explain`: whether model × quantization × hardware × release (× features) is supported, and why."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ascendctl.core.errors import UserInputError
+from ascendctl.facts.matrix.features import _feature_by_id, constraint_hits, feature_status
+from ascendctl.facts.matrix.hardware import hardware_by_id, hardware_supported
+from ascendctl.facts.matrix.model_families import _model_status, find_models, lookup_model
+from ascendctl.facts.matrix.names import _did_you_mean, _suggest
+from ascendctl.facts.matrix.quantization import (
+    QuantLaunch,
+    quantization_by_id,
+    quantization_launch,
+    quantization_support,
+)
+from ascendctl.facts.matrix.release_pins import latest_stable, release_for_pin, releases
+from ascendctl.facts.matrix.schema import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
+from ascendctl.facts.matrix.verdicts import Level, Reason, Verdict
+from ascendctl_engine.versions import parse as parse_version
+from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
+
+if TYPE_CHECKING:
+    from ascendctl.facts.matrix.model_tables import TableJudgement
+    from ascendctl_engine.adapters.ascend_switches import Switch
+
+
+def explain(
+    matrix: SupportMatrix,
+    *,
+    model: str,
+    release: str | Release,
+    hardware: str | None = None,
+    quant: str = "none",
+    backend: str = "npu",
+    features: Sequence[str] = (),
+    task: str | None = None,
+) -> Verdict:
+    """Whether `model` × `quant` × `hardware` × `release` (× `features`) is supported, and why.
+
+    `release` is a pin (`latest-stable`, `v0.13.0`) or a `Release` row; `hardware` is required for npu.
+    Unknown names (release, hardware, model, quant, feature) raise `UserInputError` with did-you-mean.
+    The verdict is unsupported when any reason is an error; warnings (experimental, untested, partial
+    combinations, facts recorded for another release) do not block.
+    """
+    rel = release if isinstance(release, Release) else release_for_pin(matrix, backend, release)
+    backend = rel.backend
+    fam = lookup_model(matrix, model, task=task)
+    qt = quantization_by_id(matrix, quant)
+    switches, features = _split_switches(matrix, features)
+    reasons: list[Reason] = []
+    suggestions: list[str] = []
+    others = [f.name for f in find_models(matrix, model, task=task)[1:]]
+    if others:
+        reasons.append(
+            Reason(f"{model!r} also matches {', '.join(others)}; explained for {fam.name}", fam.source, "warning")
+        )
+    if backend != "npu":
+        hw_id = None
+        if hardware:
+            raise UserInputError(f"--hardware names an Ascend family; backend {backend} takes none")
+        reasons.append(
+            Reason(
+                f"the matrix tracks model support for Ascend NPUs only; {fam.name} on {backend} is not verified",
+                fam.source,
+                "warning",
+            )
+        )
+        if qt.id not in ("none", "auto") and backend not in qt.engines:
+            reasons.append(Reason(f"{qt.name} weights load only on Ascend (vllm-ascend)", qt.source, "error"))
+            suggestions.append("use float weights (quant none) or a compressed-tensors checkpoint")
+        else:
+            reasons.append(Reason(f"{qt.name}: loadable by the {rel.package} {rel.version} engine", qt.source, "ok"))
+    else:
+        if not hardware:
+            raise UserInputError(f"backend npu needs --hardware ({either(HARDWARE_FAMILIES)})")
+        hw = hardware_by_id(matrix, hardware)
+        hw_id = hw.id
+        _explain_npu(matrix, rel, hw, fam, qt, features, reasons, suggestions)
+    for sw in switches:
+        _explain_switch(rel, sw, reasons, suggestions)
+    supported = not any(r.level == "error" for r in reasons)
+    return Verdict(supported, backend, rel.version, hw_id, fam.id, qt.id, reasons, list(dict.fromkeys(suggestions)))
+
+
+def _explain_npu(
+    matrix: SupportMatrix,
+    rel: Release,
+    hw: Hardware,
+    fam: ModelFamily,
+    qt: QuantizationType,
+    features: Sequence[str],
+    reasons: list[Reason],
+    suggestions: list[str],
+) -> None:
+    # 1. hardware × release
+    if hardware_supported(hw, rel):
+        reasons.append(Reason(f"{rel.version} supports {hw.name}", hw.source, "ok"))
+        if hw.id not in rel.images:
+            reasons.append(Reason(f"no prebuilt {hw.id} image is published for {rel.version}", rel.source, "warning"))
+    else:
+        reasons.append(
+            Reason(f"{rel.version} does not support {hw.name} (supported: {hw.releases})", hw.source, "error")
+        )
+        newer = [r.version for r in releases(matrix, "npu") if hardware_supported(hw, r) and r.status == "final"]
+        if newer:
+            suggestions.append(f"use release {newer[0]} (newest final release supporting {hw.id})")
+    if hw.status == "experimental":
+        reasons.append(Reason(f"{hw.name} support is experimental", hw.source, "warning"))
+    if "bfloat16" not in hw.limits.dtypes:
+        dtypes = "/".join(hw.limits.dtypes)
+        reasons.append(Reason(f"{hw.name} runs {dtypes} weights only (set dtype {dtypes})", hw.source, "warning"))
+
+    # 2. model × hardware × release
+    # Imported here: the release's model table (the upstream extracts) matters only for an NPU family, and
+    # a CPU / CUDA plan imports `explain` without reaching this point.
+    from ascendctl.facts.matrix.model_tables import judge
+
+    status, found = _model_status(matrix, fam, rel, hw.id)
+    reasons += found
+    judged = judge(matrix, fam, rel, hw.id)
+    if status in ("unsupported", "absent"):
+        ok_hw = sorted({h for s in fam.support if s.status in ("supported", "experimental") for h in s.hardware})
+        if ok_hw and hw.id not in ok_hw:
+            suggestions.append(f"run {fam.name} on {', '.join(ok_hw)}")
+        if fam.first_release and rel.key < parse_version(fam.first_release):
+            suggestions.append(f"use release {fam.first_release} or newer")
+        stable = latest_stable(matrix, "npu")
+        if rel.key < stable.key:
+            suggestions.append(f"use release {stable.version}")
+    row = judged.support
+    columns = set(matrix.model_table_columns.values())
+    for f in features:
+        cell = row.features.get(f) if row else None
+        if cell == "no":
+            reasons.append(Reason(f"{f} is not supported for {fam.name} on {hw.id}", _cite(judged), "error"))
+            suggestions.append(f"drop {f}")
+        elif cell in ("untested", "experimental"):
+            reasons.append(Reason(f"{f} is {cell} for {fam.name} on {hw.id}", _cite(judged), "warning"))
+        elif cell == "yes":
+            reasons.append(Reason(f"{f} is supported for {fam.name} on {hw.id}", _cite(judged), "ok"))
+        elif row is not None and f in columns:
+            msg = f"{judged.table_tag}'s model table states nothing about {f} for {fam.name} on {hw.id}"
+            reasons.append(Reason(msg, judged.table_ref, "warning"))
+        fstat = feature_status(matrix, f, rel)
+        if fstat in ("absent", "planned", "deprecated"):
+            reasons.append(Reason(f"{f} is {fstat} in {rel.version}", "supported_features.md at that tag", "error"))
+
+    # 3. quantization × hardware × release
+    if qt.id in ("none", "auto"):
+        reasons.append(Reason(f"{qt.name}: no quantization flag needed", qt.source, "ok"))
+    else:
+        sup = quantization_support(matrix, rel, hw.id, qt.id)
+        if sup is None:
+            where = "; ".join(f"{', '.join(s.hardware)} ({s.releases or 'all'})" for s in qt.support)
+            reasons.append(
+                Reason(f"{qt.name} does not run on {hw.id} with {rel.version} (runs on: {where})", qt.source, "error")
+            )
+            alts = [
+                q.id
+                for q in matrix.quantizations
+                if q.id not in ("none", "auto", qt.id) and quantization_support(matrix, rel, hw.id, q.id)
+            ]
+            if alts:
+                suggestions.append(f"use quantization {' or '.join(alts[:4])}")
+            newer = [
+                r.version
+                for r in releases(matrix, "npu")
+                if hardware_supported(hw, r) and quantization_support(matrix, r, hw.id, qt.id)
+            ]
+            if newer:
+                suggestions.append(f"use release {newer[0]} for {qt.id} on {hw.id}")
+        else:
+            reasons.append(Reason(f"{qt.name} runs on {hw.id} with {rel.version}", sup.source, "ok"))
+            if sup.note:
+                reasons.append(Reason(f"{qt.name}: {sup.note}", sup.source, "warning"))
+            launch = quantization_launch(matrix, rel, qt.id)
+            how = _launch_phrase(launch)
+            pk = f"; install {', '.join(f'{k}=={v}' for k, v in launch.packages.items())}" if launch.packages else ""
+            reasons.append(Reason(f"launch: {how}{pk}", launch.reference, "ok"))
+        since = fam.quant_since.get(qt.id)
+        if since and rel.key < parse_version(since):
+            reasons.append(Reason(f"{fam.name} supports {qt.id} from {since}", fam.source, "error"))
+            suggestions.append(f"use release {since} or newer")
+        if qt.id in ("w8a8", "w8a8_dynamic") and row is not None and row.w8a8 == "no":
+            reasons.append(Reason(f"{fam.name} has no W8A8 support on {hw.id}", _cite(judged), "error"))
+
+    # 4. feature constraints
+    for c in constraint_hits(matrix, rel, features=features, quant=qt.id, model=fam, hardware=hw.id):
+        level: Level = "error" if c.verdict == "unsupported" else "warning"
+        reasons.append(Reason(f"{c.message} ({c.verdict})", c.source, level))
+        if level == "error":
+            suggestions.append(f"avoid combining {' + '.join(c.combination)}")
+
+
+def _split_switches(matrix: SupportMatrix, features: Sequence[str]) -> tuple[list[Switch], list[str]]:
+    """(the engine.ascend switches named, the matrix features named). A name may be both (`mlapo`: a feature of
+    the support tables and a switch); an unknown name raises with both vocabularies."""
+    if not features:
+        return [], []
+    from ascendctl_engine.adapters.ascend_switches import SWITCH_FIELDS, switch
+
+    switches: list[Switch] = []
+    rest: list[str] = []
+    for f in features:
+        sw = switch(f)
+        if sw is not None:
+            switches.append(sw)
+        try:
+            _feature_by_id(matrix, f)
+        except UserInputError:
+            if sw is None:
+                known = [x.id for x in matrix.features] + list(SWITCH_FIELDS)
+                raise UserInputError(
+                    f"unknown feature {f!r}{_suggest(_did_you_mean(f, known))} (features: "
+                    f"{', '.join(x.id for x in matrix.features)}; engine.ascend switches: {', '.join(SWITCH_FIELDS)})"
+                ) from None
+            continue
+        rest.append(f)
+    return switches, rest
+
+
+def _explain_switch(rel: Release, sw: Switch, reasons: list[Reason], suggestions: list[str]) -> None:
+    """How `rel` spells switch `sw` (asked of the adapters' era, so the plan emits the same), and every era."""
+    from ascendctl_engine.adapters.ascend_switches import spelling_eras, spelling_for
+
+    name = sw.path
+    if rel.backend != "npu" or rel.vllm_ascend is None:
+        reasons.append(Reason(f"{name} is a vllm-ascend switch: {rel.backend} has none", sw.topic, "error"))
+        return
+    chosen, text = spelling_for(sw, rel.vllm_ascend)
+    if chosen.status == "read":
+        reasons.append(Reason(f"{name}: {rel.version} reads `{text}` when on (0 / false when off)", chosen.era.source))
+        if chosen.note:
+            reasons.append(Reason(f"{name}: {chosen.note}", chosen.era.source, "warning"))
+    else:
+        reasons.append(Reason(f"{name}: {text}", chosen.era.source, "error"))
+        first = sw.first_reader().first
+        if chosen.status == "absent":
+            suggestions.append(f"use release {first} or newer for {name}")
+        else:
+            suggestions.append(f"leave {name} unset on {rel.version} (read by {sw.readers()})")
+    per_era = "; ".join(f"{s.releases}: {s.shown or 'none'}" for s in spelling_eras(sw))
+    reasons.append(Reason(f"{name} per vllm-ascend release: {per_era}", "docs/intent-to-flags.md", "ok"))
+
+
+def _cite(judged: TableJudgement) -> str:
+    """The table row a model fact comes from (`tag:path:line`), or the table when no row matched."""
+    return judged.row.source if judged.row is not None else judged.table_ref
+
+
+def _launch_phrase(launch: QuantLaunch) -> str:
+    """What the plan does to switch a quantization on (the adapters' era decides; the plan emits the same)."""
+    if not launch.argv:
+        return "no --quantization flag needed" + (" (auto-detected)" if launch.auto_detect else "")
+    args = " ".join(launch.argv)
+    if "--quantization" in launch.argv and not launch.flag_required:
+        return f"pass {args} (optional: the release also detects it; the plan keeps it explicit)"
+    return f"pass {args}"

@@ -1,0 +1,98 @@
+"""Model families: lookup by name, alias or HF architecture (with did-you-mean) and support status per release."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from ascendctl.core.errors import UserInputError
+from ascendctl.facts.matrix.names import _did_you_mean, _norm, _suggest
+from ascendctl.facts.matrix.schema import ModelFamily, ModelSupport, Release, SupportMatrix
+from ascendctl.facts.matrix.verdicts import Level, Reason
+from ascendctl_engine.versions import parse as parse_version
+
+
+def _model_keys(fam: ModelFamily) -> list[str]:
+    return [fam.id, fam.name, *fam.aliases, *fam.architectures, *_name_parts(fam.name)]
+
+
+@functools.lru_cache(maxsize=1024)  # every lookup splits every family's name again
+def _name_parts(name: str) -> tuple[str, ...]:
+    return tuple(part for part in re.split(r"\s*/\s*", name) if len(part) >= 4 and re.search(r"[a-zA-Z]", part))
+
+
+def _preference(fam: ModelFamily, task: str | None) -> tuple[int, int]:
+    pooling = {"embed": "embedding", "rerank": "reranker"}.get(task or "")
+    if task is None:
+        task_rank = 0
+    elif pooling:
+        task_rank = 0 if pooling in fam.types else 1
+    else:  # generate
+        task_rank = 0 if fam.kind == "generative" else 1
+    return (task_rank, 0 if fam.tier == "core" else 1)
+
+
+def find_models(matrix: SupportMatrix, query: str, *, task: str | None = None) -> list[ModelFamily]:
+    """Families a name matches, best first: id, name, alias or HF architecture (case-insensitive).
+
+    A Hub id's organisation is ignored (`Qwen/Qwen3-8B` → `Qwen3-8B`); when nothing matches exactly, the
+    family whose name is the longest prefix of the query wins (`Qwen3-235B-A22B-Instruct` → Qwen3-235B-A22B).
+    `task` (`generate`, `embed`, `rerank`) breaks ties between families sharing an architecture.
+    """
+    q = _norm(query.rsplit("/", 1)[-1] if "/" in query and not query.startswith("/") else query)
+    exact = [f for f in matrix.models if q in {_norm(k) for k in _model_keys(f)}]
+    if not exact:
+        best = 0
+        for f in matrix.models:
+            for k in _model_keys(f):
+                nk = _norm(k)
+                if len(nk) >= 4 and q.startswith(nk) and q[len(nk) : len(nk) + 1] in ("-", "") and len(nk) >= best:
+                    if len(nk) > best:
+                        exact, best = [], len(nk)
+                    if f not in exact:
+                        exact.append(f)
+    order = {f.id: i for i, f in enumerate(matrix.models)}
+    return sorted(exact, key=lambda f: (*_preference(f, task), order[f.id]))
+
+
+def lookup_model(matrix: SupportMatrix, query: str, *, task: str | None = None) -> ModelFamily:
+    """The best family for a name or architecture; `UserInputError` with did-you-mean when none matches."""
+    hits = find_models(matrix, query, task=task)
+    if hits:
+        return hits[0]
+    names = [k for f in matrix.models for k in (f.name, *f.aliases, f.id)]
+    raise UserInputError(
+        f"unknown model {query!r}{_suggest(_did_you_mean(query, names))} (`ascendctl matrix models` lists them)"
+    )
+
+
+def model_support(family: ModelFamily, hardware: str) -> ModelSupport | None:
+    """The overview row of a family for one hardware family (from the newest final release's model table)."""
+    for row in family.support:
+        if hardware in row.hardware:
+            return row
+    for row in family.support:
+        if not row.hardware:
+            return row
+    return None
+
+
+def _model_status(matrix: SupportMatrix, fam: ModelFamily, rel: Release, hardware: str) -> tuple[str, list[Reason]]:
+    """Status of a family on (release, hardware) in that release's own model table (or the nearest earlier one):
+    supported / experimental / untested / unsupported / absent."""
+    from ascendctl.facts.matrix.model_tables import judge
+
+    src = fam.source
+    if fam.first_release and rel.key < parse_version(fam.first_release):
+        return "unsupported", [Reason(f"{fam.name} is supported from {fam.first_release}", src, "error")]
+    j = judge(matrix, fam, rel, hardware)
+    which = (
+        f"{j.table_tag}'s table"
+        if j.own_table
+        else f"{j.table_tag}'s table (the nearest earlier; {rel.version} has none)"
+    )
+    if j.row is None:
+        return "absent", [Reason(f"{fam.name} is not listed for {hardware} in {which}", j.table_ref, "error")]
+    level: Level = {"supported": "ok", "unsupported": "error"}.get(j.status, "warning")  # type: ignore[assignment]
+    note = f" ({j.row.note})" if j.row.note else ""
+    return j.status, [Reason(f"{fam.name} is {j.status} on {hardware} in {which}{note}", j.row.source, level)]

@@ -1,0 +1,144 @@
+"""Per-release model support: a release is judged by its own supported-models table (the nearest earlier tag's
+table when it has none), read from the upstream extracts — never by a newer release's table.
+
+A family matches a table row by its name, id, aliases, architectures, or the `table_names` upstream spells it
+with; a row's hardware comes from its tab (`A2/A3`, `Atlas 300I DUO`, `Ascend 950 Products`) or its hardware
+column, and older tables without either cover the families of their time (A2, and A3 from its first release).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ascendctl.facts import upstream
+from ascendctl.facts.matrix.model_families import _model_keys
+from ascendctl.facts.matrix.names import _norm
+from ascendctl.facts.matrix.schema import Cell, ModelFamily, ModelSupport, Release, SupportMatrix, in_range
+
+# Where a row sits says which families it covers; matched on the lower-cased tab or hardware text.
+_HARDWARE_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"300i", ("300i-duo",)),
+    (r"950", ("950",)),
+    (r"\ba2\s*/\s*a3\b", ("a2", "a3")),
+    (r"\ba3\b", ("a3",)),
+    (r"\ba2\b", ("a2",)),
+)
+# Tables with no hardware tab or column predate 300I Duo / 950 support.
+_UNTABBED = ("a2", "a3")
+
+
+@dataclass(frozen=True)
+class TableJudgement:
+    status: str  # supported | experimental | untested | unsupported | absent
+    table_tag: str | None  # the tag whose table judged (None: no table at or before the release)
+    table_path: str
+    own_table: bool  # the release's own table (False: the nearest earlier one)
+    row: upstream.ModelRow | None
+    support: ModelSupport | None  # the row as a matrix support row (cells mapped to feature ids)
+
+    @property
+    def table_ref(self) -> str:
+        return f"{self.table_tag}:{self.table_path}" if self.table_tag else "no supported-models table"
+
+
+def row_hardware(row: upstream.ModelRow, release: Release, matrix: SupportMatrix) -> tuple[str, ...]:
+    """The hardware families a table row covers on `release`."""
+    supported = {h.id for h in matrix.hardware if in_range(h.releases, release.version)}
+    return tuple(f for f in stated_hardware(row) if f in supported)
+
+
+def stated_hardware(row: upstream.ModelRow) -> tuple[str, ...]:
+    """The hardware families a table row names (its tab, else its hardware column, else A2/A3)."""
+    text = f"{row.group} {row.hardware}".lower()
+    found: list[str] = []
+    for pattern, families in _HARDWARE_WORDS:
+        if re.search(pattern, text):
+            found += [f for f in families if f not in found]
+            text = re.sub(pattern, " ", text)
+    return tuple(found) if found else _UNTABBED
+
+
+def hardware_status(row: upstream.ModelRow, family: str) -> str:
+    """The row's status for one hardware family: a hardware cell such as "A2/A3/Ascend950 (Ascend950
+    experimental)" makes the parenthesised family experimental; otherwise the row's own status."""
+    for note in re.findall(r"\(([^)]*)\)", row.hardware or ""):
+        words = note.lower()
+        if "experimental" in words and family in stated_hardware(_named(note)):
+            return "experimental"
+    return row.status
+
+
+def _named(text: str) -> upstream.ModelRow:
+    return upstream.ModelRow(
+        name="", category="", group="", status="", status_raw="", cells={}, cells_raw={}, note="", hardware=text,
+        max_model_len="", issues=(), source="",
+    )  # fmt: skip
+
+
+def family_keys(fam: ModelFamily) -> set[str]:
+    return {_norm(k) for k in (*_model_keys(fam), *fam.table_names)}
+
+
+def family_rows(fam: ModelFamily, table: upstream.ModelTable) -> list[upstream.ModelRow]:
+    keys = family_keys(fam)
+    return [r for r in table.rows if _norm(r.name) in keys]
+
+
+def _support(row: upstream.ModelRow, hardware: Sequence[str], matrix: SupportMatrix) -> ModelSupport:
+    return support_row(row, hardware, matrix.model_table_columns)
+
+
+def support_row(row: upstream.ModelRow, hardware: Sequence[str], columns: Mapping[str, str]) -> ModelSupport:
+    """A table row as a matrix support row: cells mapped to feature ids through `model_table_columns`."""
+    features: dict[str, Cell] = {}
+    bf16: Cell | None = None
+    w8a8: Cell | None = None
+    for header, cell in row.cells.items():
+        target = columns.get(header)
+        if target is None or cell not in ("yes", "no", "untested", "experimental"):
+            continue
+        if target == "bf16":
+            bf16 = cell  # type: ignore[assignment]
+        elif target == "w8a8":
+            w8a8 = cell  # type: ignore[assignment]
+        else:
+            features[target] = cell  # type: ignore[assignment]
+    status = row.status if row.status in ("supported", "experimental", "untested", "unsupported") else "untested"
+    stated = {hardware_status(row, h) for h in hardware}
+    if stated == {"experimental"}:
+        status = "experimental"
+    return ModelSupport(
+        hardware=list(hardware),  # type: ignore[arg-type]
+        status=status,  # type: ignore[arg-type]
+        bf16=bf16,
+        w8a8=w8a8,
+        features=features,
+        max_len=_max_len(row.max_model_len),
+        note=row.note,
+        source=row.source,
+    )
+
+
+def _max_len(text: str) -> int | None:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*", text or "")
+    if not m:
+        return None
+    scale = {"": 1, "k": 1024, "m": 1024 * 1024}[m.group(2).lower()]
+    return int(float(m.group(1)) * scale)
+
+
+def judge(matrix: SupportMatrix, fam: ModelFamily, release: Release, hardware: str) -> TableJudgement:
+    """The status of `fam` on (`release`, `hardware`) in the release's own model table, or the nearest earlier."""
+    found = upstream.nearest_model_table(release.version) if release.backend == "npu" else None
+    if found is None:
+        return TableJudgement("absent", None, "", False, None, None)
+    tag, table = found
+    own = tag == release.version
+    for row in family_rows(fam, table):
+        covered = row_hardware(row, release, matrix)
+        if hardware in covered:
+            status = hardware_status(row, hardware)
+            return TableJudgement(status, tag, table.path, own, row, _support(row, (hardware,), matrix))
+    return TableJudgement("absent", tag, table.path, own, None, None)

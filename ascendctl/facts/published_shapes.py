@@ -1,0 +1,90 @@
+"""Published model shapes: the config.json fields of well-known checkpoints, for when the model is not on disk.
+
+An operator sizing a deployment usually asks before downloading hundreds of GB ("how many NPUs for GLM-5 at
+200K context?"). `ascendctl/facts/data/model_configs/` holds reduced config.json files (only the fields
+`ascendctl.facts.model_inspect` reads, values as the model's publisher states them, each with its source in
+`index.yaml`); `published_config` finds one by the model's name. A name match is a lookup, not proof: whoever
+uses it says so (the fit reports "published shapes of …" next to its numbers), and a config.json on disk
+always wins.
+
+Names match after normalising: the last path part, lower-cased, quantization suffixes dropped (`-W8A8`,
+`-w4a8`, `-QuaRot`, `-FP8`; `-Instruct` is part of the name), punctuation removed — so `vllm-ascend/Qwen3-32B-W8A8`,
+`/models/Qwen3-32B` and `Qwen/Qwen3-32B` all find `Qwen/Qwen3-32B`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ascendctl.facts.model_inspect import ModelConfig
+
+DATA = ("data", "model_configs")
+# checkpoint-name suffixes that say how the weights are stored, not which model they are
+_QUANT_SUFFIX = re.compile(
+    r"([-_.](w\d+a\d+(c\d+)?(s)?|w\d+a\d+_dynamic|int[48]|fp8|fp4|bf16|awq|gptq|quarot|dynamic|mtp|modelslim))+$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class PublishedShapes:
+    model: str  # the publisher's id, e.g. Qwen/Qwen3-32B
+    file: str
+    source: str  # where the numbers come from (the model card / config.json URL)
+
+
+def normalise(name: str) -> str:
+    """`vllm-ascend/Qwen3-32B-W8A8` → `qwen332b`."""
+    base = name.rstrip("/").split("/")[-1].split(":")[-1]
+    previous = None
+    while previous != base:
+        previous, base = base, _QUANT_SUFFIX.sub("", base)
+    return re.sub(r"[^a-z0-9]", "", base.lower())
+
+
+@cache
+def _index() -> dict[str, PublishedShapes]:
+    import yaml
+
+    root = resources.files("ascendctl.facts").joinpath(*DATA)
+    # package data, read with the safe loader; libyaml's when present (a plan reads this on every hub-id model)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data = yaml.load(root.joinpath("index.yaml").read_text(encoding="utf-8"), Loader=loader)  # noqa: S506
+    out: dict[str, PublishedShapes] = {}
+    for entry in data["models"]:
+        shapes = PublishedShapes(entry["model"], entry["file"], entry["source"])
+        for name in (entry["model"], *entry.get("aliases", ())):
+            key = normalise(name)
+            if key in out and out[key] != shapes:
+                raise ValueError(f"model_configs/index.yaml: {name!r} names two entries")
+            out[key] = shapes
+    return out
+
+
+def published_entries() -> list[PublishedShapes]:
+    return list(dict.fromkeys(_index().values()))
+
+
+def find_published(source: str) -> PublishedShapes | None:
+    return _index().get(normalise(source))
+
+
+def read_published(shapes: PublishedShapes) -> ModelConfig:
+    import json
+
+    from ascendctl.facts.model_inspect import parse_model_config
+
+    root = resources.files("ascendctl.facts").joinpath(*DATA)
+    data = json.loads(root.joinpath(shapes.file).read_text(encoding="utf-8"))
+    return parse_model_config(data, f"published shapes of {shapes.model} ({shapes.source})")
+
+
+def published_config(source: str) -> ModelConfig | None:
+    """The published shapes of the model `source` names, or None when ascendctl does not know it."""
+    shapes = find_published(source)
+    return read_published(shapes) if shapes is not None else None

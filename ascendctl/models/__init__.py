@@ -1,1 +1,0 @@
-"""Typed data: what users write (profiles) and what ascendctl knows (matrix, host facts, plans)."""

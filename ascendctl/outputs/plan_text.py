@@ -1,0 +1,101 @@
+"""Text rendering of a `Plan` for `ascendctl plan` / `ascendctl serve --dry-run` and of a pinned
+requirement set for `ascendctl pin`. Pure: returns lines; commands are shell-quoted for display only
+(the launcher runs argv lists, never a shell string)."""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING
+
+from ascendctl.plan.types import Plan
+
+if TYPE_CHECKING:
+    from ascendctl.facts.matrix.schema import Release
+    from ascendctl_engine.install_plan import InstallPlan
+
+
+def _release_line(plan: Plan) -> str:
+    r = plan.deployment.release
+    if r.backend == "npu":
+        parts = [f"vLLM {r.vllm}", f"CANN {r.cann}", f"torch {r.torch}", f"torch-npu {r.torch_npu}"]
+        if r.triton_ascend:
+            parts.append(f"triton-ascend {r.triton_ascend}")
+        return f"vllm-ascend {r.version} ({', '.join(parts)}; Python {r.python})"
+    return f"{r.package} {r.version} (vLLM {r.vllm}, torch {r.torch}; Python {r.python})"
+
+
+def _fit_line(plan: Plan) -> str:
+    if plan.fit is None:
+        return f"not estimated ({plan.fit_error})"
+    from ascendctl.plan.fit.report import summary_line
+
+    return summary_line(plan.fit) + "  [`ascendctl fit` for the table]"
+
+
+def render_plan(plan: Plan, *, node: int | None = None, why: bool = False) -> list[str]:
+    d = plan.deployment
+    where = f"{d.hardware} (npu)" if d.hardware else d.backend
+    out = [
+        f"plan: {d.name} on {where}",
+        f"release: {_release_line(plan)}  [{d.release.why}]",
+        f"model: {d.model.resolved} ({d.model.arch}{', multimodal' if d.model.multimodal else ''}; "
+        f"{d.model.traits_from})",
+    ]
+    if d.release.image:
+        out.append(f"image: {d.release.image}")
+    out.append(f"graph: {d.settings['engine.graph.mode'].value}  [{d.settings['engine.graph.mode'].source}]")
+    out.append(f"fit: {_fit_line(plan)}")
+    for command in plan.commands:
+        if node is not None and command.node != node:
+            continue
+        layout = d.nodes[command.node]
+        addr = f", {layout.address}" if layout.address else ""
+        out.append("")
+        out.append(f"node {command.node} ({command.role}{addr}):")
+        sources = plan.env_sources.get(command.node, {})
+        env = command.display_env()
+        if env:
+            out.append("  env:")
+            width = max(len(f"{k}={v}") for k, v in env.items())
+            for name, value in env.items():
+                text = f"{name}={value}"
+                out.append(f"    {text:<{width}}  # {sources.get(name, '')}")
+        for pre in command.pre_commands:
+            out.append(f"  before: {shlex.join(pre)}")
+        out.append(f"  run: {shlex.join(command.argv)}")
+        out.append(f"  health: {command.health_url or '(none: this node serves no HTTP)'}")
+    if why:
+        out.append("")
+        out.append("why:")
+        for key, text in plan.provenance.items():
+            out.append(f"  {key}: {text}")
+    # failures are refusals (or, allowed, warnings below); show what works but deserves a look
+    findings = [f for f in d.findings if f.notable and f.status != "fail"]
+    if findings:
+        out.append("")
+        out.append("findings:")
+        out += [f"  [{'info' if f.undecided else f.status}] {f.id}: {f.message}" for f in findings]
+    if plan.warnings:
+        out.append("")
+        out += [f"warning: {w}" for w in plan.warnings]
+    return out
+
+
+def render_pins(row: Release, install: InstallPlan, image: str | None, family: str | None) -> list[str]:
+    """The pinned requirement set of a release's engine environment, in install order."""
+    out = [f"# engine environment for {row.package} {row.version} ({row.backend}); Python {row.python}"]
+    if row.backend == "npu":
+        out.append(f"# host: Ascend driver + CANN {row.cann} (not pip-installable)")
+        out.append(
+            "# install order matters on Ascend: vLLM first, then vllm-ascend with the torch / torch-npu pins "
+            "(vllm-ascend does not depend on vllm; vllm-project/vllm-ascend#5710)"
+        )
+    for i, step in enumerate(install.steps, 1):
+        env = " ".join(f"{k}={v}" for k, v in step.env.items())
+        command = shlex.join(["pip", *step.pip_args])
+        out.append(f"{i}. {env + ' ' if env else ''}{command}")
+        out.append(f"   # {step.reason}")
+    if row.backend == "npu":
+        label = family or "(no hardware family declared)"
+        out.append(f"image ({label}): {image or 'none published for this release and family'}")
+    return out

@@ -1,0 +1,461 @@
+"""Will it fit: the per-device budget, KV tokens, concurrency, a verdict and the knobs that change it.
+
+Pure: `estimate(FitInputs)` reads nothing. Verdict (issue #18): `does-not-fit` when the KV cache cannot hold one
+sequence of `max_model_len` (or nothing is left for it), `low-memory` when it cannot hold `max_num_seqs` of
+them, `fits` otherwise. Each suggestion re-runs the estimate with one profile key changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal
+
+from ascendctl.plan.fit import budget, cache
+from ascendctl.plan.fit.budget import GIB, Layout
+
+if TYPE_CHECKING:
+    from ascendctl.facts.model_inspect import ModelConfig, ParamBreakdown, WeightStats
+
+Verdict = Literal["fits", "low-memory", "does-not-fit"]
+SCHEMA = 1
+
+
+@dataclass(frozen=True, eq=False)
+class FitInputs:
+    backend: str  # npu / cpu / cuda
+    config: ModelConfig
+    layout: Layout
+    max_model_len: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    device_bytes: int | None  # total memory of one device (npu/cuda); None on cpu
+    utilization: float  # device_utilization (npu/cuda)
+    cpu_kv_bytes: int | None = None  # cpu: VLLM_CPU_KVCACHE_SPACE, explicit
+    weights_stats: WeightStats | None = None
+    params: ParamBreakdown | None = None
+    quantization: str = "none"
+    graph_mode: str = "eager"
+    capture_sizes: tuple[int, ...] | None = None
+    capture_cap: int | None = None  # the hardware's most capture sizes
+    kv_cache_dtype: str = "auto"
+    block: int | None = None
+    hccl_buffsize_mb: int | None = None
+    speculative_tokens: int = 0
+    mtp_layers: int = 0
+    kv_halved: bool = False  # the 300I Duo worker halves the KV budget for workspace (era `kv-budget`)
+    whole_device: bool = False  # the worker charges the runtime's whole non-torch share, not its increase
+    kv_memory_flag: str | None = None  # the release's `--kv-cache-memory-bytes` spelling, if it has one
+    kv_memory_bytes: int | None = None  # an explicit --kv-cache-memory-bytes: the engine takes it as the KV cache
+    device_used_bytes: int = 0  # memory other processes already hold on the device (host facts: npu-smi)
+    measured_weights_bytes: int | None = None  # per rank, from a start-up log ("Loading model weights took")
+    hybrid_rule: str = "v0.18"  # how vllm-ascend sizes hybrid models' pages (the era registry's `fit` topic)
+    extra_args: tuple[str, ...] = ()  # the profile's engine.extra_args (a suggestion that adds one keeps them)
+    devices_per_node: int = 1
+    nodes: int = 1
+    max_devices_per_node: int | None = None
+    inputs: dict[str, str] = field(default_factory=dict)  # where each number came from
+
+
+@dataclass(frozen=True, eq=False)
+class DeviceBudget:
+    rank: str
+    count: int
+    hbm_gib: float | None
+    weights_gib: float
+    activation_gib: float
+    graph_capture_gib: float
+    comm_buffers_gib: float
+    runtime_reserve_gib: float
+    kv_cache_gib: float
+
+
+@dataclass(frozen=True, eq=False)
+class Suggestion:
+    sets: tuple[str, ...]  # `--set` assignments (KEY.PATH=VALUE), applied together
+    kv_tokens: int
+    max_concurrency: float
+    verdict: Verdict
+    why: str
+
+
+@dataclass(frozen=True, eq=False)
+class FitResult:
+    per_device: tuple[DeviceBudget, ...]
+    limiting_rank: str
+    kv_bytes_per_token: int
+    kv_tokens: int
+    max_concurrency: float
+    verdict: Verdict
+    block: int
+    graph_headroom_gib: float | None  # memory above the requested share that graph capture may use
+    suggested_kv_cache_memory: int | None  # bytes, the worker's own suggestion formula
+    suggestions: tuple[Suggestion, ...]
+    inputs: dict[str, str]
+    max_model_len: int
+    max_num_seqs: int
+    notes: tuple[str, ...] = ()
+    hccl_buffsize_mb: int = budget.HCCL_DEFAULT_BUFFSIZE_MB  # what the MC2 group gets (HCCL_BUFFSIZE or default)
+    mc2_need_mb: int | None = None  # what MoE dispatch needs for the planned batch (None: no MC2)
+    mc2_tokens_per_rank: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "per_device": [
+                {
+                    "rank": d.rank,
+                    "count": d.count,
+                    "hbm_gib": _round(d.hbm_gib),
+                    "weights_gib": _round(d.weights_gib),
+                    "activation_gib": _round(d.activation_gib),
+                    "graph_capture_gib": _round(d.graph_capture_gib),
+                    "comm_buffers_gib": _round(d.comm_buffers_gib),
+                    "runtime_reserve_gib": _round(d.runtime_reserve_gib),
+                    "kv_cache_gib": _round(d.kv_cache_gib),
+                }
+                for d in self.per_device
+            ],
+            "limiting_rank": self.limiting_rank,
+            "kv_bytes_per_token": self.kv_bytes_per_token,
+            "kv_tokens": self.kv_tokens,
+            "max_concurrency": round(self.max_concurrency, 2),
+            "verdict": self.verdict,
+            "block_size": self.block,
+            "graph_headroom_gib": _round(self.graph_headroom_gib),
+            "suggested_kv_cache_memory": self.suggested_kv_cache_memory,
+            "suggestions": [
+                {
+                    "set": " ".join(s.sets),
+                    "sets": list(s.sets),
+                    "kv_tokens": s.kv_tokens,
+                    "max_concurrency": round(s.max_concurrency, 2),
+                    "verdict": s.verdict,
+                    "why": s.why,
+                }
+                for s in self.suggestions
+            ],
+            "hccl": {
+                "buffsize_mb": self.hccl_buffsize_mb,
+                "mc2_need_mb": self.mc2_need_mb,
+                "mc2_tokens_per_rank": self.mc2_tokens_per_rank,
+            },
+            "inputs": dict(self.inputs),
+            "notes": list(self.notes),
+        }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def verdict_for(concurrency: float, max_num_seqs: int) -> Verdict:
+    """From the engine's own concurrency figure (requests of max_model_len the KV cache holds)."""
+    if concurrency < 1:
+        return "does-not-fit"
+    if concurrency < max_num_seqs:
+        return "low-memory"
+    return "fits"
+
+
+@dataclass(frozen=True, eq=False)
+class _Core:
+    budget: DeviceBudget
+    shape: cache.KvShape
+    bytes_per_token: int
+    kv_tokens: int
+    concurrency: float
+    verdict: Verdict
+    block: int
+    headroom: float | None
+    suggested: int | None
+    notes: tuple[str, ...]
+
+
+def _core(i: FitInputs) -> _Core:
+    cfg, layout = i.config, i.layout
+    try:
+        element = cache.element_bytes(i.kv_cache_dtype, cfg.torch_dtype)
+    except ValueError as exc:
+        raise FitError(f"{exc}: the fit covers 16-bit, fp8 and int8 caches") from None
+    shape = cache.kv_shape(
+        cfg, tensor=layout.tensor, pipeline=layout.pipeline, element=element, mtp_layers=i.mtp_layers,
+        hybrid_rule=i.hybrid_rule,
+    )  # fmt: skip
+    if shape is None:
+        raise FitError("config.json lacks the attention shapes (layers, heads, head_dim) the KV cache needs")
+    block = shape.block or i.block or cache.block_size(i.backend, cfg.mla)
+    notes = [shape.note]
+    weights = (
+        budget.Weights(i.measured_weights_bytes, "measured")
+        if i.measured_weights_bytes
+        else budget.weights_per_rank(
+            layout,
+            stats=i.weights_stats,
+            params=i.params,
+            quantization=i.quantization,
+            model_dtype=cfg.torch_dtype,
+            tied=cfg.tie_word_embeddings,
+        )
+    )
+    if weights is None:
+        raise FitError(
+            "the weights' size is unknown: no safetensors on this machine and config.json lacks the shapes "
+            "to count parameters"
+        )
+    weights_b = weights.bytes
+    activation = budget.activation_bytes(cfg, layout, batched_tokens=i.max_num_batched_tokens, num_seqs=i.max_num_seqs)
+    graph = budget.graph_bytes(i.graph_mode, _capture_sizes(i), shape.layers)
+    comm = budget.comm_bytes(layout, i.hccl_buffsize_mb) if i.backend == "npu" else 0
+    reserve = budget.runtime_reserve(i.whole_device) if i.backend == "npu" else 0
+    headroom: float | None = None
+    suggested: int | None = None
+    overcommitted = False
+    if i.backend == "cpu":
+        kv_bytes = float(i.cpu_kv_bytes or 0)
+        hbm = None
+    else:
+        total = float(i.device_bytes or 0)
+        requested = i.utilization * total
+        kv_bytes = requested - weights_b - activation - comm - reserve
+        if i.kv_memory_bytes is not None:
+            # the worker skips its profiling estimate and takes the number as it is (worker.py:534-548)
+            spent = weights_b + activation + comm + reserve + graph + i.kv_memory_bytes
+            if spent > total:
+                notes.append(
+                    f"the explicit KV size and the rest need {spent / GIB:.2f} GiB of the device's {total / GIB:.2f}"
+                )
+            kv_bytes = float(i.kv_memory_bytes)
+        used = float(i.device_used_bytes)
+        overcommitted = False
+        if used > 0 and i.whole_device:
+            # the old worker charges every byte already in use on the device to this engine
+            kv_bytes -= used
+            notes.append(f"{used / GIB:.2f} GiB already in use on the device is charged to this engine (≤ v0.14)")
+        elif used > 0 and requested + used > total:
+            overcommitted = True
+            notes.append(
+                f"{used / GIB:.2f} GiB is already in use on the device: the requested share of {requested / GIB:.2f} "
+                f"GiB does not fit next to it and allocating the KV cache fails (lower device_utilization or free "
+                "the device)"
+            )
+        hbm = total / GIB
+        headroom = (total - requested - (used if not i.whole_device else 0)) / GIB
+        suggested = int(requested - weights_b - activation - comm - reserve - graph - budget.SUGGESTION_MARGIN)
+        if graph / GIB > headroom:
+            notes.append(
+                f"graph capture needs ~{graph / GIB:.2f} GiB but only {headroom:.2f} GiB is above "
+                "device_utilization's share: capture may run out of memory"
+            )
+    if i.kv_halved and kv_bytes > 0:
+        kv_bytes /= 2
+        notes.append("the 300I Duo worker halves the KV budget for its workspace")
+    tokens, blocks = cache.capacity(shape, kv_bytes, block)
+    concurrency = cache.concurrency(shape, blocks, block, i.max_model_len)
+    verdict = verdict_for(concurrency, i.max_num_seqs)
+    if i.backend != "cpu" and graph / GIB > (headroom or 0) and verdict == "fits":
+        verdict = "low-memory"
+    if i.backend != "cpu" and overcommitted:
+        verdict = "does-not-fit"
+    row = DeviceBudget(
+        # TP/EP/DP ranks hold the same; with PP the last stage (MTP layers, the most layers) is the one shown
+        rank=("last stage" if layout.pipeline > 1 else ("all" if layout.devices > 1 else "0")),
+        count=layout.devices // layout.pipeline if layout.pipeline > 1 else layout.devices,
+        hbm_gib=hbm,
+        weights_gib=weights_b / GIB,
+        activation_gib=activation / GIB,
+        graph_capture_gib=graph / GIB,
+        comm_buffers_gib=comm / GIB,
+        runtime_reserve_gib=reserve / GIB,
+        kv_cache_gib=kv_bytes / GIB,
+    )
+    return _Core(
+        row, shape, shape.bytes_per_token, tokens, concurrency, verdict, block, headroom, suggested, tuple(notes)
+    )
+
+
+class FitError(ValueError):
+    """The estimate cannot be made (what is missing is the message)."""
+
+
+def _capture_sizes(i: FitInputs) -> list[int]:
+    if i.graph_mode == "eager":
+        return []
+    if i.capture_sizes:
+        return list(i.capture_sizes)
+    return budget.default_capture_sizes(i.max_num_seqs, i.speculative_tokens, i.capture_cap)
+
+
+def estimate(i: FitInputs) -> FitResult:
+    core = _core(i)
+    sizes = _capture_sizes(i)
+    tokens = budget.mc2_tokens_per_rank(
+        i.layout, largest_capture=max(sizes) if sizes else None, max_num_seqs=i.max_num_seqs,
+        spec_tokens=i.speculative_tokens,
+    )  # fmt: skip
+    need = budget.mc2_buffer_mb(i.config, i.layout, tokens_per_rank=tokens) if i.backend == "npu" else None
+    return FitResult(
+        per_device=(core.budget,),
+        limiting_rank=core.budget.rank,
+        kv_bytes_per_token=core.bytes_per_token,
+        kv_tokens=core.kv_tokens,
+        max_concurrency=core.concurrency,
+        verdict=core.verdict,
+        block=core.block,
+        graph_headroom_gib=core.headroom,
+        suggested_kv_cache_memory=core.suggested,
+        suggestions=tuple(suggest(i, core)),
+        inputs=dict(i.inputs),
+        max_model_len=i.max_model_len,
+        max_num_seqs=i.max_num_seqs,
+        notes=core.notes,
+        hccl_buffsize_mb=i.hccl_buffsize_mb or budget.HCCL_DEFAULT_BUFFSIZE_MB,
+        mc2_need_mb=need,
+        mc2_tokens_per_rank=tokens if need is not None else None,
+    )
+
+
+# ---- suggestions ---------------------------------------------------------------------------------------------
+
+
+def _round_down(value: int, step: int) -> int:
+    return value // step * step
+
+
+def _try(i: FitInputs, key: str, why: str, change: Callable[[FitInputs], FitInputs]) -> Suggestion | None:
+    """The estimate with one change; `key` holds its `--set` assignments separated by spaces."""
+    try:
+        core = _core(change(i))
+    except FitError:
+        return None
+    return Suggestion(tuple(key.split(" ")), core.kv_tokens, core.concurrency, core.verdict, why)
+
+
+def suggest(i: FitInputs, core: _Core) -> list[Suggestion]:
+    """The knobs that would change a `low-memory` or `does-not-fit` verdict, each with its computed effect."""
+    if core.verdict == "fits":
+        return []
+    out: list[Suggestion] = []
+    tokens = core.kv_tokens
+    # a shorter context: the longest that holds max_num_seqs sequences (fits), else one sequence (runs)
+    step = 1024 if tokens >= 1024 * max(i.max_num_seqs, 1) else core.block
+    per_seq = _round_down(tokens // max(i.max_num_seqs, 1), step)
+    one = _round_down(tokens, 1024 if tokens >= 1024 else core.block)
+    for length in dict.fromkeys(v for v in (per_seq, one) if 0 < v < i.max_model_len):
+        s = _try(
+            i, f"model.max_model_len={length}", "a context the KV cache holds",
+            partial(replace, max_model_len=length),
+        )  # fmt: skip
+        if s:
+            out.append(s)
+    # fewer sequences at the same context
+    seqs = int(core.concurrency)
+    if 0 < seqs < i.max_num_seqs:
+        s = _try(
+            i, f"engine.scheduler.max_num_seqs={seqs}", "as many sequences as the KV cache holds at max_model_len",
+            lambda x: replace(x, max_num_seqs=seqs),
+        )  # fmt: skip
+        if s:
+            out.append(s)
+    if i.backend == "npu":
+        out += _npu_suggestions(i, core)
+    return out
+
+
+def _tensor_sets(i: FitInputs, tensor: int) -> str:
+    """`engine.parallel.tensor=N`, with the devices per node it then needs when the node has fewer."""
+    per_node = -(-tensor * i.layout.data * i.layout.pipeline // max(i.nodes, 1))
+    more = f" target.devices_per_node={per_node}" if per_node > i.devices_per_node else ""
+    return f"engine.parallel.tensor={tensor}{more}"
+
+
+def _combined(i: FitInputs, core: _Core) -> list[Suggestion]:
+    """When no single knob lets one sequence fit: an int8 checkpoint together with the smallest larger tensor size
+    that does (each assignment is one `--set`)."""
+    if i.quantization not in ("none", "auto"):
+        return []
+    limit, heads, tensor = i.max_devices_per_node, i.config.num_attention_heads, i.layout.tensor * 2
+    while (limit is None or tensor * i.layout.data * i.layout.pipeline <= limit) and (
+        heads is None or heads % tensor == 0
+    ):
+        s = _try(
+            i, f"model.quantization=w8a8 {_tensor_sets(i, tensor)}",
+            f"an int8 checkpoint over {tensor} devices (no single change lets one sequence fit)",
+            partial(replace, quantization="w8a8", weights_stats=None, layout=replace(i.layout, tensor=tensor)),
+        )  # fmt: skip
+        if s and s.verdict != "does-not-fit":
+            return [s]
+        tensor *= 2
+    return []
+
+
+def _npu_suggestions(i: FitInputs, core: _Core) -> list[Suggestion]:
+    out: list[Suggestion] = []
+    layout = i.layout
+    limit = i.max_devices_per_node
+    heads = i.config.num_attention_heads
+    rank = {"does-not-fit": 0, "low-memory": 1, "fits": 2}
+    best: Suggestion | None = None
+    bigger = layout.tensor * 2
+    # the smallest larger TP that fits, else the smallest that improves the verdict, else the one with most tokens
+    while (limit is None or bigger * layout.data * layout.pipeline <= limit) and (heads is None or heads % bigger == 0):
+        s = _try(
+            i, _tensor_sets(i, bigger), f"weights and KV heads over {bigger} devices",
+            partial(replace, layout=replace(layout, tensor=bigger)),
+        )  # fmt: skip
+        if s and s.kv_tokens > core.kv_tokens:
+            if (
+                best is None
+                or rank[s.verdict] > rank[best.verdict]
+                or (rank[s.verdict] == rank[best.verdict] == rank[core.verdict] and s.kv_tokens > best.kv_tokens)
+            ):
+                best = s
+            if s.verdict == "fits":
+                break
+        bigger *= 2
+    if best:
+        out.append(best)
+    if i.config.moe and not layout.expert and layout.tensor * layout.data > 1:
+        s = _try(
+            i, "engine.parallel.expert=true", "routed experts spread over the EP ranks instead of TP-sharded",
+            lambda x: replace(x, layout=replace(layout, expert=True)),
+        )  # fmt: skip
+        if s and s.kv_tokens > core.kv_tokens:
+            out.append(s)
+    if i.quantization in ("none", "auto") and (i.config.torch_dtype or "bfloat16") in ("bfloat16", "float16"):
+        s = _try(
+            i, "model.quantization=w8a8", "an int8 (ModelSlim W8A8) checkpoint halves the linear weights",
+            lambda x: replace(x, quantization="w8a8", weights_stats=None),
+        )  # fmt: skip
+        if s and s.kv_tokens > core.kv_tokens:
+            out.append(s)
+    if core.verdict == "does-not-fit" and not any(x.verdict != "does-not-fit" for x in out):
+        out += _combined(i, core)
+    if i.graph_mode != "eager":
+        small = (1, 2, 4, 8, 16, 32)
+        s = _try(
+            i, "engine.graph.capture_sizes=[1,2,4,8,16,32]", "fewer captured graphs need less memory above the share",
+            lambda x: replace(x, capture_sizes=small),
+        )  # fmt: skip
+        if s and (s.verdict != core.verdict or s.kv_tokens != core.kv_tokens):
+            out.append(s)
+    if i.utilization < 0.95:
+        s = _try(
+            i, "engine.memory.device_utilization=0.95", "a larger share of device memory for the engine",
+            lambda x: replace(x, utilization=0.95),
+        )  # fmt: skip
+        if s and s.kv_tokens > core.kv_tokens:
+            out.append(s)
+    if i.kv_memory_flag and i.kv_memory_bytes is None and core.suggested and core.suggested > 0:
+        # the worker's own suggestion: everything measured (graphs included) and a margin off the requested share
+        args = json.dumps([*i.extra_args, f"{i.kv_memory_flag}={core.suggested}"], separators=(",", ":"))
+        s = _try(
+            i, f"engine.extra_args={args}",
+            "size the KV cache explicitly, graph memory and a 150 MiB margin deducted (the worker's formula)",
+            lambda x: replace(x, kv_memory_bytes=core.suggested),
+        )  # fmt: skip
+        if s:
+            out.append(s)
+    return out

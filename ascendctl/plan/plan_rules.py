@@ -1,0 +1,585 @@
+"""`plan.*` rules: the resolved plan against the model's config.json and the matrix's hardware limits.
+
+A failing `error` rule is a broken constraint (the planner refuses unless `allow_unsupported`); `warn` rules
+work but not as recommended; a rule that applies but lacks the model's config.json is `undecided` and shown.
+Hardware limits come from the matrix's hardware table (`PlanFacts.hardware`), never from family names; which
+quantizations break which features is the matrix's `feature_constraints` (reported through `plan.supported`).
+Facts: vllm-ascend.md FAQ #13 (§11 #12), §4.2 (EPLB), §6.2, §9.4, §9.6, §11 #14, #16, #29.
+Release-era facts (which flag ModelSlim weights need, which description file a tag reads, which keys a tag refuses
+outside a PD decode node) are asked of the era registry (`ascendctl_engine.adapters.eras`), never compared here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ascendctl.core.findings import Finding, Outcome, evaluate, passed, problem, rule, skipped, undecided
+from ascendctl_engine.flags import flag_value
+
+if TYPE_CHECKING:
+    from ascendctl.facts.matrix.schema import Hardware, Release
+    from ascendctl.facts.model_inspect import ModelConfig
+    from ascendctl.plan.fit.estimate import FitResult
+    from ascendctl.schema.profile import Profile
+    from ascendctl_engine.adapters.eras import Era
+
+MLA_HEADS = (32, 64, 128)  # the heads per TP rank the MLA graph kernels take (FAQ #13)
+EPLB_MIN_EXPERTS_PER_DEVICE = 8  # EPLB is not recommended at or below this many experts per device
+CP_FLAGS = ("--prefill-context-parallel-size", "--decode-context-parallel-size", "-pcp", "-dcp")
+# A default context at or above this many tokens is "long": vLLM's start-up check needs KV cache for one whole
+# request of max_model_len, and that grows linearly with it (a 32k-token request of a 7B model with full multi-head
+# attention already needs ~16 GiB). Today's checkpoints default to 32k (Qwen2.5), 40k (Qwen3) or 128k-256k (MoE /
+# MLA families), which operators rarely mean to serve; below 32k the default is what they would set anyway.
+LONG_CONTEXT = 32768
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    """What the plan rules see: the profile, the resolved plan's decisions and the model's own config."""
+
+    profile: Profile
+    graph_mode: str  # as resolved by the adapters (eager / piecewise / full / ... / default)
+    arch: str  # dense / moe / mla
+    config: ModelConfig | None
+    model_is_local: bool
+    hardware: Hardware | None = None  # the matrix's family (npu targets)
+    in_matrix: bool = True  # the model family is in the support matrix (npu targets)
+    verified_max_len: int | None = None  # the context the matrix verifies for this family on this hardware
+    env: Mapping[str, str] = field(default_factory=dict)  # the environment the engine gets
+    broken: tuple[str, ...] = ()  # matrix verdict, host and adapter problems the planner collected
+    fit: FitResult | None = None  # the memory fit of this plan (ascendctl.plan.fit), when it could be made
+    release: Release | None = None  # the resolved release row (for the era registry's answers)
+
+    @property
+    def npu(self) -> bool:
+        return self.profile.target.backend == "npu"
+
+
+def plan_findings(facts: PlanFacts) -> list[Finding]:
+    return evaluate("plan", facts)
+
+
+def captures_graphs(graph_mode: str) -> bool:
+    """Whether a resolved graph mode captures graphs (everything but eager; `auto` is unresolved)."""
+    return graph_mode not in ("eager", "auto")
+
+
+def launch_blocking_breaks_graphs(env: Mapping[str, str], graph_mode: str) -> bool:
+    """vllm-ascend refuses to start graph capture with ASCEND_LAUNCH_BLOCKING=1 (platform.py; §11 #14)."""
+    return env.get("ASCEND_LAUNCH_BLOCKING", "0") == "1" and captures_graphs(graph_mode)
+
+
+def _no_config(f: PlanFacts, what: str) -> Outcome:
+    where = (
+        "the model is a hub id not in the Hugging Face or ModelScope cache"
+        if not f.model_is_local
+        else "its config.json could not be read"
+    )
+    return undecided(f"skipped: {what} needs the model's config.json and {where}")
+
+
+def _ep_size(p: Profile) -> int:
+    return p.engine.parallel.tensor * p.engine.parallel.data
+
+
+@rule("plan.supported", "error", "The matrix and the release accept this deployment")
+def supported(f: PlanFacts) -> Outcome:
+    if f.broken:
+        return problem("; ".join(dict.fromkeys(f.broken)), "see `ascendctl plan PROFILE` for the suggestions")
+    return passed("no broken constraint")
+
+
+@rule(
+    "plan.model.in-matrix",
+    "warn",
+    "The model family is in the support matrix",
+    source="ascendctl/facts/data/matrix.yaml",
+)
+def model_in_matrix(f: PlanFacts) -> Outcome:
+    if not f.npu:
+        return skipped("the matrix records model support for Ascend only")
+    if not f.in_matrix:
+        return problem(
+            f"{f.profile.model.source} is not in the support matrix: model support is not verified",
+            "`ascendctl matrix models` lists the families",
+        )
+    return passed("listed")
+
+
+@rule(
+    "plan.hardware.dtype", "error", "model.dtype is one the hardware runs",
+    source="matrix hardware limits (vllm-ascend.md §9.4)",
+)  # fmt: skip
+def hardware_dtype(f: PlanFacts) -> Outcome:
+    hw, dtype = f.hardware, f.profile.model.dtype
+    if hw is None:
+        return skipped("no hardware family")
+    if dtype not in ("auto", *hw.limits.dtypes):
+        only = "/".join(hw.limits.dtypes)
+        return problem(
+            f"model.dtype: {hw.name} runs {only} only, not {dtype}", f"set model.dtype: {hw.limits.dtypes[0]}",
+            at=("model", "dtype"),
+        )  # fmt: skip
+    return passed(f"{dtype} on {hw.name}")
+
+
+@rule("plan.hardware.min-devices", "error", "Enough devices work together for the hardware family")
+def hardware_min_devices(f: PlanFacts) -> Outcome:
+    hw = f.hardware
+    if hw is None:
+        return skipped("no hardware family")
+    need, have = hw.limits.min_devices, f.profile.target.devices_per_node
+    if have < need:
+        return problem(
+            f"{hw.name} needs at least {need} devices working together, the profile uses {have}",
+            f"set target.devices_per_node: {need} (and engine.parallel.tensor to match)",
+            at=("target", "devices_per_node"),
+        )
+    return passed(f"{have} devices")
+
+
+@rule("plan.hardware.devices-per-node", "error", "No more devices per node than the family's servers have")
+def hardware_devices_per_node(f: PlanFacts) -> Outcome:
+    hw = f.hardware
+    if hw is None or hw.devices_per_server is None:
+        return skipped("no server size recorded for this family")
+    have = f.profile.target.devices_per_node
+    if have > hw.devices_per_server:
+        return problem(
+            f"target.devices_per_node {have} is more than the {hw.devices_per_server} devices of an {hw.name} "
+            "server (matrix hardware table)",
+            f"set target.devices_per_node ≤ {hw.devices_per_server} and spread the rest over target.nodes",
+            at=("target", "devices_per_node"),
+        )
+    return passed(f"{have} of {hw.devices_per_server} devices")
+
+
+@rule("plan.hardware.checkpoint-dtype", "warn", "The checkpoint's dtype runs natively", source="vllm-ascend.md §9.4")
+def checkpoint_dtype(f: PlanFacts) -> Outcome:
+    hw = f.hardware
+    if hw is None or "bfloat16" in hw.limits.dtypes:
+        return skipped("the hardware runs bfloat16")
+    if f.config is None:
+        return _no_config(f, "the checkpoint dtype check")
+    if f.config.torch_dtype == "bfloat16":
+        return problem(
+            f"the checkpoint is bfloat16 but {hw.name} runs {'/'.join(hw.limits.dtypes)} only: it is cast "
+            "(check accuracy)"
+        )
+    return passed(f"checkpoint {f.config.torch_dtype or 'dtype unknown'}")
+
+
+@rule(
+    "plan.hardware.max-model-len", "warn", "A bounded context where attention builds a full mask",
+    source="v0.18.0 docs/source/tutorials/hardwares/310p.md (vllm-ascend.md §9.6)",
+)  # fmt: skip
+def square_mask_length(f: PlanFacts) -> Outcome:
+    hw = f.hardware
+    if hw is None or not hw.limits.square_attention_mask:
+        return skipped("the attention path builds no full mask")
+    length = f.profile.model.max_model_len
+    if length is None:
+        return problem(
+            f"set a conservative model.max_model_len on {hw.name}: its attention path builds a full "
+            "float16 [max_model_len × max_model_len] mask",
+            at=("model", "max_model_len"),
+        )
+    if f.verified_max_len is not None and length > f.verified_max_len:
+        return problem(
+            f"model.max_model_len {length} is above the {f.verified_max_len} tokens the matrix verifies on "
+            f"{hw.name} (its attention mask is O(max_model_len²))",
+            at=("model", "max_model_len"),
+        )
+    return passed(f"max_model_len {length}")
+
+
+@rule("plan.mla.heads-per-rank", "error", "MLA graph kernels get 32, 64 or 128 heads per rank", source="FAQ #13")
+def mla_heads(f: PlanFacts) -> Outcome:
+    if not f.npu or f.arch != "mla" or not captures_graphs(f.graph_mode):
+        return skipped("not MLA with a graph mode on an NPU")
+    cfg = f.config
+    if cfg is None or cfg.num_attention_heads is None:
+        return _no_config(f, "the MLA heads-per-rank check")
+    tp = f.profile.engine.parallel.tensor
+    per_rank = cfg.num_attention_heads / tp
+    if per_rank in MLA_HEADS:
+        return passed(f"{per_rank:g} heads per rank")
+    return problem(
+        f"MLA with graph mode needs heads per TP rank in {{32, 64, 128}}: {cfg.num_attention_heads} heads / "
+        f"TP {tp} = {per_rank:g} (engine error EZ9999 'MLA only support {{32, 64, 128}}')",
+        "change the tensor size or use engine.graph.mode: eager",
+    )
+
+
+def _experts(f: PlanFacts) -> int | None:
+    return f.config.num_experts if f.config else None
+
+
+@rule("plan.moe.experts-divisible", "error", "Experts divide over the EP ranks", source="vllm-ascend.md §4.2")
+def experts_divisible(f: PlanFacts) -> Outcome:
+    p = f.profile
+    if not p.engine.parallel.expert:
+        return skipped("expert parallelism off")
+    experts = _experts(f)
+    if experts is None:
+        return _no_config(f, "the experts ÷ EP-size check")
+    total = experts + p.engine.eplb.redundant_experts
+    ep = _ep_size(p)
+    if total % ep == 0:
+        return passed(f"{total} experts over {ep} EP ranks")
+    return problem(
+        f"(experts {experts} + redundant {p.engine.eplb.redundant_experts}) = {total} is not divisible by the "
+        f"EP size {ep} (tensor × data)",
+        "adjust engine.eplb.redundant_experts or the layout",
+    )
+
+
+@rule(
+    "plan.eplb.experts-per-device", "warn", "EPLB has experts to balance",
+    source="vllm-ascend EPLB guide (expert_parallelism_load_balancer.md)",
+)  # fmt: skip
+def eplb_experts_per_device(f: PlanFacts) -> Outcome:
+    p = f.profile
+    if p.engine.eplb.mode == "off":
+        return skipped("EPLB off")
+    experts = _experts(f)
+    if experts is None:
+        return _no_config(f, "the experts-per-device check")
+    per_device = (experts + p.engine.eplb.redundant_experts) / _ep_size(p)
+    if per_device > EPLB_MIN_EXPERTS_PER_DEVICE:
+        return passed(f"{per_device:g} experts per device")
+    return problem(
+        f"EPLB with {per_device:g} experts per device (≤ {EPLB_MIN_EXPERTS_PER_DEVICE}) has little to balance "
+        "and is not recommended",
+        "turn EPLB off (engine.eplb.mode: off)",
+    )
+
+
+def _context_parallel(f: PlanFacts) -> bool:
+    p = f.profile
+    if (p.serving.prefill_context_parallel or 1) > 1 or (p.serving.decode_context_parallel or 1) > 1:
+        return True
+    if any(a.split("=", 1)[0] in CP_FLAGS for a in p.engine.extra_args):
+        return True
+    if p.engine.additional_config.get("enable_context_parallel") is True:
+        return True
+    return f.env.get("VLLM_ASCEND_ENABLE_CONTEXT_PARALLEL", "0") not in ("", "0")
+
+
+@rule(
+    "plan.graph.full-with-context-parallel", "warn", "FULL graphs and context parallelism",
+    source="main graph_mode.md (vllm-ascend.md §6.2)",
+)  # fmt: skip
+def full_with_context_parallel(f: PlanFacts) -> Outcome:
+    if f.graph_mode != "full" or not _context_parallel(f):
+        return skipped("not FULL graphs with context parallelism")
+    return problem(
+        "cudagraph_mode FULL is not sufficiently supported with context parallelism",
+        "use engine.graph.mode: full-decode-only",
+    )
+
+
+@rule(
+    "plan.graph.launch-blocking", "error", "ASCEND_LAUNCH_BLOCKING off with graph mode",
+    source="vllm_ascend/platform.py (vllm-ascend.md §11 #14)",
+)  # fmt: skip
+def launch_blocking(f: PlanFacts) -> Outcome:
+    if not f.npu:
+        return skipped("not an NPU target")
+    if launch_blocking_breaks_graphs(f.env, f.graph_mode):
+        return problem(
+            f"ASCEND_LAUNCH_BLOCKING=1 with graph mode {f.graph_mode}: vllm-ascend refuses to start (ACL graph is "
+            "incompatible with it)",
+            "unset ASCEND_LAUNCH_BLOCKING (or set it to 0), or use engine.graph.mode: eager while debugging",
+        )
+    return passed(f"ASCEND_LAUNCH_BLOCKING={f.env.get('ASCEND_LAUNCH_BLOCKING', 'unset')}, graph mode {f.graph_mode}")
+
+
+# --------------------------------------------------------------------------------------------------
+# quantization, attention heads, context length, PD-decode-only keys (issue 17)
+
+
+def _era(f: PlanFacts, topic: str) -> Era | None:
+    """The era registry's answer for `topic` on the plan's release (None off NPU or without a release)."""
+    if f.release is None or f.release.backend != "npu":
+        return None
+    from ascendctl_engine.adapters.eras import era_for_release
+
+    return era_for_release(topic, f.release.backend, f.release.vllm, f.release.vllm_ascend)
+
+
+def _extra_args(p: Profile) -> list[str]:
+    return [*p.engine.extra_args, *(a for node in p.network.nodes for a in node.extra_args)]
+
+
+def _model_dir(f: PlanFacts) -> str:
+    return str(Path(f.config.path).parent) if f.config and f.config.path else f.profile.model.source
+
+
+@rule(
+    "plan.quant.modelslim-unset", "error", "ModelSlim weights are loaded as ModelSlim weights",
+    source="vllm-ascend.md §11 #16; quantization era traits (engine/ascendctl_engine/adapters/model.py): detection at "
+    "v0.15.0rc1:vllm_ascend/platform.py:178, none at v0.16.0rc1, again from v0.17.0rc1:vllm_ascend/platform.py:184",
+)  # fmt: skip
+def modelslim_unset(f: PlanFacts) -> Outcome:
+    p = f.profile
+    if not f.npu or f.release is None:
+        return skipped("ModelSlim weights run on Ascend NPUs only")
+    if p.model.quantization != "none":
+        return skipped(f"model.quantization is {p.model.quantization}")
+    if flag_value(_extra_args(p), "--quantization") is not None:
+        return skipped("--quantization is passed through extra_args")
+    from ascendctl_engine.adapters import quantization_rule
+
+    rule_ = quantization_rule(f.release.backend, f.release.vllm, f.release.vllm_ascend)
+    if f.config is None:
+        if rule_.auto_detect:
+            return skipped(f"{rule_.era} detects ModelSlim weights itself")
+        return _no_config(f, "the ModelSlim-weights check")
+    if not f.config.modelslim:
+        return passed("no quant_model_description.json (float weights)")
+    where = _model_dir(f)
+    if rule_.auto_detect:
+        return problem(
+            f"model.quantization is none but {where} holds ModelSlim weights (quant_model_description.json): "
+            f"{rule_.era} detects them and loads them quantized, while the plan sizes them as float weights",
+            "set model.quantization: auto (or the checkpoint's ModelSlim type, e.g. w8a8_dynamic)",
+            severity="warn",
+            at=("model", "quantization"),
+        )
+    if rule_.flag == "unavailable":
+        return problem(
+            f"{where} holds ModelSlim weights (quant_model_description.json) but {f.release.version} cannot load "
+            f"them ({rule_.era}: {rule_.source})",
+            "use a release that loads ModelSlim weights (`ascendctl matrix quantizations`), or float weights",
+            at=("release",),
+        )
+    return problem(
+        f"model.quantization is none but {where} holds ModelSlim weights (quant_model_description.json): "
+        f"{rule_.era} does not detect them, so the engine loads them as float weights and fails with "
+        "KeyError: '…layers.0.self_attn.q_proj.weight'",
+        "set model.quantization: auto (the plan then adds `--quantization ascend`), or the checkpoint's ModelSlim "
+        "type, e.g. w8a8_dynamic",
+        at=("model", "quantization"),
+    )
+
+
+@rule(
+    "plan.quant.description-name", "error", "The ModelSlim description has the name vllm-ascend reads",
+    source="v0.23.0:vllm_ascend/quantization/modelslim_config.py:67 (MODELSLIM_CONFIG_FILENAME); older msModelSlim "
+    "output: v0.8.4rc2:docs/source/tutorials/multi_npu_quantization.md:65; era topic quant-description",
+)  # fmt: skip
+def description_name(f: PlanFacts) -> Outcome:
+    chosen = _era(f, "quant-description")
+    if chosen is None:
+        return skipped("ModelSlim weights run on Ascend NPUs only")
+    standard = chosen.traits.get("filename")
+    if not standard:
+        return skipped(f"{chosen.label} reads the quant description from config.json, not from a file")
+    if f.config is None:
+        if f.profile.model.quantization in ("none", "auto"):  # plan.quant.modelslim-unset speaks for these
+            return skipped("the model directory could not be inspected")
+        return _no_config(f, "the ModelSlim description-name check")
+    misnamed = f.config.misnamed_quant_descriptions
+    if not misnamed:
+        return passed("no misnamed ModelSlim description")
+    where = _model_dir(f)
+    return problem(
+        f"{where} has {', '.join(misnamed)} but no {standard}, the only description {f.profile.release} reads "
+        f"({chosen.source}): with --quantization ascend the engine stops with 'ModelSlim Quantization Config Not "
+        "Found', without it the quantized weights load as float and fail with a KeyError",
+        f"rename or copy {misnamed[0]} to {where}/{standard} (older msModelSlim put the quant type in the name)",
+    )
+
+
+def _working_tp(heads: int, kv_heads: int | None, limit: int) -> list[int]:
+    return [t for t in range(1, limit + 1) if _heads_split(heads, kv_heads, t) is None]
+
+
+def _heads_split(heads: int, kv_heads: int | None, tp: int) -> str | None:
+    """vLLM's own refusal for `tp` ranks, or None: ModelConfig.verify_with_parallel_config (vllm/config/model.py)
+    checks the attention heads; QKVParallelLinear (vllm/model_executor/layers/linear.py) splits the KV heads with
+    `divide` (vllm/distributed/utils.py ensure_divisibility), replicating them when there are fewer than ranks."""
+    if heads % tp:
+        return f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp})."
+    if kv_heads is None:
+        return None
+    if tp >= kv_heads and tp % kv_heads:
+        return f"AssertionError: {tp} is not divisible by {kv_heads} (TP {tp} ≥ {kv_heads} KV heads: replicated)"
+    if tp < kv_heads and kv_heads % tp:
+        return f"AssertionError: {kv_heads} is not divisible by {tp} (the KV heads split over TP {tp})"
+    return None
+
+
+@rule(
+    "plan.tp.heads-divisible", "error", "The attention and KV heads split over the tensor-parallel ranks",
+    source="vllm vllm/config/model.py ModelConfig.verify_with_parallel_config; "
+    "vllm/model_executor/layers/linear.py QKVParallelLinear.__init__ (num_kv_head_replicas)",
+)  # fmt: skip
+def heads_divisible(f: PlanFacts) -> Outcome:
+    tp = f.profile.engine.parallel.tensor
+    if tp == 1:
+        return skipped("tensor parallelism off")
+    cfg = f.config
+    if cfg is None or cfg.num_attention_heads is None:
+        return _no_config(f, "the heads ÷ TP check")
+    heads = cfg.num_attention_heads
+    kv_heads = None if cfg.mla else (cfg.num_key_value_heads or heads)  # MLA: one latent KV cache, no KV split
+    refusal = _heads_split(heads, kv_heads, tp)
+    if refusal is None:
+        kv = "" if kv_heads is None else f", {kv_heads} KV heads"
+        return passed(f"{heads} heads{kv} over TP {tp}")
+    limit = max(f.profile.target.devices_per_node, tp)
+    sizes = ", ".join(str(t) for t in _working_tp(heads, kv_heads, limit))
+    kv_text = " (MLA: the attention heads only)" if kv_heads is None else f" and {kv_heads} KV heads"
+    return problem(
+        f"engine.parallel.tensor {tp} does not split {heads} attention heads{kv_text}: vLLM refuses to start "
+        f"({refusal})",
+        f"set engine.parallel.tensor to one of {sizes} (sizes up to {limit} that split the heads)",
+        at=("engine", "parallel", "tensor"),
+    )
+
+
+@rule(
+    "plan.model.max-model-len-unset", "warn", "A bounded context for long-context models",
+    source="vllm vllm/config/model.py _get_and_verify_max_len; vllm/v1/core/kv_cache_utils.py "
+    "check_enough_kv_cache_memory; vllm-ascend FAQ #12 (§11 #24)",
+)  # fmt: skip
+def max_model_len_unset(f: PlanFacts) -> Outcome:
+    p = f.profile
+    if p.model.max_model_len is not None:
+        return skipped(f"model.max_model_len {p.model.max_model_len}")
+    if f.hardware is not None and f.hardware.limits.square_attention_mask:
+        return skipped("plan.hardware.max-model-len asks for a bounded context on this hardware")
+    if f.config is None:
+        return _no_config(f, "the default-context check")
+    length = f.config.derived_max_model_len
+    if length is None:
+        return skipped("config.json gives no max_position_embeddings")
+    if length < LONG_CONTEXT:
+        return passed(f"default context {length} tokens")
+    rope = f" × RoPE {f.config.rope_type} factor {f.config.rope_factor:g}" if f.config.rope_factor else ""
+    return problem(
+        f"model.max_model_len is unset: the engine serves the model's full default context, {length} tokens "
+        f"(max_position_embeddings{rope}), and refuses to start when the KV cache cannot hold one request of "
+        "that length ('To serve at least one request with the model's max seq len (…), … KV cache is needed, "
+        "which is larger than the available KV cache memory')",
+        "set model.max_model_len to the longest prompt + output you serve (e.g. 32768)",
+        at=("model", "max_model_len"),
+    )
+
+
+def _config_value(config: Mapping[str, Any], path: str) -> Any:
+    node: Any = config
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _kv_role(p: Profile) -> str | None:
+    """The node role a `--kv-transfer-config` in extra_args gives (`kv_consumer`, ...), "" when it cannot be
+    read, None without one (ascendctl plans no PD roles itself)."""
+    raw = flag_value(_extra_args(p), "--kv-transfer-config")
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return ""
+    role = data.get("kv_role") if isinstance(data, dict) else None
+    return role if isinstance(role, str) else ""
+
+
+def _pd_decode_only(f: PlanFacts, feature: str, what: str, switch: bool = False) -> Outcome:
+    chosen = _era(f, "pd-decode-only")
+    if chosen is None:
+        return skipped("an Ascend-only setting")
+    keys = chosen.traits.get("keys", {})
+    if feature not in keys:
+        return skipped(f"{chosen.label} has no PD-decode-only check for {what}")
+    paths, error, source = keys[feature]
+    cfg = f.profile.engine.additional_config
+    given = [path for path in paths if _config_value(cfg, path) not in (None, False, 0)]
+    said = [f"engine.additional_config.{path}" for path in given] + (["engine.ascend." + what] if switch else [])
+    if not said:
+        return skipped(f"{what} not set")
+    role = _kv_role(f.profile)
+    if role == "kv_consumer":
+        return passed(f"{what} on a PD decode node (--kv-transfer-config kv_role kv_consumer)")
+    if role == "kv_producer" and feature == "recompute":  # accepted (v0.18.0) or ignored with a warning (v0.23.0)
+        return skipped(f"{what} on a PD prefill node: the release accepts or ignores it there")
+    if role == "":
+        return undecided(f"{what}: the --kv-transfer-config in extra_args does not say kv_role; it needs kv_consumer")
+    node = "a PD-mixed node (no --kv-transfer-config)" if role is None else f"a {role} node"
+    return problem(
+        f"{' and '.join(said)}: {f.profile.release} accepts {what} only on a PD-disaggregated decode node "
+        f"(kv_role kv_consumer), and this plan is {node}: the engine refuses to start ({error}) [{source}]",
+        f"remove {' and '.join(said)} (ascendctl plans no prefill/decode roles; on a hand-built PD decode node "
+        "pass its --kv-transfer-config with kv_role kv_consumer)",
+    )
+
+
+@rule(
+    "plan.ascend.kv-nz-pd-decode", "error", "enable_kv_nz only on an MLA PD decode node",
+    source="v0.23.0:vllm_ascend/ascend_config.py:274,277 (first v0.13.0rc2:…:147,151); era topic pd-decode-only",
+)  # fmt: skip
+def kv_nz_pd_decode(f: PlanFacts) -> Outcome:
+    outcome = _pd_decode_only(f, "kv_nz", "enable_kv_nz")
+    if outcome.kind == "problem" and f.arch != "mla":
+        return problem(
+            f"engine.additional_config.enable_kv_nz: {f.profile.release} supports the NZ KV cache for MLA models "
+            f"only and this model is {f.arch}: the engine refuses to start (RuntimeError: enable_kv_nz is only "
+            "supported for mla currently.)",
+            "remove engine.additional_config.enable_kv_nz",
+        )
+    return outcome
+
+
+@rule(
+    "plan.ascend.recompute-scheduler-pd-decode", "error", "The recompute scheduler only on a PD-disaggregated node",
+    source="v0.18.0:vllm_ascend/platform.py:466 … v0.23.0:vllm_ascend/platform.py:703, "
+    "v0.25.1rc1:vllm_ascend/platform.py:694; era topic pd-decode-only",
+)  # fmt: skip
+def recompute_scheduler_pd_decode(f: PlanFacts) -> Outcome:
+    switch = f.profile.engine.ascend.recompute_scheduler is True
+    return _pd_decode_only(f, "recompute", "recompute_scheduler", switch=switch)
+
+
+@rule(
+    "plan.ascend.oproj-tp-pd-decode", "error", "o_proj fine-grained TP only on a PD decode node",
+    source="v0.23.0:vllm_ascend/ascend_config.py:556,559 (first v0.10.2rc1:vllm_ascend/ascend_config.py:80); "
+    "era topic pd-decode-only",
+)  # fmt: skip
+def oproj_tp_pd_decode(f: PlanFacts) -> Outcome:
+    return _pd_decode_only(f, "oproj", "oproj_tensor_parallel_size")
+
+
+@rule(
+    "plan.moe.hccl-buffsize", "warn", "HCCL_BUFFSIZE holds the MoE dispatch of the planned batch",
+    source="CANN MoeDistributeDispatch buffer rule as vllm-project/vllm-ascend#3073 encodes it; "
+    "v0.23.0:vllm_ascend/ascend_forward_context.py:202-217 (tokens per rank); vllm-project/vllm-ascend#2674, #6130",
+)  # fmt: skip
+def hccl_buffsize(f: PlanFacts) -> Outcome:
+    if not f.npu or not f.profile.engine.parallel.expert:
+        return skipped("no expert parallelism on an NPU: no MC2 dispatch")
+    if f.fit is None:
+        return _no_config(f, "the MoE dispatch buffer estimate")
+    need, have = f.fit.mc2_need_mb, f.fit.hccl_buffsize_mb
+    if need is None:
+        return skipped("not a MoE model with an expert-parallel group: no MC2 dispatch")
+    tokens = f.fit.mc2_tokens_per_rank
+    if have < need:
+        return problem(
+            f"HCCL_BUFFSIZE {have} MB is below the ~{need} MB MoE dispatch needs for {tokens} tokens per rank "
+            "(the engine fails with `HCCL_BUFFSIZE is too SMALL` or `The DDR address of the MTE instruction is "
+            "out of range`)",
+            f'set runtime.env HCCL_BUFFSIZE: "{need}" or more, or lower engine.scheduler.max_num_seqs / the '
+            "capture sizes",
+        )
+    return passed(f"HCCL_BUFFSIZE {have} MB ≥ ~{need} MB for {tokens} tokens per rank")

@@ -1,0 +1,112 @@
+"""Reading the deployments recorded on this host, for `ps`, `logs` and `stop` (the state store is the one
+boundary; health probes run against 127.0.0.1-style endpoints recorded by the supervisor).
+
+The state directory is hostile input here: a record that cannot be used is skipped with a warning by the
+store (the others still work), and a state directory that cannot be read at all, or a log that is gone or
+not a file, is an `OperationFailed` (exit 1) with one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import BinaryIO
+
+from ascendctl.core.errors import OperationFailed
+from ascendctl_engine.state import Listed, StateError, StateStore
+
+
+def health_of(entry: Listed) -> str:
+    from ascendctl_engine.health import probe
+
+    state = entry.state
+    if entry.orphaned:
+        return "orphaned"
+    if state.health_url is None:
+        return "n/a"
+    result = probe(state.health_url, timeout=1.0)
+    if result.ok:
+        return "ok"
+    return f"unhealthy ({result.status})" if result.status is not None else "down"
+
+
+def listed(store: StateStore, name: str | None = None, node: int | None = None) -> list[Listed]:
+    """The store's usable entries (all, or those of `name` / `node`); the state dir failing is exit 1."""
+    try:
+        return store.entries() if name is None else store.find(name, node)
+    except StateError as exc:
+        raise OperationFailed(str(exc)) from None
+
+
+def deployment_rows(store: StateStore | None = None) -> list[dict[str, object]]:
+    """One row per recorded deployment. The `--json` shape of `ascendctl ps` (pinned by tests)."""
+    store = store or StateStore()
+    now = time.time()
+    rows: list[dict[str, object]] = []
+    for entry in listed(store):
+        state = entry.state
+        rows.append(
+            {
+                "name": state.name,
+                "node": state.node,
+                "role": state.role,
+                "pid": state.supervisor_pid,
+                "engine_pid": state.engine_pid,
+                "endpoint": state.endpoint,
+                "started_at": state.started_at,
+                "uptime_s": round(max(0.0, now - state.started_at), 1),
+                "status": "orphaned" if entry.orphaned else state.status,
+                "health": health_of(entry),
+                "restarts": state.restarts,
+                "log": state.log_path,
+            }
+        )
+    return rows
+
+
+def _check_name(name: str, store: StateStore) -> None:
+    try:
+        store.path_for(name, 0)
+    except ValueError:
+        raise OperationFailed(f"{name!r} is not a deployment name") from None
+
+
+def find_running(name: str, node: int | None, store: StateStore | None = None) -> list[Listed]:
+    store = store or StateStore()
+    _check_name(name, store)
+    found = listed(store, name, node)
+    if not found:
+        where = "" if node is None else f" (node {node})"
+        unusable = [str(p) for p in store.bad_records if p.name.startswith(f"{name}.node")]
+        if unusable:
+            raise OperationFailed(
+                f"no usable record of a deployment named {name!r}{where}: {', '.join(unusable)} cannot be read "
+                "(see the warning above)"
+            )
+        raise OperationFailed(f"no running deployment named {name!r}{where}; see `ascendctl ps`")
+    return found
+
+
+def log_path_for(name: str, node: int | None, store: StateStore | None = None) -> Path:
+    """The log of a running deployment, or of the last run of a stopped one."""
+    store = store or StateStore()
+    _check_name(name, store)
+    running = listed(store, name, node)
+    if running:
+        return Path(running[0].state.log_path)
+    path = store.log_path(name, node or 0)
+    if not path.exists() and not path.is_symlink():
+        raise OperationFailed(f"no logs for {name!r}{'' if node is None else f' (node {node})'}; see `ascendctl ps`")
+    return path
+
+
+def open_log(path: Path, name: str) -> BinaryIO:
+    """The log file, opened for reading; a log that was deleted or is not a regular file is exit 1."""
+    from ascendctl_engine.jsonio import JsonReadError, open_regular
+
+    try:
+        return open_regular(path)
+    except JsonReadError as exc:
+        if exc.missing:
+            raise OperationFailed(f"the log of {name!r} is gone: {path} was deleted") from None
+        raise OperationFailed(f"cannot read the log of {name!r}: {path}: {exc.reason}") from None

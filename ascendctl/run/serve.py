@@ -1,0 +1,181 @@
+"""What `ascendctl serve` does before and around the supervisor: gather this host's facts → plan the profile
+against them (the same `plan_profile` call as `plan --facts`) → the command for this node, its engine
+environment, its supervisor settings; the pre-launch checks; what to print when ready.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ascendctl.core.errors import OperationFailed, UserInputError
+from ascendctl.plan.types import Plan
+from ascendctl.schema.profile import Profile
+from ascendctl.schema.secrets import key_file_warnings
+from ascendctl_engine.envs import EngineEnv
+from ascendctl_engine.spec import EngineCommand, Supervision
+from ascendctl_engine.state import StateStore
+
+
+@dataclass(frozen=True)
+class ServeTarget:
+    profile: Profile
+    profile_path: Path
+    overrides: tuple[str, ...]
+    node: int
+    command: EngineCommand
+    node_count: int
+    engine: EngineEnv
+    plan: Plan
+
+    @property
+    def name(self) -> str:
+        return self.profile.metadata.name
+
+    @property
+    def supervision(self) -> Supervision:
+        """The node's supervision settings (the planner sets them on every command)."""
+        if self.command.supervision is None:
+            raise OperationFailed(f"the plan gave node {self.node} no supervision settings (a bug in ascendctl)")
+        return self.command.supervision
+
+    @property
+    def prefix(self) -> str:
+        return f"[{self.name}] " if self.node_count == 1 else f"[{self.name}/node{self.node}] "
+
+
+def plan_here(profile: Profile) -> Plan:
+    """The profile planned against this host's facts (probed now: NPUs, driver, CANN, CPU cores), so what
+    runs is what `ascendctl plan --facts <this host's check --json>` prints."""
+    import os
+
+    from ascendctl.plan.planner import plan_profile
+    from ascendctl_engine.host.gather import gather_host_facts
+    from ascendctl_engine.host.probe import LocalHostProbe
+
+    facts = gather_host_facts(LocalHostProbe("/", os.environ))
+    return plan_profile(profile, host=facts)
+
+
+def plan_notes(plan: Plan) -> list[str]:
+    """What the plan says before anything starts: its warnings and the plan rules worth a look."""
+    notes = [f"warning: {w}" for w in plan.warnings]
+    for f in plan.deployment.findings:
+        if f.notable and f.status != "fail":
+            notes.append(f"{'note' if f.undecided else f.status}: {f.id}: {f.message}")
+    notes += [f"warning: {w}" for w in key_file_warnings(plan.commands)]  # others may read these key files
+    return notes
+
+
+def check_prepared_model(profile: Profile) -> None:
+    """`prepared:NAME` must exist before anything starts (the engine would only say "Repo id must be ...")."""
+    from ascendctl_engine.prepared_models import PREPARED_PREFIX, ModelError, resolve_model_source
+
+    if profile.model.source.startswith(PREPARED_PREFIX):
+        try:
+            resolve_model_source(profile.model.source)
+        except ModelError as exc:
+            raise OperationFailed(f"{exc}; {exc.hint}" if exc.hint else str(exc)) from None
+
+
+def install_command(profile_path: Path) -> str:
+    """The exact command that installs the engine environment this profile needs."""
+    return f"ascendctl engine install {shlex.quote(str(profile_path))}"
+
+
+def engine_env_for(profile: Profile, profile_path: Path) -> EngineEnv:
+    """The installed engine environment the profile's backend × release needs, or a failure that says how
+    to install it."""
+    from ascendctl.run.engine_envs import engine_spec_for
+    from ascendctl_engine.envs import find_engine
+
+    spec = engine_spec_for(profile.target.backend, profile.release)
+    env = find_engine(spec.backend, spec.release)
+    if env is None or not env.vllm_executable.exists():
+        raise OperationFailed(
+            f"the {spec.backend} engine environment {spec.name} is not installed; "
+            f"install it with: {install_command(profile_path)}"
+        )
+    return env
+
+
+def load_target(profile_path: Path, overrides: Sequence[str], node: int | None) -> ServeTarget:
+    from ascendctl.schema.loader import load_profile
+
+    profile = load_profile(profile_path, overrides)
+    # The engine first: `ascendctl model prepare` itself runs inside the engine environment.
+    engine = engine_env_for(profile, profile_path)
+    check_prepared_model(profile)
+    plan = plan_here(profile)
+    commands = list(plan.commands)
+    if node is None:
+        if len(commands) > 1:
+            lines = ", ".join(f"`--node {c.node}` ({c.role})" for c in commands)
+            raise UserInputError(
+                f"{profile.metadata.name} spans {len(commands)} nodes: run `ascendctl serve {profile_path} "
+                f"--node N` on each host ({lines})"
+            )
+        node = commands[0].node
+    chosen = [c for c in commands if c.node == node]
+    if not chosen:
+        known = ", ".join(str(c.node) for c in commands)
+        raise UserInputError(f"--node {node}: {profile.metadata.name} has nodes {known}")
+    command = chosen[0]
+    if command.symbols is not None and command.symbols.unresolved:
+        fields = ", ".join(f"network.nodes[{n}].address" for n in command.symbols.unresolved)
+        raise UserInputError(f"node {node} needs the addresses it connects to: set {fields}")
+    return ServeTarget(profile, profile_path, tuple(overrides), node, command, len(commands), engine, plan)
+
+
+def preflight(target: ServeTarget, store: StateStore) -> None:
+    """Refuse to start what cannot start: the same deployment already running here, a busy port."""
+    from ascendctl.run.deployments import listed
+    from ascendctl_engine.health import port_in_use
+
+    for entry in listed(store, target.name, target.node):
+        state = entry.state
+        where = f" at {state.endpoint}" if state.endpoint else ""
+        raise OperationFailed(
+            f"{target.name} (node {target.node}) is already running{where}, supervisor pid {state.supervisor_pid}; "
+            f"stop it with: ascendctl stop {target.name}"
+        )
+    listen = target.command.listen
+    if listen is not None:
+        host, port = listen.host, listen.port
+        problem = port_in_use(host, port)
+        if problem is not None:
+            raise OperationFailed(
+                f"cannot serve on port {port}: {problem}; stop whatever uses it or choose another port "
+                f"(--set server.port=N)"
+            )
+
+
+def curl_example(target: ServeTarget) -> str:
+    """A copy-paste request for the served endpoint; an API key appears only as a placeholder."""
+    base = target.command.endpoint
+    if base is None:
+        return ""
+    profile = target.profile
+    model = profile.model.served_name or profile.model.source
+    auth = ""
+    key = profile.server.api_key
+    if key is not None:
+        value = f"${key.env}" if key.env else f"$(head -n1 {shlex.quote(str(key.file))})"
+        auth = f' -H "Authorization: Bearer {value}"'
+    body: dict[str, object]
+    if profile.model.task == "embed":
+        path, body = "/v1/embeddings", {"model": model, "input": "What is the capital of France?"}
+    elif profile.model.task == "rerank":
+        path, body = "/v1/rerank", {"model": model, "query": "capital of France", "documents": ["Paris", "Rome"]}
+    else:
+        path = "/v1/chat/completions"
+        body = {
+            "model": model,
+            "messages": [{"role": "user", "content": "What is the capital of France?"}],
+            "max_tokens": 32,
+            "temperature": 0,
+        }
+    return f"curl {base}{path}{auth} -H 'Content-Type: application/json' -d {shlex.quote(json.dumps(body))}"

@@ -1,0 +1,240 @@
+"""Secrets in a profile: where their values may come from, which names and flags mean one, which variables
+`check` must redact, and what `check` and `serve` say about key files.
+
+A secret's value never enters a profile, a plan, a rendered file, the state dir or a log. The profile names
+a source — `{env: VAR}` or `{file: PATH}` — for the API key (`server.api_key`, exported as `VLLM_API_KEY`)
+and for any other secret variable (`runtime.secrets`, e.g. `HF_TOKEN`); the planner carries sources as
+`SecretRef`s (`EngineCommand.secret_env`), plans print them as `<redacted>`, renderers write references
+(a Kubernetes Secret, `${VAR:?}`, a key-file read), and only the launcher reads the values, at start
+(`ascendctl_engine.launcher.resolve_secrets`), redacting them from every engine line it logs.
+
+What looks like an inline secret is refused when the profile is loaded (exit 2, `file:line`): a
+`runtime.env` entry whose name is a secret's (`ascendctl_engine.spec.secret_name_part`: a `_`-separated part
+KEY, APIKEY, TOKEN, SECRET(S), or one containing PASSWORD/PASSWD) unless its value is a switch (`0`, `1`,
+`true`, `false`, `yes`, `no`, `on`, `off`), and a secret-valued `vllm serve` flag in `engine.extra_args`
+(`SECRET_FLAGS`).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import stat
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, Field, model_validator
+
+from ascendctl.schema.base import StrictModel
+from ascendctl_engine.spec import is_secret_name, secret_name_part
+
+if TYPE_CHECKING:
+    from ascendctl.schema.profile import Profile
+    from ascendctl_engine.spec import EngineCommand
+
+# A POSIX shell "Name" (ASCII only): renderers write it as `export NAME=` / `${NAME:?}` and cannot quote it.
+POSIX_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+POSIX_NAME_TEXT = "[A-Za-z_][A-Za-z0-9_]*"
+
+# The variable vLLM reads its API key from; the planner fills it from `server.api_key` only.
+API_KEY_VAR = "VLLM_API_KEY"
+
+INLINE_REFUSED = "secrets are never written inline: give {env: VAR} or {file: PATH}"
+
+# `vllm serve` flags whose value is a secret → (the shortest prefix vLLM's parser still reads as that flag,
+# what to use instead, whether the bare flag is harmless). vLLM's argparse takes unique-prefix abbreviations
+# (engine/ascendctl_engine/adapters/parser_snapshot.py): `--api-k` is `--api-key`, while `--api` also starts
+# `--api-server-count` and `--hf` starts `--hf-overrides`. A bare `--hf-token` means "the token cached by
+# `huggingface-cli login`", which puts no secret in the profile.
+SECRET_FLAGS: Mapping[str, tuple[str, str, bool]] = {
+    "--api-key": ("--api-k", "set server.api_key: {env: VAR} or {file: PATH}", False),
+    "--hf-token": ("--hf-t", "use runtime.secrets: {HF_TOKEN: {env: VAR}} or {HF_TOKEN: {file: PATH}}", True),
+}
+
+
+def is_posix_name(name: str) -> bool:
+    return POSIX_NAME.fullmatch(name) is not None
+
+
+class SecretSource(StrictModel):
+    """Where one secret's value comes from at launch: exactly one of an env var or a file."""
+
+    env: Annotated[
+        str | None,
+        Field(description="Environment variable of the shell that starts the engine holding the value."),
+    ] = None
+    file: Annotated[
+        str | None, Field(min_length=1, description="File holding the value (first line), read at launch.")
+    ] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_inline(cls, data: Any) -> Any:
+        # Refused before the type check: pydantic's "should be a valid dictionary" error would quote the value.
+        if not isinstance(data, (Mapping, BaseModel)):
+            raise ValueError(INLINE_REFUSED)
+        return data
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> SecretSource:
+        if (self.env is None) == (self.file is None):
+            raise ValueError(f"set exactly one of `env` or `file` ({INLINE_REFUSED})")
+        if self.env is not None and not is_posix_name(self.env):
+            # The value is not quoted: a name that is not a name may be the secret itself, pasted here.
+            raise ValueError(f"`env` names an environment variable ({POSIX_NAME_TEXT}); it never holds the value")
+        return self
+
+
+def secret_label(name: str) -> str:
+    """The profile key a command's secret variable comes from."""
+    return "server.api_key" if name == API_KEY_VAR else f"runtime.secrets.{name}"
+
+
+def declared_secret_names(profile: Profile) -> frozenset[str]:
+    """Every variable whose value the profile makes or reads as a secret: the variables it sets
+    (`VLLM_API_KEY`, `runtime.secrets` names) and the env vars it reads them from."""
+    names: set[str] = set()
+    key = profile.server.api_key
+    if key is not None:
+        names.add(API_KEY_VAR)
+        if key.env:
+            names.add(key.env)
+    for name, source in profile.runtime.secrets.items():
+        names.add(name)
+        if source.env:
+            names.add(source.env)
+    return frozenset(names)
+
+
+# Values that switch something on or off hold no secret, whatever the name says: `HF_HUB_DISABLE_IMPLICIT_TOKEN=1`
+# is a switch of huggingface_hub, not a token.
+SWITCH_VALUES = frozenset({"", "0", "1", "true", "false", "yes", "no", "on", "off"})
+
+
+def is_switch(value: object) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in SWITCH_VALUES
+    return isinstance(value, bool) or value in (0, 1)
+
+
+def inline_secret_env(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """`runtime.env` entries whose name is a secret's and whose value is not a switch: (name, the part that
+    makes it one)."""
+    return [(n, part) for n, v in env.items() if (part := secret_name_part(n)) is not None and not is_switch(v)]
+
+
+@dataclass(frozen=True)
+class SecretFlag:
+    index: int  # position in engine.extra_args
+    flag: str  # the secret flag it spells (canonical), never the token itself: it may hold `=VALUE`
+    instead: str
+
+
+def secret_flags(extra_args: Sequence[str]) -> list[SecretFlag]:
+    """The secret-valued `vllm serve` flags in `extra_args`, any spelling: `--api_key`, `--api-key=...`,
+    an abbreviation such as `--api-k`."""
+    from ascendctl_engine.flags import canonical_flag
+
+    found: list[SecretFlag] = []
+    for i, token in enumerate(extra_args):
+        name = canonical_flag(token) if token.startswith("--") else None
+        if name is None:
+            continue
+        for flag, (shortest, instead, bare_ok) in SECRET_FLAGS.items():
+            if not (flag.startswith(name) and len(name) >= len(shortest)):
+                continue
+            following = extra_args[i + 1] if i + 1 < len(extra_args) else None
+            has_value = "=" in token or (following is not None and not following.startswith("-"))
+            if has_value or not bare_ok:
+                found.append(SecretFlag(i, flag, instead))
+    return found
+
+
+# --- key files --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyFile:
+    label: str  # the profile key naming it, e.g. server.api_key.file
+    path: str
+
+
+def profile_key_files(profile: Profile) -> list[KeyFile]:
+    files: list[KeyFile] = []
+    key = profile.server.api_key
+    if key is not None and key.file:
+        files.append(KeyFile("server.api_key.file", key.file))
+    files += [KeyFile(f"runtime.secrets.{n}.file", s.file) for n, s in profile.runtime.secrets.items() if s.file]
+    return files
+
+
+def command_key_files(commands: Iterable[EngineCommand]) -> list[KeyFile]:
+    seen: dict[tuple[str, str], KeyFile] = {}
+    for command in commands:
+        for name, ref in command.secret_env.items():
+            if ref.file:
+                seen.setdefault((name, ref.file), KeyFile(f"{secret_label(name)}.file", ref.file))
+    return list(seen.values())
+
+
+def key_file_path(path: str, root: str = "/") -> Path:
+    """Where the launcher reads `path` (`~` expanded, like `resolve_secret`), under a captured host's root."""
+    expanded = Path(path).expanduser()
+    if root != "/" and expanded.is_absolute():
+        return Path(root) / expanded.relative_to(expanded.anchor)
+    return expanded
+
+
+def open_mode(path: Path) -> int | None:
+    """The group/other permission bits of a key file when it has any (None: private). Raises OSError."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    return mode if mode & 0o077 else None
+
+
+def chmod_fix(path: str) -> str:
+    return f"chmod 600 {shlex.quote(str(Path(path).expanduser()))}"
+
+
+def loose_message(key: KeyFile, mode: int) -> str:
+    return f"{key.label} {key.path} is open to group/others (mode {mode:04o}); only its owner should read it"
+
+
+def key_file_warnings(commands: Iterable[EngineCommand]) -> list[str]:
+    """What `serve` says before starting about the plan's key files that others may read (a missing or
+    unreadable file is the launcher's error, with its own message)."""
+    out: list[str] = []
+    for key in command_key_files(commands):
+        try:
+            mode = open_mode(key_file_path(key.path))
+        except OSError:
+            continue
+        if mode is not None:
+            out.append(f"{loose_message(key, mode)}: {chmod_fix(key.path)}")
+    return out
+
+
+__all__ = [
+    "API_KEY_VAR",
+    "INLINE_REFUSED",
+    "POSIX_NAME",
+    "SECRET_FLAGS",
+    "KeyFile",
+    "SecretFlag",
+    "SecretSource",
+    "chmod_fix",
+    "command_key_files",
+    "declared_secret_names",
+    "inline_secret_env",
+    "is_posix_name",
+    "is_secret_name",
+    "is_switch",
+    "key_file_path",
+    "key_file_warnings",
+    "loose_message",
+    "open_mode",
+    "profile_key_files",
+    "secret_flags",
+    "secret_label",
+]

@@ -1,0 +1,485 @@
+"""Collects what the era adapters decide, checks every flag, JSON key, `--additional-config` key and
+`VLLM_ASCEND_*` variable against what the target release accepts (`acceptance.ReleaseAcceptance`: the real-parser
+snapshot of its vLLM pin and the vllm-ascend tag's key table), and assembles the per-node `EngineCommand`s.
+
+Adapters never build argv strings themselves: they call `arg()`, `compile_key()`, `additional_key()`,
+`env_default()` with a reason, and the builder records the provenance of each value.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ascendctl_engine.adapters.acceptance import ReleaseAcceptance
+from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.flags import canonical_flag, flag_tokens
+from ascendctl_engine.spec import (
+    EngineCommand,
+    Joined,
+    Listen,
+    NodeAddress,
+    NodeRankBase,
+    SecretRef,
+    Symbols,
+    Word,
+)
+
+# A value only a node-level consumer can spell: a node's address, this node's first DP rank, or a word made
+# of text and those. Adapters pass them as values; the builder keeps them symbolic next to the resolved text.
+Symbolic = NodeAddress | NodeRankBase | Joined
+ArgValue = str | int | float | Sequence[int] | Symbolic | None
+
+
+@dataclass(eq=False)
+class Arg:
+    flag: str
+    words: tuple[Word, ...]  # the values, symbolic (a plain value is a one-part word)
+    why: str
+    server: bool = False  # an API-server option: dropped on headless nodes
+
+
+def _word(value: str | Symbolic) -> Word:
+    if isinstance(value, Joined):
+        return value.parts
+    return (value,)
+
+
+def _has_refs(word: Word) -> bool:
+    return any(not isinstance(part, str) for part in word)
+
+
+@dataclass(eq=False)
+class AdapterResult:
+    """What the adapters made of one intent: one command per node, plus the reasons."""
+
+    commands: tuple[EngineCommand, ...]
+    provenance: dict[str, str]  # "--flag" / "env:NAME" / "--additional-config.a.b" / "decision:x" → why
+    warnings: tuple[str, ...]
+    unsupported: tuple[str, ...]  # broken constraints (the planner fails unless unsupported is allowed)
+    eras: dict[str, str]  # topic → era name and range used
+    env_sources: dict[int, dict[str, str]]  # node → env var → provenance
+    graph_mode: str  # resolved: eager / piecewise / full / full-decode-only / full-and-piecewise / torchair / default
+    resolved: dict[str, tuple[str, str]] = field(default_factory=dict)  # intent path → (value the adapters chose, why)
+
+
+def _str(value: int | float | str) -> str:
+    if isinstance(value, bool):
+        raise TypeError("boolean flags take no value")
+    return str(value)
+
+
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any], path: str = "") -> tuple[dict[str, Any], list[str]]:
+    """`over` merged into `base` (mappings recursively; `over` wins). Returns the merge and the dotted
+    paths of `base` leaves that `over` replaced with a different value."""
+    out = dict(base)
+    replaced: list[str] = []
+    for key, value in over.items():
+        here = f"{path}.{key}" if path else str(key)
+        if key in out and isinstance(out[key], Mapping) and isinstance(value, Mapping):
+            merged, more = deep_merge(out[key], value, here)
+            out[key] = merged
+            replaced += more
+        else:
+            if key in out and out[key] != value:
+                replaced.append(here)
+            out[key] = value
+    return out, replaced
+
+
+def _set_path(target: dict[str, Any], path: Sequence[str], value: Any) -> None:
+    node = target
+    for part in path[:-1]:
+        nxt = node.get(part)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            node[part] = nxt
+        node = nxt
+    node[path[-1]] = value
+
+
+def _flag_key(token: str) -> str:
+    """`--eplb-config.window_size=5` → `--eplb-config.window_size` (dotted sub-keys are separate options)."""
+    name = token.split("=", 1)[0]
+    head, dot, rest = name.partition(".")
+    return (canonical_flag(head) or head) + dot + rest
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value)
+
+
+def _arg_groups(tokens: Sequence[str]) -> list[list[str]]:
+    """Extra args as option groups: each flag token with the values that follow it."""
+    groups: list[list[str]] = []
+    for token in tokens:
+        if flag_tokens([token]) or not groups:
+            groups.append([token])
+        else:
+            groups[-1].append(token)
+    return groups
+
+
+@dataclass(eq=False)
+class CommandBuilder:
+    intent: EngineIntent
+    accepted: ReleaseAcceptance
+    args: dict[str, Arg] = field(default_factory=dict)
+    node_args: dict[int, dict[str, Arg]] = field(default_factory=dict)
+    compilation: dict[str, Any] = field(default_factory=dict)
+    additional: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, tuple[str, str]] = field(default_factory=dict)
+    node_env: dict[int, dict[str, tuple[Word, str]]] = field(default_factory=dict)
+    pre_commands: dict[int, list[tuple[Word, ...]]] = field(default_factory=dict)
+    worker_argv: dict[int, tuple[Word, ...]] = field(default_factory=dict)
+    headless: set[int] = field(default_factory=set)
+    provenance: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    eras: dict[str, str] = field(default_factory=dict)
+    # Set by the graph topic, spelled by the capture-sizes topic (None: the engine's own list).
+    capture_sizes: tuple[int, ...] | None = None
+    capture_sizes_why: str = ""
+    graph_mode: str = "auto"  # resolved by the graph topic: eager / piecewise / full / ... / torchair / default
+    resolved: dict[str, tuple[str, str]] = field(default_factory=dict)
+    ascend_scheduler: bool = False  # TorchAir era: the Ascend scheduler is on (takes chunked prefill)
+
+    # ---------------------------------------------------------------- queries
+    @property
+    def vllm(self) -> str:
+        return self.intent.vllm
+
+    def accepts(self, flag: str) -> bool:
+        """Whether the target vLLM's real parser has `flag` (from its snapshot)."""
+        return self.accepted.has_flag(flag)
+
+    # ---------------------------------------------------------------- recording
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def fail(self, message: str) -> None:
+        """A constraint this intent breaks on this release (fatal unless unsupported is allowed)."""
+        if message not in self.unsupported:
+            self.unsupported.append(message)
+
+    def decide(self, key: str, why: str) -> None:
+        self.provenance[f"decision:{key}"] = why
+
+    def resolve(self, path: str, value: str, why: str) -> None:
+        """Record the value the adapters chose for an `auto` intent (the plan's settings show it)."""
+        self.resolved[path] = (value, why)
+
+    def arg(
+        self,
+        flag: str,
+        *values: ArgValue,
+        why: str,
+        required: bool = True,
+        node: int | None = None,
+        server: bool = False,
+    ) -> bool:
+        """Emit `flag` (with values) if the target vLLM's parser has it. Returns whether it was emitted.
+
+        A flag the parser lacks is never emitted: `required` → a broken constraint, optional → a warning.
+        An API-server option (`server`, or one the release's parser snapshot files among them) is dropped on
+        headless nodes.
+        """
+        if not self.accepted.has_flag(flag):
+            message = f"vLLM {self.vllm} has no `{flag}` ({self.accepted.parser.source}); it was needed for: {why}"
+            (self.fail if required else self.warn)(message)
+            return False
+        words: list[Word] = []
+        for value in values:
+            if value is None:
+                continue
+            if isinstance(value, (NodeAddress, NodeRankBase, Joined)):
+                words.append(_word(value))
+            elif isinstance(value, (list, tuple)):
+                words += [(_str(v),) for v in value]
+            else:
+                words.append((_str(value),))  # type: ignore[arg-type]
+        target = self.args if node is None else self.node_args.setdefault(node, {})
+        server = server or self.accepted.parser.is_api_server_flag(flag)
+        target[flag] = Arg(flag, tuple(words), why, server)
+        key = flag if node is None else f"{flag}@node{node}"
+        self.provenance[key] = why
+        return True
+
+    def drop(self, flag: str) -> None:
+        self.args.pop(flag, None)
+        self.provenance.pop(flag, None)
+
+    def json_arg(self, flag: str, value: Mapping[str, Any], *, why: str, required: bool = True) -> bool:
+        return self.arg(flag, _json(value), why=why, required=required)
+
+    def compile_key(self, key: str, value: Any, *, why: str) -> None:
+        self.compilation[key] = value
+        self.provenance[f"--compilation-config.{key}"] = why
+
+    def additional_key(self, path: str, value: Any, *, why: str) -> None:
+        _set_path(self.additional, path.split("."), value)
+        self.provenance[f"--additional-config.{path}"] = why
+
+    def env_default(self, name: str, value: str | NodeAddress, *, why: str, node: int | None = None) -> None:
+        if node is None:
+            if not isinstance(value, str):
+                raise TypeError("a node address is per node: pass node=")
+            self.env[name] = (value, why)
+        else:
+            self.node_env.setdefault(node, {})[name] = (_word(value), why)
+
+    def pre_command(self, node: int, *words: str | Symbolic) -> None:
+        """A command to run on `node` before the engine (e.g. `ray start --head`)."""
+        self.pre_commands.setdefault(node, []).append(tuple(_word(w) for w in words))
+
+    def node_process(self, node: int, *words: str | Symbolic) -> None:
+        """The process `node` runs instead of `vllm serve` (e.g. a Ray worker's `ray start --block`)."""
+        self.worker_argv[node] = tuple(_word(w) for w in words)
+
+    # ---------------------------------------------------------------- references
+    def address_known(self, node: int) -> bool:
+        return self.intent.nodes[node].address is not None
+
+    def text(self, word: Word) -> str:
+        """A node-independent word as text (the head's view)."""
+        return self._resolve(word, 0)
+
+    def _resolve(self, word: Word, node: int) -> str:
+        """A word as text on `node`: addresses from the profile's node list (or their placeholder)."""
+        out = []
+        for part in word:
+            if isinstance(part, NodeAddress):
+                out.append(self.intent.nodes[part.node].address or part.placeholder)
+            elif isinstance(part, NodeRankBase):
+                out.append(str(node * part.per_node))
+            else:
+                out.append(part)
+        return "".join(out)
+
+    # ---------------------------------------------------------------- assembly
+    def finish(self) -> AdapterResult:
+        intent = self.intent
+        planned_additional = self.additional
+        if intent.additional_config:
+            merged, replaced = deep_merge(planned_additional, intent.additional_config)
+            for path in replaced:
+                self.warn(f"engine.additional_config overrides the planned `{path}` (the profile's value wins)")
+            for key in intent.additional_config:
+                self.provenance[f"--additional-config.{key}"] = "user: engine.additional_config"
+            planned_additional = merged
+        self._check_additional(planned_additional)
+        if planned_additional:
+            self.arg(
+                "--additional-config",
+                _json(planned_additional),
+                why="vllm-ascend options collected from the plan (see --additional-config.* entries)",
+            )
+        if self.compilation:
+            self.arg(
+                "--compilation-config",
+                _json(self.compilation),
+                why="graph options collected from the plan (see --compilation-config.* entries)",
+            )
+        extra = self._checked_extra_args()
+        shared = [(group, self.accepted.parser.is_api_server_flag(group[0])) for group in _arg_groups(extra)]
+        if self.headless:
+            for group, server in shared:
+                if server:
+                    self.provenance[f"extra:{group[0]}"] = (
+                        "user: engine.extra_args (an API-server option: given to the head only, headless nodes "
+                        "serve no API)"
+                    )
+        commands: list[EngineCommand] = []
+        env_sources: dict[int, dict[str, str]] = {}
+        for node in intent.nodes:
+            i = node.index
+            headless = i in self.headless
+            node_extra: list[str] = []
+            mine: list[str] = []
+            if i in self.worker_argv:
+                words = list(self.worker_argv[i])
+                if node.extra_args or node.device_utilization is not None:
+                    self.fail(
+                        f"network.nodes[{i}]: node {i} runs `{self.text(words[0])}`, not `vllm serve`: its "
+                        "extra_args / device_utilization have no effect there (set them on the head)"
+                    )
+            else:
+                words = [("vllm",), ("serve",), (intent.model.source,)]
+                flags = dict(self.args)
+                flags.update(self.node_args.get(i, {}))
+                for a in flags.values():
+                    if headless and a.server:
+                        continue
+                    words.append((a.flag,))
+                    words += a.words
+                mine = [t for group, server in shared if not (headless and server) for t in group]
+                node_extra = self._checked_node_args(i, headless, set(flags))
+                words += [(token,) for token in [*mine, *node_extra]]
+            argv = tuple(self._resolve(w, i) for w in words)
+            if i not in self.worker_argv:
+                self._check_argv(argv, mine, node_extra, i)
+            env, sources, env_words = self._node_env(i)
+            self._check_env(env, i)
+            env_sources[i] = sources
+            serves_http = i not in self.worker_argv and not headless
+            secret: dict[str, SecretRef] = {}
+            if serves_http and intent.server.api_key is not None:
+                secret["VLLM_API_KEY"] = intent.server.api_key
+                sources["VLLM_API_KEY"] = f"user: server.api_key ({intent.server.api_key.describe()}), read at launch"
+            # runtime.secrets reach every node (a worker downloads weights too, e.g. with HF_TOKEN). A secret
+            # replaces a planned value of the same name: one variable, one source, and no value left to print.
+            for name, ref in intent.secret_env.items():
+                unread = self.accepted.env_problem(name)
+                if unread is not None:
+                    self.fail(f"runtime.secrets {name}: {unread}")
+                replacing = f" (replaces the planned value: {sources[name]})" if name in env else ""
+                env.pop(name, None)
+                env_words.pop(name, None)
+                secret[name] = ref
+                sources[name] = f"user: runtime.secrets.{name} ({ref.describe()}), read at launch{replacing}"
+            pre_words = tuple(self.pre_commands.get(i, ()))
+            commands.append(
+                EngineCommand(
+                    node=i,
+                    role="head" if i == 0 else "worker",
+                    argv=argv,
+                    env=env,
+                    secret_env=secret,
+                    listen=Listen(intent.server.host, intent.server.port) if serves_http else None,
+                    supervision=intent.supervision,
+                    pre_commands=tuple(tuple(self._resolve(w, i) for w in p) for p in pre_words),
+                    symbols=self._symbols(tuple(words), env_words, pre_words),
+                )
+            )
+        for name, (_value, why) in self.env.items():
+            self.provenance[f"env:{name}"] = why
+        self.provenance.update(self.accepted.describe())
+        if self.accepted.parser.decision:
+            self.warn(
+                f"flags are checked against the vLLM {self.accepted.parser.built_from} parser, standing in for "
+                f"{self.accepted.parser.version}: {self.accepted.parser.decision}"
+            )
+        return AdapterResult(
+            commands=tuple(commands),
+            provenance=self.provenance,
+            warnings=tuple(self.warnings),
+            unsupported=tuple(self.unsupported),
+            eras=self.eras,
+            env_sources=env_sources,
+            graph_mode=self.graph_mode,
+            resolved=dict(self.resolved),
+        )
+
+    def _symbols(
+        self, argv: tuple[Word, ...], env: Mapping[str, Word], pre: tuple[tuple[Word, ...], ...]
+    ) -> Symbols | None:
+        words = [*argv, *env.values(), *(w for p in pre for w in p)]
+        if not any(_has_refs(w) for w in words):
+            return None
+        unresolved = sorted(
+            {p.node for w in words for p in w if isinstance(p, NodeAddress) and not self.address_known(p.node)}
+        )
+        return Symbols(argv, dict(env), pre, tuple(unresolved))
+
+    def _node_env(self, node: int) -> tuple[dict[str, str], dict[str, str], dict[str, Word]]:
+        """The node's env, where each value came from, and the values that hold a reference (symbolic)."""
+        env: dict[str, str] = {}
+        sources: dict[str, str] = {}
+        words: dict[str, Word] = {}
+        for name, (value, why) in self.env.items():
+            env[name] = value
+            sources[name] = why
+        for name, (word, why) in self.node_env.get(node, {}).items():
+            env[name] = self._resolve(word, node)
+            sources[name] = why
+            if _has_refs(word):
+                words[name] = word
+        for name, value in self.intent.user_env.items():
+            words.pop(name, None)  # the profile's own value is literal text
+            if name in env and env[name] != value:
+                sources[name] = f"user: runtime.env.{name} (replaces the planned {env[name]!r}: {sources[name]})"
+            else:
+                sources[name] = f"user: runtime.env.{name}"
+            env[name] = value
+        for name, value in self.intent.nodes[node].env.items():
+            words.pop(name, None)
+            here = f"user: network.nodes[{node}].env.{name}"
+            if name in env and env[name] != value:
+                sources[name] = f"{here} (replaces {env[name]!r}: {sources[name]})"
+            else:
+                sources[name] = here
+            env[name] = value
+        return env, sources, words
+
+    def _checked_extra_args(self) -> list[str]:
+        """The profile's extra args, with warnings for repeats and `--config`; whether the release accepts them
+        is decided with the rest of the argv by the parser snapshot (`_check_argv`)."""
+        extra = list(self.intent.extra_args)
+        if not extra:
+            return extra
+        planned = {_flag_key(f) for f in self.args}
+        for token in flag_tokens(extra):
+            name = _flag_key(token)
+            if name in planned:
+                self.warn(f"engine.extra_args repeats the planned `{name}`; vLLM takes the last value (yours)")
+            if canonical_flag(token) == "--config":
+                self.warn(
+                    "engine.extra_args passes `--config`: vLLM silently drops `false` values from that YAML "
+                    "(vllm.md §2.5); ascendctl always spells switches as flags instead"
+                )
+            self.provenance[f"extra:{token}"] = "user: engine.extra_args"
+        return extra
+
+    def _checked_node_args(self, node: int, headless: bool, planned: set[str]) -> list[str]:
+        """`network.nodes[node].extra_args`, appended after the profile-wide ones: an API-server option on a
+        headless node is a broken constraint (it serves no API); a repeat of a planned flag is a warning."""
+        kept: list[str] = []
+        where = f"network.nodes[{node}].extra_args"
+        planned_keys = {_flag_key(f) for f in planned}
+        for group in _arg_groups(self.intent.nodes[node].extra_args):
+            token = group[0]
+            if headless and self.accepted.parser.is_api_server_flag(token):
+                self.fail(
+                    f"{where}: `{token}` is an API-server option of vLLM {self.vllm} "
+                    f"({self.accepted.parser.source}), and node {node} is headless (it serves no API): "
+                    "set it on the head (network.nodes[0].extra_args or engine.extra_args)"
+                )
+                continue  # never given to the node, even when unsupported plans are allowed
+            if _flag_key(token) in planned_keys:
+                self.warn(f"{where} repeats the planned `{_flag_key(token)}`; vLLM takes the last value (yours)")
+            self.provenance[f"extra:{token}@node{node}"] = f"user: {where}"
+            kept += group
+        return kept
+
+    def _check_argv(
+        self, argv: Sequence[str], extra: Sequence[str], node_extra: Sequence[str] = (), node: int = 0
+    ) -> None:
+        """Replay one node's argv through the release's real-parser snapshot: every rejection (a flag it lacks,
+        a bad choice or value, a JSON key it rejects or drops) is a broken constraint."""
+        extra_flags = {canonical_flag(t) for t in flag_tokens(list(extra))}
+        node_flags = {canonical_flag(t) for t in flag_tokens(list(node_extra))}
+        for problem in self.accepted.argv_problems(argv):
+            flag = canonical_flag(problem.token)
+            if flag in node_flags:
+                self.fail(f"network.nodes[{node}].extra_args: {problem.message}")
+            elif flag in extra_flags:
+                self.fail(f"engine.extra_args: {problem.message}")
+            else:
+                self.fail(problem.message)
+
+    def _check_additional(self, planned: Mapping[str, Any]) -> None:
+        for message in self.accepted.key_problems(planned):
+            self.fail(f"--additional-config: {message}")
+
+    def _check_env(self, env: Mapping[str, str], node: int = 0) -> None:
+        for name in env:
+            problem = self.accepted.env_problem(name)
+            if problem is not None:
+                if name in self.intent.nodes[node].env:
+                    origin = f"network.nodes[{node}].env"
+                else:
+                    origin = "runtime.env" if name in self.intent.user_env else "planned env"
+                self.fail(f"{origin} {name}: {problem}")

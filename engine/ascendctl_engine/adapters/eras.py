@@ -1,0 +1,320 @@
+"""The registry of release eras: (topic, backend, version range) → the adapter piece for that era.
+
+Every release-dependent decision lives in exactly one `Era`: a PEP 440 specifier set over the
+vllm-ascend version (`axis="vllm_ascend"`, NPU only) or over the vLLM version (`axis="vllm"`), and the
+function that turns intent into flags/env for releases in that range. For a given topic, backend and
+version exactly one era matches (the tests walk every release row to prove it); nothing outside this
+registry compares versions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from types import MappingProxyType
+from typing import Any, Literal
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from ascendctl_engine.adapters.builder import CommandBuilder
+from ascendctl_engine.adapters.intent import EngineIntent, ModelIntent
+from ascendctl_engine.versions import parse as version_of
+
+Axis = Literal["vllm", "vllm_ascend"]
+Apply = Callable[[EngineIntent, CommandBuilder], None]
+
+# Topic order = the order adapters run (later topics may read what earlier ones decided).
+TOPICS: tuple[str, ...] = (
+    "model",
+    "quantization",
+    "quant-description",  # data: the ModelSlim description file a release reads (plan rules ask; no flags)
+    "pd-decode-only",  # data: `--additional-config` keys a release refuses outside a PD decode node (no flags)
+    "kv-budget",  # data: how the NPU worker sizes the KV cache (ascendctl.plan.fit asks; no flags)
+    "pooling",
+    "graph",
+    "npugraph-ex",
+    "capture-sizes",
+    "parallel",
+    "eplb",
+    "scheduler",
+    "speculative",  # adapters/speculative.py
+    "kv-cache",  # adapters/kv_cache.py
+    "serving",  # tool calling, chat template, LoRA, context parallel (adapters/serving.py)
+    "reasoning",
+    "multimodal",
+    "structured-outputs",
+    "server",
+    "engine-v1",
+    "env",
+    # vllm-ascend feature switches (engine.ascend): one topic per switch, spelled in adapters/ascend_switches.py
+    "ascend.flashcomm1",
+    "ascend.cpu_binding",
+    "ascend.multistream_overlap_shared_expert",
+    "ascend.mlapo",
+    "ascend.fused_mc2",
+    "ascend.balance_scheduling",
+    "ascend.weight_prefetch",
+    "ascend.recompute_scheduler",
+    "ascend.shared_expert_dp",
+    "ascend.dsa_cp",
+    "ascend.reduce_sample",
+    "ascend.mc2_hierarchy_comm",
+    "ascend.multistream_dsa_preprocess",
+    "ascend.dp_allreduce_on_npu",
+    "ascend.prefetch_mlp",
+    "ascend.topk_optimize",
+    "ascend.jemalloc",
+    "network",
+    "install",  # data for the engine environment's install plan (no flags)
+)
+
+ALL_BACKENDS = frozenset({"npu", "cuda", "cpu"})
+
+
+@dataclass(frozen=True)
+class Era:
+    topic: str
+    name: str
+    axis: Axis
+    spec: str  # "" = every version
+    backends: frozenset[str]
+    summary: str  # what this era emits, for docs/intent-to-flags.md
+    source: str
+    apply: Apply
+    # Structured facts of the era that others ask instead of keeping a copy (e.g. the quantization topic's
+    # `flag`: required / optional / none / unavailable, `auto_detect`, `packages`).
+    traits: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def version_of_intent(self, intent: EngineIntent) -> str | None:
+        return intent.vllm_ascend if self.axis == "vllm_ascend" else intent.vllm
+
+    def matches(self, intent: EngineIntent) -> bool:
+        if intent.backend not in self.backends:
+            return False
+        version = self.version_of_intent(intent)
+        if version is None:
+            return False
+        parsed = version_of(version)
+        if self.axis == "vllm":
+            # A vLLM pre-release behaves like its final (vllm-ascend v0.11.0rc0 targets vLLM 0.11.0rc3;
+            # "RC releases may use the corresponding vLLM final", vllm-ascend FAQ #7).
+            parsed = version_of(parsed.base_version)
+        return in_range(self.spec, parsed)
+
+    @property
+    def label(self) -> str:
+        axis = "vllm-ascend" if self.axis == "vllm_ascend" else "vLLM"
+        where = f"{axis} {self.spec}" if self.spec else f"every {axis}"
+        return f"{self.name} ({where}; {'/'.join(sorted(self.backends))})"
+
+
+_COMPARE = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
+
+
+@cache
+def _clauses(spec: str) -> tuple[tuple[str, Version], ...]:
+    out = []
+    for clause in SpecifierSet(spec):
+        if clause.operator not in _COMPARE or "*" in clause.version:
+            raise ValueError(f"era ranges use <, <=, >, >=, ==, != on plain versions, got {clause}")
+        out.append((clause.operator, Version(clause.version)))
+    return tuple(out)
+
+
+def in_range(spec: str, version: Version) -> bool:
+    """Plain version order, unlike PEP 440 specifiers (where `<0.7.3` excludes `0.7.3rc1`): era ranges
+    are written as "from this release on" / "before this release"."""
+    return all(_COMPARE[op](version, bound) for op, bound in _clauses(spec))
+
+
+REGISTRY: list[Era] = []
+
+
+def era(
+    topic: str,
+    name: str,
+    *,
+    axis: Axis,
+    spec: str = "",
+    backends: frozenset[str] | set[str] = ALL_BACKENDS,
+    summary: str,
+    source: str,
+    traits: Mapping[str, Any] | None = None,
+) -> Callable[[Apply], Apply]:
+    """Register the decorated function as the `topic` adapter for releases in `spec`."""
+    if topic not in TOPICS:
+        raise ValueError(f"unknown era topic {topic!r}")
+    _clauses(spec)  # fail at import on a bad range
+    frozen = MappingProxyType(dict(traits or {}))
+
+    def register(fn: Apply) -> Apply:
+        REGISTRY.append(Era(topic, name, axis, spec, frozenset(backends), summary, source, fn, frozen))
+        return fn
+
+    return register
+
+
+class EraError(Exception):
+    """No era, or more than one, matches an intent (a gap or overlap in the registry)."""
+
+
+def select(topic: str, intent: EngineIntent) -> Era | None:
+    """The one era of `topic` for this intent's backend and version; None when the topic has no era
+    for the backend at all (the topic does not apply). Raises `EraError` on a gap or an overlap."""
+    candidates = [e for e in REGISTRY if e.topic == topic and intent.backend in e.backends]
+    if not candidates:
+        return None
+    matching = [e for e in candidates if e.matches(intent)]
+    if len(matching) == 1:
+        return matching[0]
+    axis = candidates[0].axis
+    version = intent.vllm_ascend if axis == "vllm_ascend" else intent.vllm
+    names = ", ".join(e.label for e in matching) or "none"
+    raise EraError(f"topic {topic!r}: {len(matching)} eras match {intent.backend} {version}: {names}")
+
+
+def era_for_release(topic: str, backend: str, vllm: str, vllm_ascend: str | None) -> Era | None:
+    """The era of `topic` for a release alone (no deployment intent): for topics whose eras are data, such as
+    `quantization` traits and `install`."""
+    probe = EngineIntent(backend=backend, vllm=vllm, vllm_ascend=vllm_ascend, model=ModelIntent(source="model"))  # type: ignore[arg-type]
+    return select(topic, probe)
+
+
+def eras_of(topic: str) -> list[Era]:
+    return [e for e in REGISTRY if e.topic == topic]
+
+
+# --------------------------------------------------------------------------------------------------
+# Data topics the plan rules ask (`ascendctl/plan/plan_rules.py`); they plan nothing.
+
+
+def _nothing_to_plan(intent: EngineIntent, b: CommandBuilder) -> None:
+    """A data era: its traits answer questions, a serving plan takes nothing from it."""
+
+
+_NPU = frozenset({"npu"})
+MODELSLIM_DESCRIPTION = "quant_model_description.json"
+
+# `quant-description`: trait `filename`, the ModelSlim description the release's `AscendQuantConfig` reads
+# (`get_config_filenames`), or None where it reads none (the quant description then comes from config.json's
+# `quantization_config`, and a misnamed description file does not matter).
+_QUANT_DESCRIPTION: tuple[tuple[str, str, str | None, str], ...] = (
+    ("from-config-json", "<0.7.3", None, "v0.7.3rc2:vllm_ascend/quantization/quant_config.py:76 returns []"),
+    (
+        "description-file-v0.7.3",
+        ">=0.7.3,<0.8.0",
+        MODELSLIM_DESCRIPTION,
+        "v0.7.3:vllm_ascend/quantization/quant_config.py:73; v0.7.3.post1:vllm_ascend/quantization/quant_config.py:73",
+    ),
+    (
+        "from-config-json-v0.8",
+        ">=0.8.0,<0.8.5rc1",
+        None,
+        "v0.8.4rc1:vllm_ascend/quantization/quant_config.py:73 and v0.8.4rc2:…/quant_config.py:71 return []",
+    ),
+    (
+        "description-file",
+        ">=0.8.5rc1",
+        MODELSLIM_DESCRIPTION,
+        "v0.8.5rc1:vllm_ascend/quantization/quant_config.py:70 … "
+        "v0.23.0:vllm_ascend/quantization/modelslim_config.py:67 (MODELSLIM_CONFIG_FILENAME)",
+    ),
+)
+for _name, _spec, _file, _source in _QUANT_DESCRIPTION:
+    era(
+        "quant-description", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
+        summary=f"ModelSlim description read from {_file}" if _file else "no description file read",
+        source=_source, traits={"filename": _file},
+    )(_nothing_to_plan)  # fmt: skip
+
+
+# `pd-decode-only`: trait `keys`, feature → ((dotted `--additional-config` paths), the engine's error, source) for
+# each key the release refuses at start-up unless the node is a PD-disaggregated decode node (kv_role
+# kv_consumer); features: `oproj` (o_proj fine-grained TP), `kv_nz` (NZ-format KV cache), `recompute`
+# (the recompute scheduler).
+_OPROJ_TOP = (
+    ("oproj_tensor_parallel_size",),
+    "AssertionError: oproj_tensor_parallel_size is only supported in pd scenario and can only be used in D node.",
+    "v0.10.2rc1:vllm_ascend/ascend_config.py:80 … v0.11.0:vllm_ascend/ascend_config.py:102",
+)
+_OPROJ = (
+    ("finegrained_tp_config.oproj_tensor_parallel_size",),
+    _OPROJ_TOP[1],
+    "v0.12.0rc1:vllm_ascend/ascend_config.py:188 … v0.23.0:vllm_ascend/ascend_config.py:559",
+)
+_KV_NZ = (
+    ("enable_kv_nz",),
+    "RuntimeError: enable_kv_nz is only supported for mla currently. / NotImplementedError: enable_kv_nz is only "
+    "supported in pd scenario and can only be used in D node.",
+    "v0.13.0rc2:vllm_ascend/ascend_config.py:147,151 … v0.23.0:vllm_ascend/ascend_config.py:274,277",
+)
+_RECOMPUTE = (
+    ("recompute_scheduler_enable",),
+    "ValueError: recompute_scheduler_enable can only be enabled in PD-disaggregated mode … and is not supported "
+    "in PD-mixed mode.",
+    "v0.18.0:vllm_ascend/platform.py:466 … v0.23.0:vllm_ascend/platform.py:703 (D nodes only)",
+)
+_RECOMPUTE_V0251 = (
+    ("scheduler_config.recompute_scheduler_enable", "recompute_scheduler_enable"),
+    _RECOMPUTE[1],
+    "v0.25.1rc1:vllm_ascend/platform.py:694; v0.25.1rc1:vllm_ascend/ascend_config.py:875 (scheduler_config, "
+    "top-level fallback)",
+)
+_PD_DECODE_ONLY: tuple[tuple[str, str, Mapping[str, tuple[tuple[str, ...], str, str]]], ...] = (
+    ("none", "<0.10.2rc1", {}),
+    ("oproj", ">=0.10.2rc1,<0.12.0rc1", {"oproj": _OPROJ_TOP}),
+    ("finegrained-oproj", ">=0.12.0rc1,<0.13.0rc2", {"oproj": _OPROJ}),
+    ("oproj+kv-nz", ">=0.13.0rc2,<0.18.0", {"oproj": _OPROJ, "kv_nz": _KV_NZ}),
+    ("oproj+kv-nz+recompute", ">=0.18.0,<0.25.1rc1", {"oproj": _OPROJ, "kv_nz": _KV_NZ, "recompute": _RECOMPUTE}),
+    (
+        "oproj+kv-nz+scheduler-config",
+        ">=0.25.1rc1",
+        {"oproj": _OPROJ, "kv_nz": _KV_NZ, "recompute": _RECOMPUTE_V0251},
+    ),
+)
+for _name, _spec, _keys in _PD_DECODE_ONLY:
+    era(
+        "pd-decode-only", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
+        summary="refused outside a PD decode node: " + (", ".join(k[0][0] for k in _keys.values()) or "nothing"),
+        source="; ".join(k[2] for k in _keys.values()) or "no such check before v0.10.2rc1",
+        traits={"keys": MappingProxyType(dict(_keys))},
+    )(_nothing_to_plan)  # fmt: skip
+
+
+# `kv-budget`: how vllm-ascend's worker turns device memory into KV cache (ascendctl.plan.fit asks). Traits:
+# `accounting` — `whole-device` (requested share minus the torch peak and every non-torch byte the device holds,
+# the runtime's own baseline included, clamped at 0) or `increase` (minus weights, the torch peak increase and the
+# non-torch *increase* during profiling; may go negative); `workspace_halving` — whether the workers of families
+# whose matrix limits say `workspace_kv_halving` (300I Duo) halve the budget for operator workspace;
+# `hybrid_pages` — the page rule for attention + linear-attention models.
+_KV_BUDGET: tuple[tuple[str, str, str, bool, str, str], ...] = (
+    (
+        "whole-device", "<0.15.0rc1", "whole-device", False, "v0.13",
+        "v0.14.0rc1:vllm_ascend/worker/worker.py:261-292; v0.9.1:vllm_ascend/worker/worker_v1.py:163-194; "
+        "v0.13.0:vllm_ascend/patch/platform/patch_mamba_config.py:37-88",
+    ),
+    (
+        "profiled-increase", ">=0.15.0rc1,<0.18.0rc1", "increase", False, "v0.13",
+        "v0.15.0rc1:vllm_ascend/worker/worker.py:259,360",
+    ),
+    (
+        "profiled-increase+workspace-halving", ">=0.18.0rc1", "increase", True, "v0.18",
+        "v0.18.0rc1:vllm_ascend/_310p/worker_310p.py:89-93; v0.23.0:vllm_ascend/worker/worker.py:527-594; "
+        "v0.23.0:vllm_ascend/patch/platform/patch_mamba_config.py:58-117",
+    ),
+)  # fmt: skip
+for _name, _spec, _accounting, _halves, _pages, _source in _KV_BUDGET:
+    era(
+        "kv-budget", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
+        summary=f"KV budget: {_accounting} accounting" + (", workspace halving" if _halves else ""),
+        source=_source, traits={"accounting": _accounting, "workspace_halving": _halves, "hybrid_pages": _pages},
+    )(_nothing_to_plan)  # fmt: skip

