@@ -21,18 +21,19 @@ import pytest
 from ascendctl.check import CheckContext, host_findings
 from ascendctl.core.errors import DocumentError
 from ascendctl.core.yamlio import load_yaml_text
-from ascendctl.facts.matrix import explain, load_matrix
+from ascendctl.facts.matrix import load_matrix
+from ascendctl.facts.matrix.explainer import explain
 from ascendctl.plan.planner import UnsupportedPlan, plan_profile
 from ascendctl.schema.ascend import AscendSpec
 from ascendctl.schema.loader import load_profile, validate_profile_document
 from ascendctl.schema.profile import Profile, profile_json_schema
+from ascendctl_engine import typed_fields
 from ascendctl_engine.adapters import (
     AscendIntent,
     EngineIntent,
     ModelIntent,
     ParallelIntent,
     plan_commands,
-    typed_fields,
 )
 from ascendctl_engine.adapters.ascend_keys import key_table, key_tags, tags_defining_env, tags_reading
 from ascendctl_engine.adapters.ascend_switches import (
@@ -396,6 +397,18 @@ def test_every_spelling_is_claimed() -> None:
     assert typed_fields.owner("key", "weight_prefetch_config.enable").field == "engine.ascend.weight_prefetch"  # type: ignore[union-attr]
     assert typed_fields.owner("env", "LD_PRELOAD").field == "engine.ascend.jemalloc"  # type: ignore[union-attr]
     assert typed_fields.owner("key", "weight_prefetch_config.prefetch_ratio") is None  # not a switch
+
+
+def test_the_switch_claims_are_exactly_the_switch_spellings() -> None:
+    # The claims table is data (validate reads it without the adapters): it names no spelling no era spells,
+    # besides the tutorials' prefetch misspelling and jemalloc's LD_PRELOAD.
+    spelled = {(sw.path, s.kind, s.name) for sw in SWITCHES for s in sw.spellings()}
+    spelled |= {
+        ("engine.ascend.weight_prefetch", "key", "weight_prefetch_config.enable"),
+        ("engine.ascend.jemalloc", "env", "LD_PRELOAD"),
+    }
+    claimed = {(c.field, c.kind, c.spelling) for c in typed_fields.claims() if c.field.startswith("engine.ascend.")}
+    assert claimed == spelled
 
 
 def test_the_switch_tutorials_use_no_escape_hatch_for_a_switch() -> None:

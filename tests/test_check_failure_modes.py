@@ -14,7 +14,8 @@ import pytest
 
 from ascendctl.check import CheckContext, host_findings
 from ascendctl.check.host_cann import driver_minimum, kernels_package
-from ascendctl.check.service import requested_files, run_check
+from ascendctl.check.host_check import requested_files
+from ascendctl.check.service import run_check
 from ascendctl.core.findings import Finding
 from ascendctl.facts.matrix import load_matrix
 from ascendctl.facts.matrix.schema import SupportMatrix

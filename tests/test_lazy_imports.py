@@ -1,5 +1,11 @@
 """What the everyday commands import: each loads the code it runs and no other command's (the timings live in
-`benchmarks/latency.py`; this pins the behaviour that keeps them low)."""
+`benchmarks/latency.py`; this pins the behaviour that keeps them low).
+
+Below the CLI every import is at module level (tests/test_layers.py), so a module a command imports is loaded
+whether or not the command's path reaches it. Where such a module is cheap to import and only its calls cost
+(the upstream extracts, the vllm-ascend key tables), the pin is on those calls: `reads` counts the extracts and
+key tables a command read.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,9 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
-
-import ascendctl.facts.matrix
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -21,19 +26,30 @@ _PROBE = textwrap.dedent(
     from ascendctl.cli import main
     with contextlib.redirect_stdout(io.StringIO()):
         code = main(sys.argv[1:])
-    print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+    upstream = sys.modules.get("ascendctl.facts.upstream")
+    keys = sys.modules.get("ascendctl_engine.adapters.ascend_keys")
+    reads = {
+        "extracts": upstream.extract.cache_info().currsize if upstream else 0,
+        "key_tables": keys.key_table.cache_info().currsize if keys else 0,
+    }
+    print(json.dumps({"code": code, "modules": sorted(sys.modules), "reads": reads}))
     """
 )
 
 
-def imported_by(*args: str) -> set[str]:
-    """The modules a real `ascendctl ARGS` process has imported when the command returns."""
+def run_probe(*args: str, code: int = 0) -> dict[str, Any]:
+    """What a real `ascendctl ARGS` process has imported (`modules`) and read (`reads`) when the command returns."""
     proc = subprocess.run(
         [sys.executable, "-c", _PROBE, *args], cwd=REPO, capture_output=True, text=True, check=True, timeout=60
     )
-    result = json.loads(proc.stdout.splitlines()[-1])
-    assert result["code"] == 0, proc.stderr
-    return set(result["modules"])
+    result: dict[str, Any] = json.loads(proc.stdout.splitlines()[-1])
+    assert result["code"] == code, proc.stderr
+    return result
+
+
+def imported_by(*args: str) -> set[str]:
+    """The modules a real `ascendctl ARGS` process has imported when the command returns."""
+    return set(run_probe(*args)["modules"])
 
 
 def test_validate_loads_no_adapters_and_no_other_command() -> None:
@@ -46,11 +62,12 @@ def test_validate_loads_no_adapters_and_no_other_command() -> None:
     )
 
 
-def test_validate_loads_the_typed_field_claims_only_for_an_escape_hatch() -> None:
-    # runtime.env is set: `profile.migration.typed-field` asks the adapters' claims, and nothing more.
+def test_validate_reads_the_typed_field_claims_without_the_adapters() -> None:
+    # runtime.env is set: `profile.migration.typed-field` asks the claims table (`ascendctl_engine.typed_fields`,
+    # plain data: it moved out of the adapters package), and nothing more.
     modules = imported_by("validate", "profiles/deepseek-r1-w8a8-2node-a2.yaml")
-    assert "ascendctl_engine.adapters.typed_fields" in modules
-    assert not {m for m in modules if m.startswith("ascendctl.facts.matrix")}
+    assert "ascendctl_engine.typed_fields" in modules
+    assert not {m for m in modules if m.startswith(("ascendctl_engine.adapters", "ascendctl.facts.matrix"))}
     assert (
         not {"ascendctl.plan.planner", "ascendctl.cli.render", "ascendctl.cli.check", "ascendctl.outputs.render"}
         & modules
@@ -58,15 +75,18 @@ def test_validate_loads_the_typed_field_claims_only_for_an_escape_hatch() -> Non
 
 
 def test_matrix_json_loads_neither_the_planner_nor_the_explainer() -> None:
-    modules = imported_by("matrix", "releases", "--json")
+    result = run_probe("matrix", "releases", "--json")
+    modules = set(result["modules"])
     assert {"ascendctl.facts.matrix.load", "ascendctl.facts.matrix.views"} <= modules
     unwanted = {
         "ascendctl.plan.planner",
         "ascendctl.facts.matrix.explainer",
         "ascendctl.facts.matrix.host_match",
-        "ascendctl.facts.upstream",
+        "ascendctl.facts.matrix.launch",
     }
     assert not unwanted & modules
+    assert not {m for m in modules if m.startswith(("ascendctl_engine.adapters", "ascendctl_engine.host"))}
+    assert result["reads"]["extracts"] == 0  # the stamped mirror: no upstream extract is read
     assert "rich" not in modules
 
 
@@ -74,32 +94,39 @@ def test_matrix_json_loads_neither_the_planner_nor_the_explainer() -> None:
     ("args", "absent"),
     [
         (("plan", "profiles/deepseek-r1-w8a8-2node-a2.yaml"), {"ascendctl_engine.install_plan"}),
-        (
-            ("serve", "profiles/cpu-demo.yaml", "--dry-run"),
-            {"ascendctl.facts.upstream", "ascendctl_engine.adapters.ascend_keys"},
-        ),
+        (("serve", "profiles/cpu-demo.yaml", "--dry-run"), {"ascendctl_engine.install_plan"}),
     ],
 )
 def test_plan_loads_no_host_probes_and_no_renderer(args: tuple[str, ...], absent: set[str]) -> None:
-    modules = imported_by(*args)
+    result = run_probe(*args)
+    modules = set(result["modules"])
     assert {"ascendctl.plan.planner", "ascendctl_engine.adapters.parser_snapshot"} <= modules
     assert not {
         m for m in modules if m.startswith(("ascendctl_engine.host", "ascendctl.outputs.render", "ascendctl.check"))
     }
     assert not {"ascendctl.facts.matrix.host_match", "ascendctl.facts.matrix.filters", "ascendctl.cli.facts"} & modules
     assert not absent & modules
+    if args[0] == "serve":  # a CPU plan reads no upstream extract and no vllm-ascend key table
+        assert result["reads"] == {"extracts": 0, "key_tables": 0}
 
 
-def test_matrix_package_names_resolve_to_their_modules() -> None:
-    assert set(ascendctl.facts.matrix._LAZY) == set(ascendctl.facts.matrix.__all__)
-    for name in ascendctl.facts.matrix.__all__:
-        module = sys.modules.get(ascendctl.facts.matrix._LAZY[name]) or __import__(
-            ascendctl.facts.matrix._LAZY[name], fromlist=["_"]
-        )
-        assert getattr(ascendctl.facts.matrix, name) is getattr(module, name)
-    assert set(ascendctl.facts.matrix.__all__) <= set(dir(ascendctl.facts.matrix))
-    with pytest.raises(AttributeError):
-        ascendctl.facts.matrix.no_such_query  # noqa: B018
+def test_the_matrix_package_loads_none_of_the_heavier_query_modules() -> None:
+    # It re-exports the queries; the explainer, the launch answers, the filters and the host classification are
+    # imported from their own modules by the callers that need them.
+    code = "import json, sys, ascendctl.facts.matrix as m; print(json.dumps([sorted(sys.modules), m.__all__]))"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    modules, names = json.loads(proc.stdout)
+    heavier = {f"ascendctl.facts.matrix.{m}" for m in ("explainer", "launch", "filters", "host_match")}
+    assert not heavier & set(modules)
+    assert not {m for m in modules if m.startswith(("ascendctl_engine.adapters", "ascendctl_engine.host"))}
+    assert set(names) <= set(dir(__import__("ascendctl.facts.matrix", fromlist=["_"])))
+
+
+def test_check_without_a_profile_loads_neither_the_profile_loader_nor_the_planner() -> None:
+    # The fixture host has problems: `check` exits 1.
+    modules = set(run_probe("check", "--root", "tests/fixtures/hosts/a2-910b3x8", code=1)["modules"])
+    assert "ascendctl.check.host_check" in modules
+    assert not {"ascendctl.check.service", "ascendctl.schema.loader", "ascendctl.plan.planner"} & modules
 
 
 def test_full_app_lists_every_command() -> None:

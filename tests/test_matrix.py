@@ -10,15 +10,9 @@ import pytest
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.facts.matrix import (
-    classify_host,
     compatible_releases,
     constraint_hits,
-    explain,
     feature_status,
-    filter_hardware,
-    filter_models,
-    filter_quantizations,
-    filter_releases,
     find_models,
     hardware_by_id,
     hardware_for_npu_name,
@@ -28,12 +22,14 @@ from ascendctl.facts.matrix import (
     lookup_model,
     matrix_from_data,
     model_json,
-    quantization_flag_required,
-    quantization_launch,
     quantization_support,
     release_for_pin,
     release_json,
 )
+from ascendctl.facts.matrix.explainer import explain
+from ascendctl.facts.matrix.filters import filter_hardware, filter_models, filter_quantizations, filter_releases
+from ascendctl.facts.matrix.host_match import classify_host
+from ascendctl.facts.matrix.launch import quantization_flag_required, quantization_launch
 from ascendctl.facts.matrix.load import built_data
 from ascendctl.facts.matrix.schema import SupportMatrix
 

@@ -1,7 +1,8 @@
 """The support matrix data: it loads, it is consistent, and sampled rows match the upstream reference.
 
-Expected values below were read from shared/reference/vllm-ascend.md §1–§5 (versioning policy rows, tag
-requirements, Dockerfiles, release notes), not from the YAML under test.
+Expected values below were read from vllm-project/vllm-ascend itself (main:docs/source/community/versioning_policy.md
+rows, TAG:requirements.txt, TAG:Dockerfile*, main:docs/source/user_guide/release_notes.md), not from the YAML under
+test.
 """
 
 from __future__ import annotations

@@ -130,9 +130,10 @@ def test_a_knowledge_row_holds_no_pins() -> None:
         build_matrix(data, upstream)
 
 
-def test_soc_spellings_come_from_the_host_reader() -> None:
+def test_soc_spellings_come_from_the_engine_vocabulary() -> None:
     from ascendctl.facts.matrix import hardware_for_soc_version
-    from ascendctl_engine.host.npu_smi import SOC_VERSIONS, family_from_soc_version
+    from ascendctl_engine.host.npu_smi import family_from_soc_version
+    from ascendctl_engine.vocab import SOC_VERSIONS
 
     matrix = load_matrix()
     for family, spellings in SOC_VERSIONS.items():
@@ -140,7 +141,7 @@ def test_soc_spellings_come_from_the_host_reader() -> None:
             assert family_from_soc_version(soc) == family == hardware_for_soc_version(matrix, soc).id  # type: ignore[union-attr]
     data = knowledge()
     data["hardware"][0]["soc_versions"] = ["ascend910b9"]  # a second copy in the knowledge file is refused
-    with pytest.raises(MatrixBuildError, match=r"belong to engine/ascendctl_engine/host/npu_smi\.py"):
+    with pytest.raises(MatrixBuildError, match=r"belong to engine/ascendctl_engine/vocab\.py"):
         build_matrix(data, upstream)
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from ascendctl.facts import upstream
-from ascendctl.facts.matrix import explain, load_matrix, release_for_pin
-from ascendctl.facts.matrix.model_families import _model_status
-from ascendctl.facts.matrix.model_tables import family_rows, hardware_status, judge, row_hardware
+from ascendctl.facts.matrix import load_matrix, release_for_pin
+from ascendctl.facts.matrix.explainer import explain
+from ascendctl.facts.matrix.model_tables import _model_status, family_rows, hardware_status, judge, row_hardware
 from ascendctl_engine.versions import parse as parse_version
 
 MATRIX = load_matrix()

@@ -166,8 +166,9 @@ def test_runtime_secrets_from_env_or_file() -> None:
         "HF_TOKEN": ("HUB_TOKEN_SRC", None),
         "DB_PASS": (None, "/run/k"),
     }
-    assert declared_secret_names(profile) == {"HF_TOKEN", "HUB_TOKEN_SRC", "DB_PASS"}
-    assert [k.label for k in profile_key_files(profile)] == ["runtime.secrets.DB_PASS.file"]
+    sources = (profile.server.api_key, profile.runtime.secrets)
+    assert declared_secret_names(*sources) == {"HF_TOKEN", "HUB_TOKEN_SRC", "DB_PASS"}
+    assert [k.label for k in profile_key_files(*sources)] == ["runtime.secrets.DB_PASS.file"]
 
 
 def test_a_runtime_secret_value_written_inline_is_refused_without_quoting_it() -> None:

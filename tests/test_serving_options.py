@@ -15,11 +15,12 @@ from ascendctl.cli import app
 from ascendctl.core.errors import DocumentError
 from ascendctl.core.yamlio import load_yaml_text
 from ascendctl.facts.matrix import hardware_by_id, load_matrix
-from ascendctl.facts.matrix.hardware import hardware_traits
+from ascendctl.facts.matrix.launch import hardware_traits
 from ascendctl.plan.planner import plan_profile
 from ascendctl.schema.loader import load_profile_with_warnings, validate_profile_document
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.profile_rules import profile_findings
+from ascendctl_engine import typed_fields
 from ascendctl_engine.adapters import (
     EngineIntent,
     HardwareTraits,
@@ -27,7 +28,6 @@ from ascendctl_engine.adapters import (
     ParallelIntent,
     SchedulerIntent,
     plan_commands,
-    typed_fields,
 )
 from ascendctl_engine.adapters.acceptance import acceptance_for
 from ascendctl_engine.adapters.intent import LoraIntent, ServingIntent

@@ -13,9 +13,10 @@ import pytest
 from ascendctl.core.errors import DocumentError
 from ascendctl.core.yamlio import load_yaml_text
 from ascendctl.facts.matrix import hardware_by_id, load_matrix
-from ascendctl.facts.matrix.hardware import hardware_traits
+from ascendctl.facts.matrix.launch import hardware_traits
 from ascendctl.plan.planner import plan_profile
 from ascendctl.schema.loader import load_profile, parse_override, validate_profile_document
+from ascendctl_engine import typed_fields
 from ascendctl_engine.adapters import (
     AdapterResult,
     EngineIntent,
@@ -25,7 +26,6 @@ from ascendctl_engine.adapters import (
     SpeculativeIntent,
     acceptance_for,
     plan_commands,
-    typed_fields,
 )
 from ascendctl_engine.adapters.eras import select
 from ascendctl_engine.adapters.parser_snapshot import snapshot_for

@@ -1,7 +1,8 @@
 """Host checks: the `host.*` rules over (host facts, support matrix, optional profile and its plan).
 
 Importing this package registers every host rule in the one registry (`ascendctl.core.findings.RULES`); `run_check`
-(in `service`) probes the host, plans the profile against the facts and applies the host and plan rules;
+(in `service`) loads the profile, probes the host, plans the profile against the facts and applies the host and
+plan rules (`host_check.check_host` does the host part, and all of a check without a profile);
 `host_findings(ctx)` applies the host rules to a context built by hand (tests). The rule modules are
 `host_*` (one per area: npu, cann, engine environment, system, secrets, ascend env).
 

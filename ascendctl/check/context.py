@@ -84,8 +84,3 @@ class CheckContext:
         if self.plan is not None:
             return str(self.plan.deployment.settings["engine.graph.mode"].value)
         return self.profile.engine.graph.mode if self.profile is not None else "auto"
-
-    def release_label(self) -> str:
-        if self.release is None:
-            return "?"
-        return self.release.version

@@ -1,10 +1,12 @@
 """CANN rules: installed, sourced, NNAL/ATB, version vs the release row, graph capture vs HDK/CANN.
 
-Facts: ../shared/reference/vllm-ascend.md §10.1 (files, set_env.sh, NNAL), §11 #1 (`Failed to infer device
-type` / `libatb.so` / `libhccl.so` when the env is not sourced, FAQ #6), §11 #10 and #30 (graph capture
-stream exhaustion with HDK < 25.5.1 / CANN < 8.5.0; driver too old for CANN), §1.1 (CANN per release), §8.2
-(the kernels/ops package per SoC); the matrix's `cann_driver_minimums` (Huawei's CANN release notes) and the
-hardware table's `cann_kernels` / `cann_ops` / `opp_kernel_dir`.
+Facts (vllm-project/vllm-ascend): main:docs/source/installation.md (set_env.sh, NNAL, the kernels/ops package per
+SoC) and main:collect_env.py (ascend_toolkit_install.info); main:docs/source/faqs.md #6 (`Failed to infer device
+type` / `libatb.so` / `libhccl.so` when the env is not sourced; issues #130, #152, #262, #540); faqs.md #17 and
+release notes v0.21.0rc1 (graph capture stream exhaustion with HDK < 25.5.1 / CANN < 8.5.0) and issues #5468,
+#12998 (driver too old for CANN); main:docs/source/community/versioning_policy.md (CANN per release); the
+matrix's `cann_driver_minimums` (Huawei's CANN release notes) and the hardware table's `cann_kernels` /
+`cann_ops` / `opp_kernel_dir`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from ascendctl.check.context import CheckContext
 from ascendctl.check.host_npu import not_npu
 from ascendctl.core.findings import Outcome, passed, problem, rule, skipped
-from ascendctl.facts.matrix.schema import CannDriverMinimum, Hardware
+from ascendctl.facts.matrix.schema import CannDriverMinimum, Hardware, in_range
 from ascendctl_engine.adapters.graph import (
     CAPTURE_MIN_CANN,
     CAPTURE_MIN_HDK,
@@ -146,8 +148,6 @@ def npu_release_hardware(ctx: CheckContext) -> Outcome:
     hw = ctx.hardware
     if row is None or row.backend != "npu" or hw is None:
         return skipped("no release row or hardware family to compare")
-    from ascendctl.facts.matrix.schema import in_range
-
     if not in_range(hw.releases, row.version):
         return problem(
             f"release {row.version} does not support {hw.name} (supported by {hw.releases})",
@@ -187,7 +187,7 @@ def kernels_package(hw: Hardware, cann: str) -> str | None:
     "host.cann.kernels",
     "error",
     "CANN kernels/ops package installed for this SoC",
-    source="matrix hardware cann_kernels/cann_ops/opp_kernel_dir; vllm-ascend installation.md (§8.2)",
+    source="matrix hardware cann_kernels/cann_ops/opp_kernel_dir; main:docs/source/installation.md",
 )
 def cann_kernels(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:

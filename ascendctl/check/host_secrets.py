@@ -16,7 +16,7 @@ from ascendctl.schema.secrets import chmod_fix, key_file_path, loose_message, op
 def key_file_mode(ctx: CheckContext) -> Outcome:
     if ctx.profile is None:
         return skipped("no profile")
-    files = profile_key_files(ctx.profile)
+    files = profile_key_files(ctx.profile.server.api_key, ctx.profile.runtime.secrets)
     if not files:
         return skipped("the profile reads no secret from a file")
     for key in files:

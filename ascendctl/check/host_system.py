@@ -1,11 +1,14 @@
 """Environment, network, CPU/CUDA, matrix and probe rules.
 
-Facts: ../shared/reference/vllm-ascend.md §11 #14 (`ACL graph is incompatible with ASCEND_LAUNCH_BLOCKING=1`,
-vllm_ascend/platform.py), §7.1/§7.3 (`PYTORCH_NPU_ALLOC_CONF`: `expandable_segments` cannot be combined with
-`max_split_size_mb` / `garbage_collection_threshold`, platform.py), §11 #13 and §7.3 (multi-node NIC env:
-`HCCL_IF_IP`, `GLOO_SOCKET_IFNAME`, `TP_SOCKET_IFNAME`, `HCCL_SOCKET_IFNAME`; busy ports), §10.1 (`/etc/hccn.conf`,
-`hccn_tool` checks, installation.md "Verify Multi-Node Communication");
-../shared/reference/cpu-engine.md (`VLLM_CPU_KVCACHE_SPACE`, memory of a CPU engine).
+Facts: main:vllm_ascend/platform.py:1110 (`ACL graph is incompatible with ASCEND_LAUNCH_BLOCKING=1`) and :1218
+(`PYTORCH_NPU_ALLOC_CONF`: `expandable_segments` cannot be combined with `max_split_size_mb` /
+`garbage_collection_threshold`); the multi-node tutorials (main:docs/source/tutorials/models/DeepSeek-R1.md,
+main:docs/source/tutorials/features/ray.md: `HCCL_IF_IP`, `GLOO_SOCKET_IFNAME`, `TP_SOCKET_IFNAME`,
+`HCCL_SOCKET_IFNAME`) and HCCL's busy-port failure (vllm-project/vllm-ascend#5461); main:docs/source/installation.md
+"Verify Multi-Node Communication" (`/etc/hccn.conf`, `hccn_tool` checks); for the CPU engine
+vllm-project/vllm v0.33.0:docs/getting_started/installation/cpu.md (`VLLM_CPU_KVCACHE_SPACE`) and
+tests/fixtures/vllm_logs/cpu-0.32.0-eager-startup.log (the KV size vllm-cpu 0.32.0 takes when it is set); the
+~4 GiB allowed for the engine itself is this project's margin, not an upstream figure.
 """
 
 from __future__ import annotations
@@ -154,7 +157,7 @@ def net_multinode(ctx: CheckContext) -> Outcome:
     "host.net.hccn-conf",
     "error",
     "/etc/hccn.conf present for multi-node",
-    source='vllm-ascend installation.md "Verify Multi-Node Communication" (reference §10.1)',
+    source='main:docs/source/installation.md "Verify Multi-Node Communication"',
 )
 def net_hccn_conf(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:

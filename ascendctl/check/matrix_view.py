@@ -6,9 +6,12 @@ the rest (the row of an installed version, which rows fit this host) is small en
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ascendctl.facts.matrix import RowFit
+from ascendctl.core.errors import AscendctlError
+from ascendctl.facts.matrix import RowFit, release_for_pin
+from ascendctl.facts.matrix.host_match import classify_host
 from ascendctl_engine.host.facts import HostFacts
 from ascendctl_engine.versions import parse_or_none as parse_version
 
@@ -30,36 +33,13 @@ def row_for_version(matrix: SupportMatrix, backend: str, version: str) -> Releas
 def select_release(matrix: SupportMatrix, backend: str, pin: str) -> tuple[Release | None, str | None]:
     """(row, None) for a profile's `release` pin, or (None, why) when the matrix has no such row."""
     try:
-        from ascendctl.facts import matrix as matrix_queries
-    except ImportError:  # the query module is optional here: answer the two pin forms directly
-        return _select_release_fallback(matrix, backend, pin)
-    from ascendctl.core.errors import AscendctlError
-
-    try:
-        return matrix_queries.release_for_pin(matrix, backend, pin), None
+        return release_for_pin(matrix, backend, pin), None
     except (AscendctlError, LookupError, ValueError) as exc:
         return None, str(exc)
 
 
-def _select_release_fallback(matrix: SupportMatrix, backend: str, pin: str) -> tuple[Release | None, str | None]:
-    rows = [r for r in matrix.releases if r.backend == backend]
-    if pin == "latest-stable":
-        finals = [r for r in rows if r.status == "final"]
-        if finals:
-            return max(finals, key=lambda r: r.key), None
-        return None, f"no final {backend} release in the support matrix"
-    row = row_for_version(matrix, backend, pin)
-    if row is None:
-        return None, f"no {backend} release {pin!r} in the support matrix"
-    return row, None
-
-
 def fit_rows(matrix: SupportMatrix, facts: HostFacts, backend: str) -> list[RowFit]:
-    """Every row of `backend`, newest first, as the one row-fit function (`ascendctl.facts.matrix.classify_host`)
-    judges it for this host; `check` counts a row as fitting when nothing about the host itself (CANN,
+    """Every row of `backend`, newest first, as the matrix's host classification (`host_match.classify_host`, the one
+    row-fit function) judges it for this host; `check` counts a row as fitting when nothing about the host itself (CANN,
     Python, hardware family) stands in the way — engine packages can be installed."""
-    from dataclasses import replace
-
-    from ascendctl.facts.matrix import classify_host
-
     return classify_host(matrix, replace(facts, backend=backend)).rows  # type: ignore[arg-type]

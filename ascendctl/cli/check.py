@@ -40,9 +40,14 @@ def check(
     ] = None,
 ) -> None:
     """Probe this host (NPUs, driver, CANN, engine packages, env, ports) and report what blocks a deployment."""
-    from ascendctl.check.service import run_check
+    if profile is None and not overrides:  # the host alone: neither the profile loader nor the planner is loaded
+        from ascendctl.check.host_check import check_host
 
-    report = run_check(profile, overrides or [], root=root, engine_python=engine_python)
+        report = check_host(root=root, engine_python=engine_python)
+    else:
+        from ascendctl.check.service import run_check
+
+        report = run_check(profile, overrides or [], root=root, engine_python=engine_python)
     if as_json:
         typer.echo(json.dumps(report.to_dict(strict), indent=2))
     else:

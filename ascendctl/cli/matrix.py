@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 if TYPE_CHECKING:
-    from ascendctl.facts.matrix import Backend, HostReport
+    from ascendctl.facts.matrix import Backend
+    from ascendctl.facts.matrix.host_match import HostReport
     from ascendctl_engine.host.facts import HostFacts
 
 VIEWS = ("releases", "models", "hardware", "quantizations")
@@ -77,6 +78,7 @@ def matrix(
     from ascendctl.cli import matrix_tables as out
     from ascendctl.core.errors import UserInputError
     from ascendctl.facts import matrix as mx
+    from ascendctl.facts.matrix import filters
 
     if view not in VIEWS:
         import difflib
@@ -92,7 +94,9 @@ def matrix(
     m = mx.load_matrix()
 
     if explain_model is not None:
-        verdict = mx.explain(
+        from ascendctl.facts.matrix.explainer import explain
+
+        verdict = explain(
             m,
             model=explain_model,
             hardware=hardware,
@@ -109,12 +113,13 @@ def matrix(
 
     if here:
         from ascendctl.cli.facts import read_facts_file
+        from ascendctl.facts.matrix.host_match import classify_host
 
-        report = mx.classify_host(m, read_facts_file(facts) if facts is not None else _probe_here())
+        report = classify_host(m, read_facts_file(facts) if facts is not None else _probe_here())
         if release or model or hardware or quant or feature or backend:
             keep = {
                 r.version
-                for r in mx.filter_releases(
+                for r in filters.filter_releases(
                     m,
                     backend=cast("Backend", report.backend),
                     release=release,
@@ -128,19 +133,21 @@ def matrix(
         return
 
     if view == "releases":
-        rows = mx.filter_releases(
+        rows = filters.filter_releases(
             m, backend=be, release=release, hardware=hardware, model=model, quant=quant, feature=feature
         )
         out.emit(as_json, [mx.release_json(r) for r in rows], lambda: out.releases_table(rows))
     elif view == "models":
-        fams = mx.filter_models(m, model=model, hardware=hardware, feature=feature, quant=quant, release=release)
+        fams = filters.filter_models(m, model=model, hardware=hardware, feature=feature, quant=quant, release=release)
         out.emit(as_json, [mx.model_json(f) for f in fams], lambda: out.models_table(fams, hardware))
     elif view == "hardware":
-        hws = mx.filter_hardware(m, hardware=hardware, release=release)
+        hws = filters.filter_hardware(m, hardware=hardware, release=release)
         out.emit(as_json, [mx.hardware_json(h) for h in hws], lambda: out.hardware_table(hws))
     else:
-        qts = mx.filter_quantizations(m, quant=quant, hardware=hardware, release=release)
-        out.emit(as_json, [mx.quantization_json(m, q) for q in qts], lambda: out.quant_tables(m, qts))
+        from ascendctl.facts.matrix.launch import quantization_json
+
+        qts = filters.filter_quantizations(m, quant=quant, hardware=hardware, release=release)
+        out.emit(as_json, [quantization_json(m, q) for q in qts], lambda: out.quant_tables(m, qts))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -152,15 +159,11 @@ def _probe_here() -> HostFacts:
     import os
     from dataclasses import replace
 
-    from ascendctl.core.errors import UserInputError
+    from ascendctl_engine import paths
+    from ascendctl_engine.host.gather import gather_host_facts
+    from ascendctl_engine.host.probe import LocalHostProbe
+    from ascendctl_engine.host.pyenv import choose_engine_python, probe_python_env
 
-    try:
-        from ascendctl_engine import paths
-        from ascendctl_engine.host.gather import gather_host_facts
-        from ascendctl_engine.host.probe import LocalHostProbe
-        from ascendctl_engine.host.pyenv import choose_engine_python, probe_python_env
-    except ImportError:
-        raise UserInputError("--here needs host facts: pass --facts FILE (from `ascendctl check --json`)") from None
     env = dict(os.environ)
     probe = LocalHostProbe("/", env)
     facts = gather_host_facts(probe)

@@ -13,7 +13,8 @@ import typer
 from ascendctl_engine.vocab import HARDWARE_FAMILIES
 
 if TYPE_CHECKING:
-    from ascendctl.facts.matrix import HostReport, Verdict
+    from ascendctl.facts.matrix import Verdict
+    from ascendctl.facts.matrix.host_match import HostReport
     from ascendctl.facts.matrix.schema import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
 
 
@@ -193,7 +194,7 @@ def quant_tables(m: SupportMatrix, qts: list[QuantizationType]) -> None:
     rules = _table(
         "How each method is switched on", ["era", "method", "vllm-ascend", "--quantization", "auto-detect", "reference"]
     )
-    from ascendctl.facts.matrix.views import launch_eras
+    from ascendctl.facts.matrix.launch import launch_eras
 
     if any(q.method == "ascend" for q in qts):
         for e in launch_eras("ascend"):

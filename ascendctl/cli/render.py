@@ -1,4 +1,5 @@
-"""`ascendctl render PROFILE --target TARGET [-o DIR]`; the targets are `ascendctl.outputs.render.RENDERERS`."""
+"""`ascendctl render PROFILE --target TARGET [-o DIR]`; the targets are `ascendctl.outputs.targets` (data: the help
+is built from it), rendered by `ascendctl.outputs.render.RENDERERS` (imported when the command runs)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ascendctl.outputs.render import TARGETS, targets_help
+from ascendctl.outputs.targets import TARGETS, targets_help
 
 if TYPE_CHECKING:
-    from ascendctl.outputs.render import RenderedFile
+    from ascendctl.outputs.render.options import RenderedFile
 
 TargetOption = Annotated[
     str,
@@ -48,8 +49,9 @@ def render(
 ) -> None:
     """Render the plan of PROFILE for a deployment target (see --target): manifests, units or scripts."""
     from ascendctl.facts.matrix import load_matrix
-    from ascendctl.outputs.render import RenderOptions, render_overrides
+    from ascendctl.outputs.render import RenderOptions
     from ascendctl.outputs.render import render as render_files
+    from ascendctl.outputs.targets import render_overrides
     from ascendctl.plan.planner import plan_profile
     from ascendctl.schema.loader import load_profile
 

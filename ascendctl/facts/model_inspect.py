@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ascendctl_engine.jsonio import JsonReadError, loads_json, open_regular, read_bytes, read_json_file
+from ascendctl_engine.prepared_models import ModelError, resolve_model_source
 from ascendctl_engine.vocab import ModelArch
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -514,8 +515,6 @@ def inspect_model(
     """config.json (and, with `weights`, the safetensors totals) of a local directory, a `prepared:NAME`
     model or a cached hub id. Never raises for what is on disk."""
     if source.startswith("prepared:"):
-        from ascendctl_engine.prepared_models import ModelError, resolve_model_source
-
         try:
             source = resolve_model_source(source, root=data_root)
         except (ModelError, ValueError, OSError) as exc:

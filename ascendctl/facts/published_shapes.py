@@ -14,14 +14,15 @@ Names match after normalising: the last path part, lower-cased, quantization suf
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ascendctl.facts.model_inspect import ModelConfig
+import yaml
+
+from ascendctl.facts.model_inspect import ModelConfig, parse_model_config
 
 DATA = ("data", "model_configs")
 # checkpoint-name suffixes that say how the weights are stored, not which model they are
@@ -49,8 +50,6 @@ def normalise(name: str) -> str:
 
 @cache
 def _index() -> dict[str, PublishedShapes]:
-    import yaml
-
     root = resources.files("ascendctl.facts").joinpath(*DATA)
     # package data, read with the safe loader; libyaml's when present (a plan reads this on every hub-id model)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -75,10 +74,6 @@ def find_published(source: str) -> PublishedShapes | None:
 
 
 def read_published(shapes: PublishedShapes) -> ModelConfig:
-    import json
-
-    from ascendctl.facts.model_inspect import parse_model_config
-
     root = resources.files("ascendctl.facts").joinpath(*DATA)
     data = json.loads(root.joinpath(shapes.file).read_text(encoding="utf-8"))
     return parse_model_config(data, f"published shapes of {shapes.model} ({shapes.source})")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+from ascendctl.facts.matrix import load_matrix, release_for_pin
+from ascendctl.facts.matrix.launch import hardware_traits
 from ascendctl_engine.adapters.docgen import ReleaseColumn, render
 from ascendctl_engine.adapters.intent import HardwareTraits
 
@@ -18,9 +20,6 @@ NPU_COLUMNS = ("v0.9.1", "v0.11.0", "v0.13.0", "v0.15.0rc1", "v0.18.0", "v0.23.0
 
 
 def columns() -> list[ReleaseColumn]:
-    from ascendctl.facts.matrix import load_matrix, release_for_pin
-    from ascendctl.facts.matrix.hardware import hardware_traits
-
     matrix = load_matrix()
     traits: dict[str, HardwareTraits] = {h.id: hardware_traits(h) for h in matrix.hardware}
     rows = [release_for_pin(matrix, "npu", v) for v in NPU_COLUMNS]

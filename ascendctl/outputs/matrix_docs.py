@@ -25,6 +25,7 @@ from ascendctl.facts.matrix import (
     model_support,
     releases,
 )
+from ascendctl.facts.matrix.launch import launch_eras
 from ascendctl.facts.matrix.schema import Release, SupportMatrix
 from ascendctl_engine.vocab import HARDWARE_FAMILIES
 
@@ -133,8 +134,6 @@ def render_compatibility_md(matrix: SupportMatrix) -> str:
         "| era | vllm-ascend | `--quantization ascend` | auto-detected | source |",
         "|---|---|---|---|---|",
     ]
-    from ascendctl.facts.matrix.views import launch_eras
-
     for e in launch_eras("ascend"):
         if "npu" in e["backends"]:
             out.append(

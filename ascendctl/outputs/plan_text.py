@@ -7,6 +7,7 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING
 
+from ascendctl.plan.fit.report import summary_line
 from ascendctl.plan.types import Plan
 
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ def _release_line(plan: Plan) -> str:
 def _fit_line(plan: Plan) -> str:
     if plan.fit is None:
         return f"not estimated ({plan.fit_error})"
-    from ascendctl.plan.fit.report import summary_line
-
     return summary_line(plan.fit) + "  [`ascendctl fit` for the table]"
 
 

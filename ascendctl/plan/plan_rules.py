@@ -4,7 +4,11 @@ A failing `error` rule is a broken constraint (the planner refuses unless `allow
 work but not as recommended; a rule that applies but lacks the model's config.json is `undecided` and shown.
 Hardware limits come from the matrix's hardware table (`PlanFacts.hardware`), never from family names; which
 quantizations break which features is the matrix's `feature_constraints` (reported through `plan.supported`).
-Facts: vllm-ascend.md FAQ #13 (§11 #12), §4.2 (EPLB), §6.2, §9.4, §9.6, §11 #14, #16, #29.
+Facts (vllm-ascend): main:docs/source/faqs.md #13 (MLA heads), the main EPLB guide
+(docs/source/user_guide/feature_guide/expert_parallelism_load_balancer.md), main graph_mode.md, the main
+Qwen-VL-Dense.md tutorial (300I Duo: float16 only), v0.18.0:docs/source/tutorials/hardwares/310p.md,
+main:vllm_ascend/platform.py (ASCEND_LAUNCH_BLOCKING), v0.9.1 quantization.md FAQ #1 (KeyError without
+--quantization ascend), main additional_config.md and vllm_ascend/ascend_config.py (keys for a PD decode node only).
 Release-era facts (which flag ModelSlim weights need, which description file a tag reads, which keys a tag refuses
 outside a PD decode node) are asked of the era registry (`ascendctl_engine.adapters.eras`), never compared here.
 """
@@ -18,16 +22,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ascendctl.core.findings import Finding, Outcome, evaluate, passed, problem, rule, skipped, undecided
+from ascendctl_engine.adapters import quantization_rule
+from ascendctl_engine.adapters.eras import Era, era_for_release
 from ascendctl_engine.flags import flag_value
 
 if TYPE_CHECKING:
     from ascendctl.facts.matrix.schema import Hardware, Release
     from ascendctl.facts.model_inspect import ModelConfig
-    from ascendctl.plan.fit.estimate import FitResult
+    from ascendctl.plan.fit.result import FitResult
     from ascendctl.schema.profile import Profile
-    from ascendctl_engine.adapters.eras import Era
 
-MLA_HEADS = (32, 64, 128)  # the heads per TP rank the MLA graph kernels take (FAQ #13)
+MLA_HEADS = (32, 64, 128)  # the heads per TP rank the MLA graph kernels take (vllm-ascend faqs.md #13)
 EPLB_MIN_EXPERTS_PER_DEVICE = 8  # EPLB is not recommended at or below this many experts per device
 CP_FLAGS = ("--prefill-context-parallel-size", "--decode-context-parallel-size", "-pcp", "-dcp")
 # A default context at or above this many tokens is "long": vLLM's start-up check needs KV cache for one whole
@@ -69,7 +74,7 @@ def captures_graphs(graph_mode: str) -> bool:
 
 
 def launch_blocking_breaks_graphs(env: Mapping[str, str], graph_mode: str) -> bool:
-    """vllm-ascend refuses to start graph capture with ASCEND_LAUNCH_BLOCKING=1 (platform.py; §11 #14)."""
+    """vllm-ascend refuses to start graph capture with ASCEND_LAUNCH_BLOCKING=1 (main:vllm_ascend/platform.py:1110)."""
     return env.get("ASCEND_LAUNCH_BLOCKING", "0") == "1" and captures_graphs(graph_mode)
 
 
@@ -112,7 +117,7 @@ def model_in_matrix(f: PlanFacts) -> Outcome:
 
 @rule(
     "plan.hardware.dtype", "error", "model.dtype is one the hardware runs",
-    source="matrix hardware limits (vllm-ascend.md §9.4)",
+    source="matrix hardware limits (main:docs/source/tutorials/models/Qwen-VL-Dense.md:301, 300I Duo: float16 only)",
 )  # fmt: skip
 def hardware_dtype(f: PlanFacts) -> Outcome:
     hw, dtype = f.hardware, f.profile.model.dtype
@@ -158,7 +163,10 @@ def hardware_devices_per_node(f: PlanFacts) -> Outcome:
     return passed(f"{have} of {hw.devices_per_server} devices")
 
 
-@rule("plan.hardware.checkpoint-dtype", "warn", "The checkpoint's dtype runs natively", source="vllm-ascend.md §9.4")
+@rule(
+    "plan.hardware.checkpoint-dtype", "warn", "The checkpoint's dtype runs natively",
+    source="main:docs/source/tutorials/models/Qwen-VL-Dense.md:301",
+)  # fmt: skip
 def checkpoint_dtype(f: PlanFacts) -> Outcome:
     hw = f.hardware
     if hw is None or "bfloat16" in hw.limits.dtypes:
@@ -175,7 +183,7 @@ def checkpoint_dtype(f: PlanFacts) -> Outcome:
 
 @rule(
     "plan.hardware.max-model-len", "warn", "A bounded context where attention builds a full mask",
-    source="v0.18.0 docs/source/tutorials/hardwares/310p.md (vllm-ascend.md §9.6)",
+    source="v0.18.0:docs/source/tutorials/hardwares/310p.md",
 )  # fmt: skip
 def square_mask_length(f: PlanFacts) -> Outcome:
     hw = f.hardware
@@ -197,7 +205,10 @@ def square_mask_length(f: PlanFacts) -> Outcome:
     return passed(f"max_model_len {length}")
 
 
-@rule("plan.mla.heads-per-rank", "error", "MLA graph kernels get 32, 64 or 128 heads per rank", source="FAQ #13")
+@rule(
+    "plan.mla.heads-per-rank", "error", "MLA graph kernels get 32, 64 or 128 heads per rank",
+    source="main:docs/source/faqs.md #13",
+)  # fmt: skip
 def mla_heads(f: PlanFacts) -> Outcome:
     if not f.npu or f.arch != "mla" or not captures_graphs(f.graph_mode):
         return skipped("not MLA with a graph mode on an NPU")
@@ -219,7 +230,10 @@ def _experts(f: PlanFacts) -> int | None:
     return f.config.num_experts if f.config else None
 
 
-@rule("plan.moe.experts-divisible", "error", "Experts divide over the EP ranks", source="vllm-ascend.md §4.2")
+@rule(
+    "plan.moe.experts-divisible", "error", "Experts divide over the EP ranks",
+    source="main:docs/source/user_guide/feature_guide/expert_parallelism_load_balancer.md:328",
+)  # fmt: skip
 def experts_divisible(f: PlanFacts) -> Outcome:
     p = f.profile
     if not p.engine.parallel.expert:
@@ -272,7 +286,7 @@ def _context_parallel(f: PlanFacts) -> bool:
 
 @rule(
     "plan.graph.full-with-context-parallel", "warn", "FULL graphs and context parallelism",
-    source="main graph_mode.md (vllm-ascend.md §6.2)",
+    source="main:docs/source/user_guide/feature_guide/graph_mode.md:20",
 )  # fmt: skip
 def full_with_context_parallel(f: PlanFacts) -> Outcome:
     if f.graph_mode != "full" or not _context_parallel(f):
@@ -285,7 +299,7 @@ def full_with_context_parallel(f: PlanFacts) -> Outcome:
 
 @rule(
     "plan.graph.launch-blocking", "error", "ASCEND_LAUNCH_BLOCKING off with graph mode",
-    source="vllm_ascend/platform.py (vllm-ascend.md §11 #14)",
+    source="main:vllm_ascend/platform.py:1110",
 )  # fmt: skip
 def launch_blocking(f: PlanFacts) -> Outcome:
     if not f.npu:
@@ -307,8 +321,6 @@ def _era(f: PlanFacts, topic: str) -> Era | None:
     """The era registry's answer for `topic` on the plan's release (None off NPU or without a release)."""
     if f.release is None or f.release.backend != "npu":
         return None
-    from ascendctl_engine.adapters.eras import era_for_release
-
     return era_for_release(topic, f.release.backend, f.release.vllm, f.release.vllm_ascend)
 
 
@@ -322,7 +334,8 @@ def _model_dir(f: PlanFacts) -> str:
 
 @rule(
     "plan.quant.modelslim-unset", "error", "ModelSlim weights are loaded as ModelSlim weights",
-    source="vllm-ascend.md §11 #16; quantization era traits (engine/ascendctl_engine/adapters/model.py): detection at "
+    source="v0.9.1:docs/source/user_guide/feature_guide/quantization.md:103 (KeyError FAQ); quantization era traits "
+    "(engine/ascendctl_engine/adapters/model.py): detection at "
     "v0.15.0rc1:vllm_ascend/platform.py:178, none at v0.16.0rc1, again from v0.17.0rc1:vllm_ascend/platform.py:184",
 )  # fmt: skip
 def modelslim_unset(f: PlanFacts) -> Outcome:
@@ -333,8 +346,6 @@ def modelslim_unset(f: PlanFacts) -> Outcome:
         return skipped(f"model.quantization is {p.model.quantization}")
     if flag_value(_extra_args(p), "--quantization") is not None:
         return skipped("--quantization is passed through extra_args")
-    from ascendctl_engine.adapters import quantization_rule
-
     rule_ = quantization_rule(f.release.backend, f.release.vllm, f.release.vllm_ascend)
     if f.config is None:
         if rule_.auto_detect:
@@ -447,7 +458,7 @@ def heads_divisible(f: PlanFacts) -> Outcome:
 @rule(
     "plan.model.max-model-len-unset", "warn", "A bounded context for long-context models",
     source="vllm vllm/config/model.py _get_and_verify_max_len; vllm/v1/core/kv_cache_utils.py "
-    "check_enough_kv_cache_memory; vllm-ascend FAQ #12 (§11 #24)",
+    "check_enough_kv_cache_memory; main:docs/source/faqs.md #12",
 )  # fmt: skip
 def max_model_len_unset(f: PlanFacts) -> Outcome:
     p = f.profile

@@ -24,7 +24,23 @@ from pydantic import BaseModel
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.core.findings import Finding
+from ascendctl.facts.matrix import (
+    find_models,
+    fit_row,
+    hardware_by_id,
+    hardware_supported,
+    load_matrix,
+    model_support,
+    quantization_by_id,
+    release_for_pin,
+)
+from ascendctl.facts.matrix.explainer import explain
+from ascendctl.facts.matrix.features import constraint_hits
+from ascendctl.facts.matrix.launch import hardware_traits
+from ascendctl.facts.matrix.model_tables import judge
 from ascendctl.facts.model_inspect import ModelConfig, identity_warnings, model_traits, read_model_config
+from ascendctl.plan.fit.estimate import FitError, estimate
+from ascendctl.plan.fit.inputs import fit_inputs
 from ascendctl.plan.plan_rules import PlanFacts, plan_findings
 from ascendctl.plan.types import Deployment, ModelFacts, NodeLayout, Plan, ReleasePin, Setting
 from ascendctl.schema.profile import Profile
@@ -43,11 +59,12 @@ from ascendctl_engine.adapters import (
     plan_commands,
 )
 from ascendctl_engine.adapters.intent import LoraIntent, ServingIntent
+from ascendctl_engine.prepared_models import ModelError, model_dir, resolve_model_source
 from ascendctl_engine.spec import RestartPolicy, SecretRef, Supervision
 
 if TYPE_CHECKING:
     from ascendctl.facts.matrix.schema import Hardware, ModelFamily, Release, SupportMatrix
-    from ascendctl.plan.fit.estimate import FitResult
+    from ascendctl.plan.fit.result import FitResult
     from ascendctl_engine.host.facts import HostFacts
     from ascendctl_engine.spec import EngineCommand
 
@@ -133,8 +150,6 @@ def resolve_source(source: str, data_root: Path | None, warnings: list[str]) -> 
     the plan still shows the directory it will use, with a warning (so `--dry-run` works anywhere)."""
     if not source.startswith(PREPARED):
         return source
-    from ascendctl_engine.prepared_models import ModelError, model_dir, resolve_model_source
-
     try:
         return resolve_model_source(source, root=data_root)
     except ModelError:
@@ -150,8 +165,6 @@ def _family(
 ) -> ModelFamily | None:
     """The support-matrix family: by the model's name first (hub id or directory name), then by the
     Hugging Face architecture in config.json (coarser: one architecture spans several families)."""
-    from ascendctl.facts.matrix import find_models
-
     queries = [source.rstrip("/").rsplit("/", 1)[-1] if source.startswith(("/", ".", "~")) else source]
     queries += list(config.architectures if config else ([architecture] if architecture else []))
     for query in queries:
@@ -163,8 +176,6 @@ def _family(
 
 def _quant_method(matrix: SupportMatrix, profile: Profile, config: ModelConfig | None) -> tuple[str | None, str]:
     """(`--quantization` method, why) for the profile's quantization."""
-    from ascendctl.facts.matrix import quantization_by_id
-
     q = profile.model.quantization
     if q == "auto":
         if config is None:
@@ -228,9 +239,6 @@ def _verdict(
     matrix: SupportMatrix, profile: Profile, row: Release, family: ModelFamily | None
 ) -> tuple[list[str], list[str], list[str]]:
     """(problems, warnings, suggestions) of the matrix for this combination."""
-    from ascendctl.facts.matrix import explain, hardware_by_id, hardware_supported
-    from ascendctl.facts.matrix.features import constraint_hits
-
     problems: list[str] = []
     warnings: list[str] = []
     suggestions: list[str] = []
@@ -271,8 +279,6 @@ def _support_table(matrix: SupportMatrix, family: ModelFamily | None, row: Relea
     """Which release's model table judged the family (the row's `tag:path:line`, or the table when unlisted)."""
     if family is None or row.backend != "npu" or hardware is None:
         return None
-    from ascendctl.facts.matrix.model_tables import judge
-
     judged = judge(matrix, family, row, hardware)
     return judged.row.source if judged.row is not None else judged.table_ref
 
@@ -319,9 +325,6 @@ def _nodes(profile: Profile) -> tuple[NodeLayout, ...]:
 
 def _traits(matrix: SupportMatrix, hardware: str | None) -> HardwareTraits:
     """The target family's limits from the matrix's hardware table (the adapters read these, not family names)."""
-    from ascendctl.facts.matrix import hardware_by_id
-    from ascendctl.facts.matrix.hardware import hardware_traits
-
     return hardware_traits(hardware_by_id(matrix, hardware)) if hardware else HardwareTraits()
 
 
@@ -454,8 +457,6 @@ def plan_profile(
 ) -> Plan:
     """Resolve `profile` into a `Plan` (see the module docstring). Raises `UserInputError` for an unknown
     release and `UnsupportedPlan` for broken constraints (unless allowed)."""
-    from ascendctl.facts.matrix import hardware_by_id, load_matrix, model_support, release_for_pin
-
     matrix = matrix or load_matrix()
     backend = profile.target.backend
     pin = release or profile.release
@@ -498,8 +499,6 @@ def plan_profile(
     warnings += matrix_warnings
     problems += _host_problems(profile, host)
     if host is not None and host.backend == row.backend:
-        from ascendctl.facts.matrix.host_match import fit_row
-
         warnings += [f"host: {c} (plan against the host's facts; `ascendctl matrix --here` lists what fits)"
                      for c in fit_row(matrix, row, host).host_changes]  # fmt: skip
     nodes = _nodes(profile)
@@ -621,9 +620,6 @@ def _fit(
     host: HostFacts | None,
 ) -> tuple[FitResult | None, str | None]:
     """The memory fit of the resolved plan (`ascendctl.plan.fit`), or why there is none."""
-    from ascendctl.plan.fit.estimate import FitError, estimate
-    from ascendctl.plan.fit.inputs import fit_inputs
-
     try:
         inputs = fit_inputs(
             profile, settings=settings, env=commands[0].env if commands else {}, vllm=row.vllm,

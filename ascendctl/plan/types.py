@@ -19,7 +19,7 @@ from ascendctl_engine.spec import REDACTED, EngineCommand
 from ascendctl_engine.vocab import Role
 
 if TYPE_CHECKING:
-    from ascendctl.plan.fit.estimate import FitResult
+    from ascendctl.plan.fit.result import FitResult
 
 # The `plan --json` shape version: bump it (and say so in the CHANGELOG) whenever a key is renamed or removed
 # or a value changes meaning. 2: `lint` (rule/level/reference) became `findings` (the one finding type).

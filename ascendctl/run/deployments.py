@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ascendctl.core.errors import OperationFailed
+from ascendctl_engine.health import probe
+from ascendctl_engine.jsonio import JsonReadError, open_regular
 from ascendctl_engine.state import Listed, StateError, StateStore
 
 
 def health_of(entry: Listed) -> str:
-    from ascendctl_engine.health import probe
-
     state = entry.state
     if entry.orphaned:
         return "orphaned"
@@ -102,8 +102,6 @@ def log_path_for(name: str, node: int | None, store: StateStore | None = None) -
 
 def open_log(path: Path, name: str) -> BinaryIO:
     """The log file, opened for reading; a log that was deleted or is not a regular file is exit 1."""
-    from ascendctl_engine.jsonio import JsonReadError, open_regular
-
     try:
         return open_regular(path)
     except JsonReadError as exc:

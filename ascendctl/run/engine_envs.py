@@ -8,13 +8,10 @@ spec.release)`). `spec_from_row` is pure; the matrix is loaded at the one named 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ascendctl.core.errors import UserInputError
+from ascendctl.facts.matrix import load_matrix, release_for_pin
+from ascendctl.facts.matrix.schema import Release
 from ascendctl_engine.install_plan import EngineReleaseSpec
-
-if TYPE_CHECKING:
-    from ascendctl.facts.matrix.schema import Release
 
 BACKENDS = ("cpu", "npu", "cuda")
 
@@ -42,7 +39,5 @@ def engine_spec_for(backend: str, pin: str | None) -> EngineReleaseSpec:
     """The spec of the engine release `pin` (a version, `latest-stable` or `latest`) for `backend`."""
     if backend not in BACKENDS:
         raise UserInputError(f"unknown backend {backend!r} (expected cpu, npu or cuda)")
-    from ascendctl.facts.matrix import load_matrix, release_for_pin
-
     row = release_for_pin(load_matrix(), backend, pin or "latest-stable")
     return spec_from_row(row)

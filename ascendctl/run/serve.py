@@ -6,16 +6,25 @@ environment, its supervisor settings; the pre-launch checks; what to print when 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ascendctl.core.errors import OperationFailed, UserInputError
+from ascendctl.plan.planner import plan_profile
 from ascendctl.plan.types import Plan
+from ascendctl.run.deployments import listed
+from ascendctl.run.engine_envs import engine_spec_for
+from ascendctl.schema.loader import load_profile
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.secrets import key_file_warnings
-from ascendctl_engine.envs import EngineEnv
+from ascendctl_engine.envs import EngineEnv, find_engine
+from ascendctl_engine.health import port_in_use
+from ascendctl_engine.host.gather import gather_host_facts
+from ascendctl_engine.host.probe import LocalHostProbe
+from ascendctl_engine.prepared_models import PREPARED_PREFIX, ModelError, resolve_model_source
 from ascendctl_engine.spec import EngineCommand, Supervision
 from ascendctl_engine.state import StateStore
 
@@ -50,12 +59,6 @@ class ServeTarget:
 def plan_here(profile: Profile) -> Plan:
     """The profile planned against this host's facts (probed now: NPUs, driver, CANN, CPU cores), so what
     runs is what `ascendctl plan --facts <this host's check --json>` prints."""
-    import os
-
-    from ascendctl.plan.planner import plan_profile
-    from ascendctl_engine.host.gather import gather_host_facts
-    from ascendctl_engine.host.probe import LocalHostProbe
-
     facts = gather_host_facts(LocalHostProbe("/", os.environ))
     return plan_profile(profile, host=facts)
 
@@ -72,8 +75,6 @@ def plan_notes(plan: Plan) -> list[str]:
 
 def check_prepared_model(profile: Profile) -> None:
     """`prepared:NAME` must exist before anything starts (the engine would only say "Repo id must be ...")."""
-    from ascendctl_engine.prepared_models import PREPARED_PREFIX, ModelError, resolve_model_source
-
     if profile.model.source.startswith(PREPARED_PREFIX):
         try:
             resolve_model_source(profile.model.source)
@@ -89,9 +90,6 @@ def install_command(profile_path: Path) -> str:
 def engine_env_for(profile: Profile, profile_path: Path) -> EngineEnv:
     """The installed engine environment the profile's backend × release needs, or a failure that says how
     to install it."""
-    from ascendctl.run.engine_envs import engine_spec_for
-    from ascendctl_engine.envs import find_engine
-
     spec = engine_spec_for(profile.target.backend, profile.release)
     env = find_engine(spec.backend, spec.release)
     if env is None or not env.vllm_executable.exists():
@@ -103,8 +101,6 @@ def engine_env_for(profile: Profile, profile_path: Path) -> EngineEnv:
 
 
 def load_target(profile_path: Path, overrides: Sequence[str], node: int | None) -> ServeTarget:
-    from ascendctl.schema.loader import load_profile
-
     profile = load_profile(profile_path, overrides)
     # The engine first: `ascendctl model prepare` itself runs inside the engine environment.
     engine = engine_env_for(profile, profile_path)
@@ -132,9 +128,6 @@ def load_target(profile_path: Path, overrides: Sequence[str], node: int | None) 
 
 def preflight(target: ServeTarget, store: StateStore) -> None:
     """Refuse to start what cannot start: the same deployment already running here, a busy port."""
-    from ascendctl.run.deployments import listed
-    from ascendctl_engine.health import port_in_use
-
     for entry in listed(store, target.name, target.node):
         state = entry.state
         where = f" at {state.endpoint}" if state.endpoint else ""

@@ -17,6 +17,7 @@ from ascendctl.core.findings import Finding
 from ascendctl.core.yamlio import KeyPath, YamlDocument, dotted, load_yaml_file, load_yaml_text
 from ascendctl.schema.profile import API_VERSION, Profile
 from ascendctl.schema.profile_rules import profile_findings
+from ascendctl_engine.spec import is_secret_name
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,6 @@ class Override:
 
 
 def _secret_path(path: KeyPath) -> bool:
-    from ascendctl_engine.spec import is_secret_name
-
     # Where an inline value would be the secret itself: the key (not its env name or file), a secret's entry,
     # a secret-named env variable. Names and paths elsewhere stay shown: they are what the user must fix.
     keys = [str(p) for p in path]

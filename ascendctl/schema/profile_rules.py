@@ -11,6 +11,9 @@ from collections.abc import Iterator, Mapping
 from ascendctl.core.findings import Finding, Outcome, evaluate, passed, problem, rule, skipped
 from ascendctl.core.yamlio import KeyPath
 from ascendctl.schema.profile import Profile
+from ascendctl.schema.secrets import API_KEY_VAR, inline_secret_env, secret_flags
+from ascendctl_engine import typed_fields
+from ascendctl_engine.flags import canonical_flag, flag_tokens
 from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
 
 
@@ -177,8 +180,6 @@ _OWNED_FLAGS = {"--host": "server.host", "--port": "server.port"}
 
 @rule("profile.engine.extra-args-server", "error", "engine.extra_args leaves the listen address to `server`")
 def extra_args_server(p: Profile) -> Outcome:
-    from ascendctl_engine.flags import canonical_flag, flag_tokens
-
     for where, at, args in _extra_arg_lists(p):
         owned = [(t, _OWNED_FLAGS[f]) for t in flag_tokens(args) if (f := canonical_flag(t)) in _OWNED_FLAGS]
         if owned:
@@ -274,11 +275,6 @@ def typed_field_migration(p: Profile) -> Outcome:
     e, env = p.engine, p.runtime.env
     if not (e.extra_args or e.additional_config or env or any(n.extra_args or n.env for n in p.network.nodes)):
         return skipped("no escape hatch in use")
-    # Imported here, only when an escape hatch is in use: the claims are made by the adapter modules, which
-    # `validate` otherwise never loads (its start-up time is measured).
-    from ascendctl_engine.adapters import typed_fields
-    from ascendctl_engine.flags import canonical_flag, flag_tokens
-
     hits: list[tuple[KeyPath, str]] = []
     seen: set[typed_fields.Claim] = set()
 
@@ -341,8 +337,6 @@ def network_port_clash(p: Profile) -> Outcome:
 
 @rule("profile.runtime.env-inline-secret", "error", "runtime.env holds no secret values")
 def env_inline_secret(p: Profile) -> Outcome:
-    from ascendctl.schema.secrets import API_KEY_VAR, inline_secret_env
-
     for where, at, env in _env_maps(p):
         found = inline_secret_env(env)
         if found:
@@ -366,8 +360,6 @@ def _inline_secret(where: str, at: KeyPath, found: list[tuple[str, str]], api_ke
 
 @rule("profile.engine.extra-args-secret", "error", "engine.extra_args passes no secret")
 def extra_args_secret(p: Profile) -> Outcome:
-    from ascendctl.schema.secrets import secret_flags
-
     for where, at, args in _extra_arg_lists(p):
         found = secret_flags(args)
         if found:
@@ -382,8 +374,6 @@ def extra_args_secret(p: Profile) -> Outcome:
 
 @rule("profile.runtime.secrets-api-key", "error", "The API key comes from server.api_key")
 def secrets_api_key(p: Profile) -> Outcome:
-    from ascendctl.schema.secrets import API_KEY_VAR
-
     if API_KEY_VAR in p.runtime.secrets:
         return problem(
             f"{API_KEY_VAR} is the API key: set server.api_key (env or file) instead (the plan exports it from there "

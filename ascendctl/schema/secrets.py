@@ -23,15 +23,15 @@ import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from pydantic import BaseModel, Field, model_validator
 
 from ascendctl.schema.base import StrictModel
+from ascendctl_engine.flags import canonical_flag
 from ascendctl_engine.spec import is_secret_name, secret_name_part
 
 if TYPE_CHECKING:
-    from ascendctl.schema.profile import Profile
     from ascendctl_engine.spec import EngineCommand
 
 # A POSIX shell "Name" (ASCII only): renderers write it as `export NAME=` / `${NAME:?}` and cannot quote it.
@@ -92,16 +92,26 @@ def secret_label(name: str) -> str:
     return "server.api_key" if name == API_KEY_VAR else f"runtime.secrets.{name}"
 
 
-def declared_secret_names(profile: Profile) -> frozenset[str]:
-    """Every variable whose value the profile makes or reads as a secret: the variables it sets
-    (`VLLM_API_KEY`, `runtime.secrets` names) and the env vars it reads them from."""
+class Source(Protocol):
+    """A profile's source of one secret (`server.api_key`, a `runtime.secrets` entry): an env var or a file."""
+
+    @property
+    def env(self) -> str | None: ...
+
+    @property
+    def file(self) -> str | None: ...
+
+
+def declared_secret_names(api_key: Source | None, secrets: Mapping[str, Source]) -> frozenset[str]:
+    """Every variable whose value a profile makes or reads as a secret, from its `server.api_key` and
+    `runtime.secrets`: the variables it sets (`VLLM_API_KEY`, `runtime.secrets` names) and the env vars it reads
+    them from."""
     names: set[str] = set()
-    key = profile.server.api_key
-    if key is not None:
+    if api_key is not None:
         names.add(API_KEY_VAR)
-        if key.env:
-            names.add(key.env)
-    for name, source in profile.runtime.secrets.items():
+        if api_key.env:
+            names.add(api_key.env)
+    for name, source in secrets.items():
         names.add(name)
         if source.env:
             names.add(source.env)
@@ -135,8 +145,6 @@ class SecretFlag:
 def secret_flags(extra_args: Sequence[str]) -> list[SecretFlag]:
     """The secret-valued `vllm serve` flags in `extra_args`, any spelling: `--api_key`, `--api-key=...`,
     an abbreviation such as `--api-k`."""
-    from ascendctl_engine.flags import canonical_flag
-
     found: list[SecretFlag] = []
     for i, token in enumerate(extra_args):
         name = canonical_flag(token) if token.startswith("--") else None
@@ -161,12 +169,12 @@ class KeyFile:
     path: str
 
 
-def profile_key_files(profile: Profile) -> list[KeyFile]:
+def profile_key_files(api_key: Source | None, secrets: Mapping[str, Source]) -> list[KeyFile]:
+    """The key files a profile's `server.api_key` and `runtime.secrets` name."""
     files: list[KeyFile] = []
-    key = profile.server.api_key
-    if key is not None and key.file:
-        files.append(KeyFile("server.api_key.file", key.file))
-    files += [KeyFile(f"runtime.secrets.{n}.file", s.file) for n, s in profile.runtime.secrets.items() if s.file]
+    if api_key is not None and api_key.file:
+        files.append(KeyFile("server.api_key.file", api_key.file))
+    files += [KeyFile(f"runtime.secrets.{n}.file", s.file) for n, s in secrets.items() if s.file]
     return files
 
 

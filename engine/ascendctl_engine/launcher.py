@@ -4,7 +4,8 @@
 - The environment is the inherited one, then the command's `env`, then its secrets resolved from their
   `SecretRef`s at this moment (values live only in memory and in the child's environment).
 - The child starts a new session (`setsid`): its pid is its process group id, the whole engine tree (API
-  server → EngineCore → workers, `../shared/reference/cpu-engine.md`) shares that group, and a Ctrl-C in the
+  server → EngineCore → workers, as tests/e2e/test_supervisor_kill.py and
+  tests/fixtures/vllm_logs/cpu-0.32.0-eager-startup.log show) shares that group, and a Ctrl-C in the
   terminal reaches only the supervisor, which decides how to stop the group.
 - stdout and stderr are merged into one pipe (keeps tracebacks in order with log lines); every line is
   redacted (secret values replaced), prefixed on the console and appended to the deployment's log file.

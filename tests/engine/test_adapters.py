@@ -24,7 +24,7 @@ from ascendctl_engine.adapters import (
 from ascendctl_engine.adapters.builder import deep_merge
 from ascendctl_engine.spec import NodeAddress, NodeRankBase, SecretRef
 
-VLLM_OF = {  # vllm-ascend → vLLM, as in the support matrix (vllm-ascend.md §1.1)
+VLLM_OF = {  # vllm-ascend → vLLM, as in the support matrix (vllm-ascend versioning_policy.md)
     "v0.7.3": "0.7.3",
     "v0.8.4rc2": "0.8.4",
     "v0.9.1": "0.9.1",
@@ -47,7 +47,7 @@ VLLM_OF = {  # vllm-ascend → vLLM, as in the support matrix (vllm-ascend.md §
 def traits(hardware: str) -> HardwareTraits:
     """The family's limits as the planner passes them: from the support matrix's hardware table."""
     from ascendctl.facts.matrix import hardware_by_id, load_matrix
-    from ascendctl.facts.matrix.hardware import hardware_traits
+    from ascendctl.facts.matrix.launch import hardware_traits
 
     return hardware_traits(hardware_by_id(load_matrix(), hardware))
 

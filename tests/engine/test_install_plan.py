@@ -6,7 +6,6 @@ import pytest
 
 from ascendctl_engine.adapters.install import HUAWEI_INDEX, HUAWEI_VARIANT_INDEX
 from ascendctl_engine.install_plan import (
-    MODEL_TOOLS,
     PYTORCH_CPU_INDEX,
     EngineReleaseSpec,
     InstallPlan,
@@ -14,6 +13,7 @@ from ascendctl_engine.install_plan import (
     env_name,
     plan_install,
 )
+from ascendctl_engine.prepared_models import MODEL_TOOLS
 
 
 def npu(release: str, vllm: str, torch: str, torch_npu: str, triton: str | None = None, **kw: object) -> InstallPlan:

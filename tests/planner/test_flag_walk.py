@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from ascendctl.core.errors import UserInputError
-from ascendctl.facts.matrix import hardware_by_id, load_matrix, quantization_launch
-from ascendctl.facts.matrix.hardware import hardware_traits
+from ascendctl.facts.matrix import hardware_by_id, load_matrix
+from ascendctl.facts.matrix.launch import hardware_traits, quantization_launch
 from ascendctl_engine.adapters import (
     TOPICS,
     EngineIntent,

@@ -1,4 +1,4 @@
-"""Golden tests: each vllm-ascend tutorial command (vllm-ascend.md §9) planned from a profile for the release
+"""Golden tests: each vllm-ascend tutorial command (docs/source/tutorials/) planned from a profile for the release
 the tutorial targets equals the documented argv and env — flags compared as a set with values, JSON option
 values parsed — except the differences each `Tutorial` lists with its reason."""
 

@@ -26,9 +26,15 @@ from typing import Any, Protocol
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from ascendctl.facts import upstream as extracts
+from ascendctl.facts.matrix.model_tables import family_keys, hardware_status, stated_hardware, support_row
+from ascendctl.facts.matrix.names import _norm
+from ascendctl.facts.matrix.schema import ModelFamily
+
 # The pins of an Ascend release row that upstream files state (`Release` fields of the same names).
 from ascendctl.facts.upstream import RELEASE_FIELDS
 from ascendctl_engine.versions import parse, parse_or_none
+from ascendctl_engine.vocab import SOC_VERSION_CONTAINS, SOC_VERSIONS
 
 # What an Ascend row of matrix.yaml may hold: everything else comes from the extract.
 KNOWLEDGE_KEYS = frozenset({"version", "backend", "decisions", "known_issues", "notes"})
@@ -303,15 +309,12 @@ def build_matrix_data(knowledge: Mapping[str, Any], upstream: Upstream) -> Built
 
 
 def _soc_spellings(data: dict[str, Any]) -> list[str]:
-    """Fill each family's SOC_VERSION spellings from the host reader's table (their one owner)."""
-    from ascendctl_engine.host.npu_smi import SOC_VERSION_CONTAINS, SOC_VERSIONS
-
+    """Fill each family's SOC_VERSION spellings from the engine's vocabulary (their one owner, which the host reader
+    classifies with)."""
     problems = []
     for h in data.get("hardware") or []:
         if "soc_versions" in h or "soc_version_contains" in h:
-            problems.append(
-                f"hardware {h['id']}: SOC_VERSION spellings belong to engine/ascendctl_engine/host/npu_smi.py"
-            )
+            problems.append(f"hardware {h['id']}: SOC_VERSION spellings belong to engine/ascendctl_engine/vocab.py")
         h["soc_versions"] = sorted(SOC_VERSIONS.get(h["id"], ()))
         if h["id"] in SOC_VERSION_CONTAINS:
             h["soc_version_contains"] = SOC_VERSION_CONTAINS[h["id"]]
@@ -320,10 +323,8 @@ def _soc_spellings(data: dict[str, Any]) -> list[str]:
 
 def _feature_statuses(data: dict[str, Any]) -> list[str]:
     """`features[].status` from every tag's supported-features table: a snapshot where the status changes."""
-    from ascendctl.facts import upstream
-
     problems: list[str] = []
-    tables = [(tag, upstream.feature_table(tag)) for tag in upstream.extract_tags()]
+    tables = [(tag, extracts.feature_table(tag)) for tag in extracts.extract_tags()]
     for feature in data.get("features") or []:
         name = feature.get("table_name")
         if not name:
@@ -349,22 +350,17 @@ def _feature_statuses(data: dict[str, Any]) -> list[str]:
 def _model_overview(data: dict[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """Fill every family's `support` from the model table of the newest final release (the overview `matrix
     models` and the docs show), and refuse a row of any extracted table that matches no family."""
-    from ascendctl.facts import upstream
-    from ascendctl.facts.matrix.model_tables import family_keys, hardware_status, stated_hardware, support_row
-    from ascendctl.facts.matrix.names import _norm
-    from ascendctl.facts.matrix.schema import ModelFamily
-
     families = [ModelFamily.model_validate(f) for f in data.get("models") or []]
     keys = [(f, family_keys(f)) for f in families]
     problems: list[str] = []
-    for tag in upstream.extract_tags():
-        table = upstream.model_table(tag)
+    for tag in extracts.extract_tags():
+        table = extracts.model_table(tag)
         for row in table.rows if table else ():
             if not any(_norm(row.name) in k for _, k in keys):
                 problems.append(f"{row.source}: model {row.name!r} matches no family (add it, or a `table_names`)")
     finals = [r for r in rows if r.get("backend") == "npu" and r.get("status") == "final"]
     newest = max(finals, key=lambda r: parse(str(r["version"])), default=None)
-    found = upstream.nearest_model_table(str(newest["version"])) if newest else None
+    found = extracts.nearest_model_table(str(newest["version"])) if newest else None
     if found is None:
         return [*problems, "no model table for the newest final release"]
     tag, table = found

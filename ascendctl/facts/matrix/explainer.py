@@ -3,28 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.facts.matrix.features import _feature_by_id, constraint_hits, feature_status
 from ascendctl.facts.matrix.hardware import hardware_by_id, hardware_supported
-from ascendctl.facts.matrix.model_families import _model_status, find_models, lookup_model
+from ascendctl.facts.matrix.launch import QuantLaunch, quantization_launch
+from ascendctl.facts.matrix.model_families import find_models, lookup_model
+from ascendctl.facts.matrix.model_tables import TableJudgement, _model_status, judge
 from ascendctl.facts.matrix.names import _did_you_mean, _suggest
-from ascendctl.facts.matrix.quantization import (
-    QuantLaunch,
-    quantization_by_id,
-    quantization_launch,
-    quantization_support,
-)
+from ascendctl.facts.matrix.quantization import quantization_by_id, quantization_support
 from ascendctl.facts.matrix.release_pins import latest_stable, release_for_pin, releases
 from ascendctl.facts.matrix.schema import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
 from ascendctl.facts.matrix.verdicts import Level, Reason, Verdict
+from ascendctl_engine.adapters.ascend_switches import SWITCH_FIELDS, Switch, spelling_eras, spelling_for, switch
 from ascendctl_engine.versions import parse as parse_version
 from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
-
-if TYPE_CHECKING:
-    from ascendctl.facts.matrix.model_tables import TableJudgement
-    from ascendctl_engine.adapters.ascend_switches import Switch
 
 
 def explain(
@@ -113,11 +106,7 @@ def _explain_npu(
         dtypes = "/".join(hw.limits.dtypes)
         reasons.append(Reason(f"{hw.name} runs {dtypes} weights only (set dtype {dtypes})", hw.source, "warning"))
 
-    # 2. model × hardware × release
-    # Imported here: the release's model table (the upstream extracts) matters only for an NPU family, and
-    # a CPU / CUDA plan imports `explain` without reaching this point.
-    from ascendctl.facts.matrix.model_tables import judge
-
+    # 2. model × hardware × release (the release's model table, from the upstream extracts: NPU families only)
     status, found = _model_status(matrix, fam, rel, hw.id)
     reasons += found
     judged = judge(matrix, fam, rel, hw.id)
@@ -200,8 +189,6 @@ def _split_switches(matrix: SupportMatrix, features: Sequence[str]) -> tuple[lis
     the support tables and a switch); an unknown name raises with both vocabularies."""
     if not features:
         return [], []
-    from ascendctl_engine.adapters.ascend_switches import SWITCH_FIELDS, switch
-
     switches: list[Switch] = []
     rest: list[str] = []
     for f in features:
@@ -224,8 +211,6 @@ def _split_switches(matrix: SupportMatrix, features: Sequence[str]) -> tuple[lis
 
 def _explain_switch(rel: Release, sw: Switch, reasons: list[Reason], suggestions: list[str]) -> None:
     """How `rel` spells switch `sw` (asked of the adapters' era, so the plan emits the same), and every era."""
-    from ascendctl_engine.adapters.ascend_switches import spelling_eras, spelling_for
-
     name = sw.path
     if rel.backend != "npu" or rel.vllm_ascend is None:
         reasons.append(Reason(f"{name} is a vllm-ascend switch: {rel.backend} has none", sw.topic, "error"))

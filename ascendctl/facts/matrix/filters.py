@@ -7,7 +7,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from ascendctl.core.errors import UserInputError
 from ascendctl.facts.matrix.features import _feature_blocked, _feature_by_id
 from ascendctl.facts.matrix.hardware import hardware_by_id, hardware_supported
-from ascendctl.facts.matrix.model_families import _model_keys, _model_status, find_models, lookup_model
+from ascendctl.facts.matrix.model_families import _model_keys, find_models, lookup_model
+from ascendctl.facts.matrix.model_tables import _model_status
 from ascendctl.facts.matrix.names import _norm, _suggest
 from ascendctl.facts.matrix.quantization import quantization_by_id, quantization_support
 from ascendctl.facts.matrix.release_pins import LATEST, LATEST_STABLE, _nearest_versions, release_for_pin, releases

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ascendctl.core.errors import UserInputError
 from ascendctl.facts.matrix.names import _did_you_mean, _norm, _suggest
 from ascendctl.facts.matrix.schema import Hardware, Release, SupportMatrix, in_range
-
-if TYPE_CHECKING:
-    from ascendctl_engine.adapters.intent import HardwareTraits
 
 
 def hardware_by_id(matrix: SupportMatrix, hardware: str) -> Hardware:
@@ -47,19 +42,3 @@ def hardware_for_npu_name(matrix: SupportMatrix, name: str) -> Hardware | None:
         if n in (v.lower() for v in h.npu_smi_names):
             return h
     return None
-
-
-def hardware_traits(hw: Hardware) -> HardwareTraits:
-    """The family's limits as the adapters read them (the matrix's hardware table is their one owner)."""
-    from ascendctl_engine.adapters.intent import HardwareTraits
-
-    lim = hw.limits
-    return HardwareTraits(
-        dtypes=tuple(lim.dtypes),
-        npugraph_ex=lim.npugraph_ex,
-        max_capture_sizes=lim.max_capture_sizes,
-        graph_min_cann=lim.graph_min_cann,
-        few_streams=lim.few_streams,
-        hccl_aiv=lim.hccl_aiv,
-        label=hw.name,
-    )

@@ -1,4 +1,5 @@
-"""Model families: lookup by name, alias or HF architecture (with did-you-mean) and support status per release."""
+"""Model families: lookup by name, alias or HF architecture (with did-you-mean) and their overview support rows
+(a family's status on one release is judged by that release's model table: `model_tables`)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,7 @@ import re
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.facts.matrix.names import _did_you_mean, _norm, _suggest
-from ascendctl.facts.matrix.schema import ModelFamily, ModelSupport, Release, SupportMatrix
-from ascendctl.facts.matrix.verdicts import Level, Reason
-from ascendctl_engine.versions import parse as parse_version
+from ascendctl.facts.matrix.schema import ModelFamily, ModelSupport, SupportMatrix
 
 
 def _model_keys(fam: ModelFamily) -> list[str]:
@@ -75,24 +74,3 @@ def model_support(family: ModelFamily, hardware: str) -> ModelSupport | None:
         if not row.hardware:
             return row
     return None
-
-
-def _model_status(matrix: SupportMatrix, fam: ModelFamily, rel: Release, hardware: str) -> tuple[str, list[Reason]]:
-    """Status of a family on (release, hardware) in that release's own model table (or the nearest earlier one):
-    supported / experimental / untested / unsupported / absent."""
-    from ascendctl.facts.matrix.model_tables import judge
-
-    src = fam.source
-    if fam.first_release and rel.key < parse_version(fam.first_release):
-        return "unsupported", [Reason(f"{fam.name} is supported from {fam.first_release}", src, "error")]
-    j = judge(matrix, fam, rel, hardware)
-    which = (
-        f"{j.table_tag}'s table"
-        if j.own_table
-        else f"{j.table_tag}'s table (the nearest earlier; {rel.version} has none)"
-    )
-    if j.row is None:
-        return "absent", [Reason(f"{fam.name} is not listed for {hardware} in {which}", j.table_ref, "error")]
-    level: Level = {"supported": "ok", "unsupported": "error"}.get(j.status, "warning")  # type: ignore[assignment]
-    note = f" ({j.row.note})" if j.row.note else ""
-    return j.status, [Reason(f"{fam.name} is {j.status} on {hardware} in {which}{note}", j.row.source, level)]

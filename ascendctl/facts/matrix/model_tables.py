@@ -16,6 +16,8 @@ from ascendctl.facts import upstream
 from ascendctl.facts.matrix.model_families import _model_keys
 from ascendctl.facts.matrix.names import _norm
 from ascendctl.facts.matrix.schema import Cell, ModelFamily, ModelSupport, Release, SupportMatrix, in_range
+from ascendctl.facts.matrix.verdicts import Level, Reason
+from ascendctl_engine.versions import parse as parse_version
 
 # Where a row sits says which families it covers; matched on the lower-cased tab or hardware text.
 _HARDWARE_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -142,3 +144,22 @@ def judge(matrix: SupportMatrix, fam: ModelFamily, release: Release, hardware: s
             status = hardware_status(row, hardware)
             return TableJudgement(status, tag, table.path, own, row, _support(row, (hardware,), matrix))
     return TableJudgement("absent", tag, table.path, own, None, None)
+
+
+def _model_status(matrix: SupportMatrix, fam: ModelFamily, rel: Release, hardware: str) -> tuple[str, list[Reason]]:
+    """Status of a family on (release, hardware) in that release's own model table (or the nearest earlier one):
+    supported / experimental / untested / unsupported / absent."""
+    src = fam.source
+    if fam.first_release and rel.key < parse_version(fam.first_release):
+        return "unsupported", [Reason(f"{fam.name} is supported from {fam.first_release}", src, "error")]
+    j = judge(matrix, fam, rel, hardware)
+    which = (
+        f"{j.table_tag}'s table"
+        if j.own_table
+        else f"{j.table_tag}'s table (the nearest earlier; {rel.version} has none)"
+    )
+    if j.row is None:
+        return "absent", [Reason(f"{fam.name} is not listed for {hardware} in {which}", j.table_ref, "error")]
+    level: Level = {"supported": "ok", "unsupported": "error"}.get(j.status, "warning")  # type: ignore[assignment]
+    note = f" ({j.row.note})" if j.row.note else ""
+    return j.status, [Reason(f"{fam.name} is {j.status} on {hardware} in {which}{note}", j.row.source, level)]

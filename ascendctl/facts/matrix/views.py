@@ -1,11 +1,12 @@
-"""JSON shapes of `ascendctl matrix … --json` (documented in docs/matrix.md, pinned by tests)."""
+"""JSON shapes of `ascendctl matrix … --json` (documented in docs/matrix.md, pinned by tests); the quantizations
+view, which lists the era adapters' quantization eras, is `launch.quantization_json`."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ascendctl.facts.matrix.model_families import model_support
-from ascendctl.facts.matrix.schema import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
+from ascendctl.facts.matrix.schema import Hardware, ModelFamily, Release
 from ascendctl_engine.vocab import HARDWARE_FAMILIES
 
 
@@ -57,44 +58,3 @@ def model_json(family: ModelFamily) -> dict[str, Any]:
 def hardware_json(hardware: Hardware) -> dict[str, Any]:
     """One hardware family (`ascendctl matrix hardware --json`)."""
     return hardware.model_dump(mode="json")
-
-
-def quantization_json(matrix: SupportMatrix, quant: QuantizationType) -> dict[str, Any]:
-    """One quantization type with how its method is switched on per era (`ascendctl matrix quantizations --json`):
-    `launch` lists the adapters' quantization eras (`era`, `releases`, `flag`, `auto_detect`, `packages`, `source`)."""
-    out = quant.model_dump(mode="json")
-    out["launch"] = launch_eras(quant.method)
-    return out
-
-
-def launch_eras(method: str) -> list[dict[str, Any]]:
-    """How a quantization method is switched on, era by era: the adapters' quantization eras (ModelSlim `ascend`
-    weights follow each era's `flag` trait; config.json methods need no flag in any era)."""
-    from ascendctl_engine.adapters.eras import eras_of
-
-    out = []
-    for era in sorted(eras_of("quantization"), key=_era_start):
-        flag = str(era.traits.get("flag", "none")) if method == "ascend" else "none"
-        out.append(
-            {
-                "era": era.name,
-                "backends": sorted(era.backends),
-                "releases": era.spec or "all",
-                "axis": era.axis,
-                "flag": flag,
-                "auto_detect": bool(era.traits.get("auto_detect", False)) if method == "ascend" else True,
-                "packages": dict(era.traits.get("packages") or {}) if method == "ascend" else {},
-                "source": era.source,
-            }
-        )
-    return out
-
-
-def _era_start(era: Any) -> tuple[int, Any]:
-    """Oldest first: an era's lower bound (eras with none first)."""
-    from packaging.specifiers import SpecifierSet
-
-    from ascendctl_engine.versions import parse
-
-    lows = [parse(c.version) for c in SpecifierSet(era.spec) if c.operator in (">=", ">")]
-    return (1, max(lows)) if lows else (0, era.name)  # unbounded eras first, by name

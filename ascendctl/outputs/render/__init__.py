@@ -1,8 +1,8 @@
 """Render a plan for Kubernetes, docker, compose, systemd or plain shell scripts.
 
 Every renderer takes the plan only (`render(plan, target, options)`; never a second translation of the
-profile) and is registered in `RENDERERS`, the one table `TARGETS`, the CLI's `--target` help and its
-error message are built from. How values are kept from becoming code:
+profile) and is registered in `RENDERERS`, which pairs each target of `ascendctl.outputs.targets` with its render
+function. How values are kept from becoming code:
 
 - Kubernetes and compose objects are Python data serialized by a YAML dumper (`yaml_out`), with each
   tool's own `$` expansion escaped (`kubernetes.k8s_literal`, `compose._escape`);
@@ -11,19 +11,20 @@ error message are built from. How values are kept from becoming code:
 - systemd units escape by systemd's rules (`systemd_syntax`);
 - profile text in comments goes through `ascendctl.outputs.quoting.one_line`.
 
-This module imports no renderer (each is imported when it is used): every `ascendctl` command builds
-the `render` help from the table, so importing it must stay cheap.
+The targets themselves (names, help, the overrides each needs) are data in `ascendctl.outputs.targets`: the one
+table the CLI's `--target` help and its error message are built from, read without importing the renderers.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from ascendctl.core.errors import UserInputError
+from ascendctl.outputs.render import compose, kubernetes, shell, systemd
 from ascendctl.outputs.render.options import RenderedFile, RenderOptions
+from ascendctl.outputs.targets import TARGETS, Target, find_target, render_overrides
 
 if TYPE_CHECKING:
     from ascendctl.plan.types import Plan
@@ -33,59 +34,39 @@ RenderFunction = Callable[["Plan", RenderOptions], list[RenderedFile]]
 
 @dataclass(frozen=True)
 class Renderer:
-    name: str
-    help: str  # one line, shown by `ascendctl render --help`
-    function: str  # `module:function`, `render(plan, options) -> list[RenderedFile]`, imported when used
-    overrides: tuple[str, ...] = ()  # `--set` overrides the plan needs for this target
-    resolves_addresses: bool = False  # fills in node addresses the plan leaves symbolic (Kubernetes: pod IPs)
+    target: Target
+    function: RenderFunction  # `render(plan, options) -> list[RenderedFile]`
+
+    @property
+    def name(self) -> str:
+        return self.target.name
+
+    @property
+    def help(self) -> str:
+        return self.target.help
 
     def render(self, plan: Plan, options: RenderOptions) -> list[RenderedFile]:
-        module, _, name = self.function.partition(":")
-        function = cast(RenderFunction, getattr(importlib.import_module(module), name))
-        return function(plan, options)
+        return self.function(plan, options)
 
 
-# Inside a pod the API must listen on the pod's address, not loopback (the Service cannot reach 127.0.0.1).
-K8S_HOST_OVERRIDE = "server.host=0.0.0.0"
-
-RENDERERS: dict[str, Renderer] = {
-    r.name: r
-    for r in (
-        Renderer(
-            "k8s",
-            "Kubernetes Deployment + Service (LeaderWorkerSet + Service for multi-node)",
-            "ascendctl.outputs.render.kubernetes:render",
-            (K8S_HOST_OVERRIDE,),
-            resolves_addresses=True,
-        ),
-        Renderer("docker", "one `docker run` script per node", "ascendctl.outputs.render.shell:render_docker"),
-        Renderer("compose", "one docker compose file per node", "ascendctl.outputs.render.compose:render"),
-        Renderer(
-            "systemd",
-            "one unit per node running `ascendctl serve PROFILE --node N`",
-            "ascendctl.outputs.render.systemd:render",
-        ),
-        Renderer(
-            "script",
-            "one shell script per node: exports + the engine command",
-            "ascendctl.outputs.render.shell:render_script",
-        ),
-    )
+_FUNCTIONS: dict[str, RenderFunction] = {
+    "k8s": kubernetes.render,
+    "docker": shell.render_docker,
+    "compose": compose.render,
+    "systemd": systemd.render,
+    "script": shell.render_script,
 }
-TARGETS = tuple(RENDERERS)
+RENDERERS: dict[str, Renderer] = {name: Renderer(find_target(name), _FUNCTIONS[name]) for name in TARGETS}
 
 
-def renderer(target: str) -> Renderer:
-    try:
-        return RENDERERS[target]
-    except KeyError:
-        raise UserInputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}") from None
+def renderer(name: str) -> Renderer:
+    return RENDERERS[find_target(name).name]  # refuses an unknown name
 
 
 def render(plan: Plan, target: str, options: RenderOptions) -> list[RenderedFile]:
     """The files for `target`. Pure: nothing is written here."""
     chosen = renderer(target)
-    if not chosen.resolves_addresses:
+    if not chosen.target.resolves_addresses:
         missing = unresolved_addresses(plan)
         if missing:
             fields = ", ".join(f"network.nodes[{n}].address" for n in missing)
@@ -98,16 +79,6 @@ def render(plan: Plan, target: str, options: RenderOptions) -> list[RenderedFile
 def unresolved_addresses(plan: Plan) -> list[int]:
     """Nodes whose address the plan refers to but does not know."""
     return sorted({n for c in plan.commands if c.symbols for n in c.symbols.unresolved})
-
-
-def render_overrides(target: str, overrides: Sequence[str]) -> list[str]:
-    """The `--set` overrides to plan with for `target` (Kubernetes pods bind all interfaces)."""
-    return [*overrides, *renderer(target).overrides]
-
-
-def targets_help() -> str:
-    """`name: help` for every target, for the CLI."""
-    return "; ".join(f"{r.name}: {r.help}" for r in RENDERERS.values())
 
 
 __all__ = ["RENDERERS", "TARGETS", "RenderOptions", "RenderedFile", "Renderer", "render", "render_overrides"]

@@ -6,7 +6,7 @@ with its provenance, as planned); the one fact that is not in the plan, how many
 hardware family exposes, is read from the support matrix's hardware table.
 
 Container facts: device nodes and host mounts follow vllm-ascend's `docker run` line in
-`docs/source/installation.md` (main, see ../shared/reference/vllm-ascend.md §8.3).
+`docs/source/installation.md` (vllm-project/vllm-ascend main; also main:docs/source/quick_start.md).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ascendctl.core.errors import UserInputError
+from ascendctl.facts.matrix import load_matrix
 from ascendctl.outputs.quoting import Quoted, one_line
 from ascendctl.outputs.render.options import RenderOptions
 from ascendctl.schema.secrets import API_KEY_VAR
@@ -35,7 +36,8 @@ DEFAULT_RESOURCE = {
 CUDA_RESOURCE = "nvidia.com/gpu"
 
 # Images for the non-NPU rows (vLLM docs: `vllm/vllm-openai-cpu:v${V}-x86_64` for CPU and
-# `vllm/vllm-openai` for CUDA; reference/vllm.md §7). NPU images come from the support matrix row.
+# `vllm/vllm-openai` for CUDA; vllm-project/vllm v0.33.0:docs/getting_started/installation/cpu.md). NPU images
+# come from the support matrix row.
 NON_NPU_IMAGE = {"cpu": "vllm/vllm-openai-cpu:v{version}-x86_64", "cuda": "vllm/vllm-openai:v{version}"}
 
 # Host paths every Ascend container needs (driver tools and libraries, install info), mounted read-only.
@@ -214,8 +216,6 @@ def _non_npu_image(backend: str, version: str) -> str | None:
 
 def _devices_per_server(hardware: str | None) -> int | None:
     # Not in the plan (it describes the node, not the server): the matrix's hardware table owns it.
-    from ascendctl.facts.matrix import load_matrix
-
     for hw in load_matrix().hardware:
         if hw.id == hardware:
             return hw.devices_per_server

@@ -1,7 +1,7 @@
 """Kubernetes objects for a plan, built as Python data and dumped as YAML.
 
 One node: a Deployment + Service. More nodes: a LeaderWorkerSet (sigs.k8s.io/lws) + a Service for the
-leader, wired as vLLM's `docs/deployment/frameworks/lws.md` does (reference/vllm.md §6):
+leader, wired as vLLM's `docs/deployment/frameworks/lws.md` (vllm-project/vllm v0.33.0) does:
 `LWS_LEADER_ADDRESS`, `LWS_WORKER_INDEX`, `RecreateGroupOnPodRestart`.
 
 Kubernetes expands `$(VAR)` in a container's command, args and env values and reads `$$` as one `$`

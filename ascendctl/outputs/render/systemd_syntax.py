@@ -14,8 +14,6 @@ The rules (systemd.syntax(7) "Quoting", systemd.service(5) "Command lines", syst
   dollar signs there), may contain spaces but no quotes, backslashes or control characters ("Executable
   name contains special characters"), and a leading `-`, `@`, `:`, `+` or `!` is a prefix, not part of the
   path: it must be absolute, and `$` is refused in it so the process's argv[0] equals the path.
-- Environment= is unquoted the same way and becomes one assignment per word, so `"NAME=value"` is quoted
-  as a whole; "the `$` character has no special meaning" there, and non-printable characters are rejected.
 - Description= and paths such as EnvironmentFile= are taken verbatim (no unquoting): only `%` needs
   escaping.
 """
@@ -31,7 +29,6 @@ from ascendctl.outputs.quoting import Quoted
 # Words written without quotes: nothing in them is special to systemd (no whitespace, quote, backslash,
 # `%`, `$` or `;`), so they read back unchanged; everything else is double-quoted and escaped.
 _BARE_WORD = re.compile(r"[A-Za-z0-9_+=:,./-]+")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _EXEC_PATH_REFUSED = frozenset("\"'\\$")
 
 
@@ -60,14 +57,6 @@ def exec_arg(value: str, what: str = "ExecStart=") -> Quoted:
         return Quoted(value)
     escaped = _specifiers(_c_escapes(value)).replace("$", "$$")
     return Quoted(f'"{escaped}"')
-
-
-def env_assignment(name: str, value: str, what: str = "Environment=") -> Quoted:
-    """One quoted Environment= assignment `"NAME=value"`."""
-    if not _ENV_NAME.fullmatch(name):
-        raise UserInputError(f"{what} {name!r}: systemd accepts only ASCII letters, digits and _ in names")
-    _refuse_line_breaks(value, f"{what} {name}")
-    return Quoted(f'"{name}={_specifiers(_c_escapes(value))}"')
 
 
 def text(value: str, what: str = "Description=") -> Quoted:

@@ -9,13 +9,12 @@ into a script by accident. Plain text belongs outside `{{ }}`.
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import jinja2
 
 from ascendctl.outputs.quoting import Quoted, one_line, sh_join, sh_word, shell_name
 from ascendctl.outputs.render import systemd_syntax
-
-if TYPE_CHECKING:
-    import jinja2
 
 
 class UnquotedValue(TypeError):
@@ -45,8 +44,6 @@ FILTERS: dict[str, Any] = {
 
 @cache
 def environment() -> jinja2.Environment:
-    import jinja2
-
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("ascendctl.outputs.render", "templates"),
         undefined=jinja2.StrictUndefined,

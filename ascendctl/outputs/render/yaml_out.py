@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
+import yaml
+
 from ascendctl.outputs.quoting import Quoted
 
 # Never fold long lines: an argv word or a JSON flag value stays on one line, as it is in the plan.
@@ -27,8 +29,6 @@ def dump_documents(header: Sequence[Quoted], documents: Sequence[Mapping[str, An
 
 
 def _dump(document: Mapping[str, Any]) -> str:
-    import yaml
-
     text = yaml.dump(
         document,
         Dumper=_dumper(),
@@ -42,8 +42,6 @@ def _dump(document: Mapping[str, Any]) -> str:
 
 @cache
 def _dumper() -> Any:
-    import yaml
-
     class Dumper(yaml.SafeDumper):
         def ignore_aliases(self, data: Any) -> bool:
             return True  # a shared dict is written out each time: no `&id001` anchors for readers to follow

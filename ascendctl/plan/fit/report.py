@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from ascendctl.plan.fit.estimate import FitResult
+from ascendctl.plan.fit.result import FitResult
 
 COLUMNS = (
     ("HBM", "hbm_gib"),

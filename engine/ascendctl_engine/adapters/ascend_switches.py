@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ascendctl_engine.adapters.builder import CommandBuilder
-from ascendctl_engine.adapters.eras import Apply, Era, era, eras_of
+from ascendctl_engine.adapters.eras import Apply, Era, era, era_for_release, eras_of
 from ascendctl_engine.adapters.intent import EngineIntent
-from ascendctl_engine.adapters.typed_fields import claim
 
 NPU = {"npu"}
 TOPIC_PREFIX = "ascend."
@@ -651,13 +650,8 @@ def _register(sw: Switch) -> None:
             source=source,
             traits=traits,
         )(_apply(sw, i))
-    # Migration help: a profile that spells any of these by hand (runtime.env, engine.additional_config) is told
-    # to use the field; the tutorials' misspelling of the prefetch key is claimed too, for the same advice.
-    spellings = sw.spellings()
-    keys = [s.name for s in spellings if s.kind == "key"]
-    if sw.field == "weight_prefetch":
-        keys.append("weight_prefetch_config.enable")
-    claim(sw.path, env=[s.name for s in spellings if s.kind == "env"], keys=keys)
+    # Migration help (a profile that spells a switch by hand is told to use the field) reads the same spellings
+    # from `ascendctl_engine.typed_fields`; tests/test_ascend_switches.py holds the two to each other.
 
 
 for _switch in SWITCHES:
@@ -686,9 +680,6 @@ def jemalloc(intent: EngineIntent, b: CommandBuilder) -> None:
         why=f"{intent.source('engine.ascend.jemalloc')} (jemalloc as the allocator of the engine processes; "
         "`ascendctl check PROFILE` verifies the file exists on the host)",
     )
-
-
-claim("engine.ascend.jemalloc", env=("LD_PRELOAD",))
 
 
 # ------------------------------------------------------------------------------------------------ queries
@@ -723,8 +714,6 @@ def spelling_eras(sw: Switch) -> list[SwitchSpelling]:
 def spelling_for(sw: Switch, vllm_ascend: str) -> tuple[SwitchSpelling, str]:
     """The era of `sw` for one vllm-ascend release, and what it means for the switch turned on there (the
     spelling, or why it cannot be)."""
-    from ascendctl_engine.adapters.eras import era_for_release
-
     chosen = era_for_release(sw.topic, "npu", "0", vllm_ascend)
     if chosen is None:  # pragma: no cover - every switch has npu eras
         raise LookupError(sw.topic)

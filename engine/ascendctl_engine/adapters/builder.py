@@ -428,7 +428,8 @@ class CommandBuilder:
             if canonical_flag(token) == "--config":
                 self.warn(
                     "engine.extra_args passes `--config`: vLLM silently drops `false` values from that YAML "
-                    "(vllm.md §2.5); ascendctl always spells switches as flags instead"
+                    "(vLLM `_pull_args_from_config`, vllm/utils/argparse_utils.py); ascendctl always spells "
+                    "switches as flags instead"
                 )
             self.provenance[f"extra:{token}"] = "user: engine.extra_args"
         return extra

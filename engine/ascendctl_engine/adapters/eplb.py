@@ -5,7 +5,10 @@ vllm-ascend's own EPLB ("MRv1", through `--additional-config`) moved from top-le
 env guards `DYNAMIC_EPLB=true` / `EXPERT_MAP_RECORD=true` (from v0.11.0rc1). The upstream vLLM EPLB
 (`--enable-eplb --eplb-config.*`) runs on Ascend only with model runner v2 (`VLLM_USE_V2_MODEL_RUNNER=1`,
 `use_async false`), merged on vllm-ascend main after the v0.26.0rc branch (#12804). The two schemas are
-never mixed. Facts: vllm-ascend.md §6.1, §9.3, §11 #28; vllm.md §2.4.
+never mixed. Facts: each vllm-ascend tag's `docs/source/user_guide/configuration/additional_config.md` and EPLB
+guide (v0.11.0 `docs/source/user_guide/feature_guide/eplb_swift_balancer.md`, main
+`expert_parallelism_load_balancer.md`), `vllm_ascend/eplb/core/eplb_utils.py` (env guards); vLLM's `EPLBConfig`
+(`vllm/config/parallel.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from ascendctl_engine.adapters.eras import era
 from ascendctl_engine.adapters.intent import EngineIntent
 
 NPU = {"npu"}
-# Top-level keys of the v0.11 era and their `eplb_config` names (v0.13.0rc2+, vllm-ascend.md §6.1).
+# Top-level keys of the v0.11 era and their `eplb_config` names (v0.13.0rc2+ additional_config.md).
 TOP_LEVEL = {
     "dynamic_eplb": "dynamic_eplb",
     "num_iterations_eplb_update": "expert_heat_collection_interval",
@@ -61,13 +64,15 @@ def _guards(intent: EngineIntent, b: CommandBuilder) -> None:
         b.env_default(
             "DYNAMIC_EPLB",
             "true",
-            why="ascend default: MRv1 dynamic EPLB refuses to start without it (vllm-ascend.md §7.1, §11 #28)",
+            why="ascend default: MRv1 dynamic EPLB refuses to start without it "
+            "(v0.11.0:vllm_ascend/eplb/core/eplb_utils.py; EPLB guide)",
         )
     if e.record_path:
         b.env_default(
             "EXPERT_MAP_RECORD",
             "true",
-            why="ascend default: recording the expert map needs it (EPLB guide, vllm-ascend.md §9.3)",
+            why="ascend default: recording the expert map needs it (EPLB guide; v0.11.0:vllm_ascend/eplb/core/"
+            "eplb_utils.py)",
         )
 
 
@@ -109,7 +114,8 @@ def _upstream(intent: EngineIntent, b: CommandBuilder, *, on_ascend: bool) -> No
         b.env_default(
             "VLLM_USE_V2_MODEL_RUNNER",
             "1",
-            why="ascend default: upstream EPLB runs on model runner v2 only (EPLB guide, vllm-ascend.md §9.3)",
+            why="ascend default: upstream EPLB runs on model runner v2 only (EPLB guide, "
+            "expert_parallelism_load_balancer.md)",
         )
     b.arg("--enable-eplb", why=_why(intent, "mode"))
     if e.heat_collection_interval is not None:
@@ -122,7 +128,8 @@ def _upstream(intent: EngineIntent, b: CommandBuilder, *, on_ascend: bool) -> No
         b.arg(
             "--eplb-config.use_async",
             "false",
-            why="ascend default: `use_async` must be false on Ascend MRv2 (EPLB guide, vllm-ascend.md §9.3)",
+            why="ascend default: `use_async` must be false on Ascend MRv2 (EPLB guide, "
+            "expert_parallelism_load_balancer.md)",
         )
 
 
@@ -133,7 +140,7 @@ def _upstream(intent: EngineIntent, b: CommandBuilder, *, on_ascend: bool) -> No
     spec="<0.9.1rc1",
     backends=NPU,
     summary="(no EPLB)",
-    source="vllm-ascend.md §6.1 (expert_map_path first documented at v0.9.1)",
+    source="v0.9.1rc1:docs/source/user_guide/additional_config.md (expert_map_path first documented at v0.9.1)",
 )
 def eplb_none(intent: EngineIntent, b: CommandBuilder) -> None:
     if intent.eplb.mode != "off":
@@ -147,7 +154,7 @@ def eplb_none(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.9.1rc1,<0.11.0rc0",
     backends=NPU,
     summary="static only: top-level `expert_map_path` in `--additional-config`",
-    source="v0.9.1 additional_config.md (vllm-ascend.md §6.1)",
+    source="v0.9.1:docs/source/user_guide/configuration/additional_config.md",
 )
 def eplb_static(intent: EngineIntent, b: CommandBuilder) -> None:
     impl = _implementation(intent, b, upstream_ok=False)
@@ -155,7 +162,10 @@ def eplb_static(intent: EngineIntent, b: CommandBuilder) -> None:
         return
     e = intent.eplb
     if e.mode == "dynamic" or e.record_path:
-        b.fail("dynamic EPLB and map recording need vllm-ascend ≥ v0.11.0rc0 (vllm-ascend.md §6.1)")
+        b.fail(
+            "dynamic EPLB and map recording need vllm-ascend ≥ v0.11.0rc0 "
+            "(v0.11.0rc0:docs/source/user_guide/configuration/additional_config.md)"
+        )
     if e.expert_map_path:
         b.additional_key("expert_map_path", e.expert_map_path, why=_why(intent, "expert_map_path"))
 
@@ -197,7 +207,7 @@ def eplb_top_level_noguard(intent: EngineIntent, b: CommandBuilder) -> None:
     backends=NPU,
     summary="top-level EPLB keys + env `DYNAMIC_EPLB=true` / `EXPERT_MAP_RECORD=true`",
     source="v0.11.0 additional_config.md and vllm_ascend/eplb/core/eplb_utils.py (env guards); "
-    "v0.11.0 EPLB guide (vllm-ascend.md §9.3)",
+    "v0.11.0 EPLB guide (docs/source/user_guide/feature_guide/eplb_swift_balancer.md)",
 )
 def eplb_top_level(intent: EngineIntent, b: CommandBuilder) -> None:
     _top_level(intent, b, guards=True)
@@ -223,7 +233,8 @@ def _eplb_config(intent: EngineIntent, b: CommandBuilder, *, upstream_ok: bool) 
     spec=">=0.13.0rc2,<0.27.0rc1",
     backends=NPU,
     summary='`--additional-config {"eplb_config": {…}}` + env guards (old top-level keys gone in v0.14.0rc1)',
-    source="RN v0.13.0rc2 / v0.14.0rc1; v0.13.0–v0.25.1rc1 additional_config.md (vllm-ascend.md §6.1)",
+    source="release notes v0.13.0rc2 / v0.14.0rc1; docs/source/user_guide/configuration/additional_config.md "
+    "at v0.13.0–v0.25.1rc1",
 )
 def eplb_config(intent: EngineIntent, b: CommandBuilder) -> None:
     _eplb_config(intent, b, upstream_ok=False)
@@ -237,7 +248,8 @@ def eplb_config(intent: EngineIntent, b: CommandBuilder) -> None:
     backends=NPU,
     summary="MRv1 `eplb_config`, or upstream `--enable-eplb --eplb-config.*` with `use_async false` and "
     "`VLLM_USE_V2_MODEL_RUNNER=1`",
-    source="vllm-ascend main EPLB guide (#12804, after the releases/v0.26.0rc branch); vllm-ascend.md §9.3",
+    source="vllm-ascend main (182b75ea):docs/source/user_guide/feature_guide/expert_parallelism_load_balancer.md "
+    "(vllm-project/vllm-ascend#12804, after the releases/v0.26.0rc branch)",
 )
 def eplb_mrv2(intent: EngineIntent, b: CommandBuilder) -> None:
     _eplb_config(intent, b, upstream_ok=True)
@@ -250,7 +262,8 @@ def eplb_mrv2(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.11",
     backends={"cuda"},
     summary="`--enable-eplb` + `--eplb-config.window_size/step_interval/num_redundant_experts`",
-    source="vllm.md §2.2/§2.4",
+    source="vLLM vllm/config/parallel.py (EPLBConfig); `--enable-eplb`, `--eplb-config` in "
+    "engine/ascendctl_engine/data/parsers/ from vllm-0.11.0.json",
 )
 def eplb_cuda(intent: EngineIntent, b: CommandBuilder) -> None:
     if intent.eplb.mode == "off":
@@ -267,7 +280,8 @@ def eplb_cuda(intent: EngineIntent, b: CommandBuilder) -> None:
     spec="<0.11",
     backends={"cuda"},
     summary="(not planned: vLLM < 0.11)",
-    source="vllm.md §2.2 (examined from 0.11)",
+    source="ascendctl plans upstream EPLB from vLLM v0.11.0, the oldest release whose EPLB flags were checked "
+    "(engine/ascendctl_engine/data/parsers/)",
 )
 def eplb_cuda_old(intent: EngineIntent, b: CommandBuilder) -> None:
     if intent.eplb.mode != "off":
@@ -280,7 +294,8 @@ def eplb_cuda_old(intent: EngineIntent, b: CommandBuilder) -> None:
     axis="vllm",
     backends={"cpu"},
     summary="(no EPLB on the CPU engine)",
-    source="ascendctl: EPLB balances experts over accelerator EP ranks; vllm.md §7 (CPU backend) covers none",
+    source="ascendctl: EPLB balances experts over accelerator EP ranks; vLLM docs/getting_started/installation/"
+    "cpu.md (CPU backend) covers none",
 )
 def eplb_cpu(intent: EngineIntent, b: CommandBuilder) -> None:
     if intent.eplb.mode != "off":

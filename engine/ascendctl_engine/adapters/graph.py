@@ -2,7 +2,9 @@
 `engine-default` (no graph flag in any era), npugraph_ex key moves, 300I Duo / Ascend 950 limits, and how
 capture sizes are spelled per vLLM.
 
-Facts: vllm-ascend.md §6.1/§6.2 and each tag's `vllm_ascend/platform.py` (read at the tag); vllm.md §2.3.
+Facts: each vllm-ascend tag's `docs/source/user_guide/configuration/additional_config.md`, graph-mode guide
+(`docs/source/user_guide/feature_guide/graph_mode.md`) and `vllm_ascend/platform.py` (read at the tag); vLLM's
+`vllm/config/compilation.py` (CUDAGraphMode, capture sizes).
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import era
 from ascendctl_engine.adapters.intent import EngineIntent
-from ascendctl_engine.adapters.typed_fields import claim
 from ascendctl_engine.versions import cann_below
 
 NPU = {"npu"}
@@ -22,8 +23,8 @@ CUDAGRAPH = {
     "full-decode-only": "FULL_DECODE_ONLY",
     "full-and-piecewise": "FULL_AND_PIECEWISE",
 }
-# The 300I Duo tutorials capture few sizes (the card has few streams): vllm-ascend.md §9.1 (W8A8SC,
-# generate) and §9.5/§9.6 (embedding / reranker).
+# The 300I Duo tutorials capture few sizes (the card has few streams): v0.23.0:docs/source/tutorials/models/
+# Qwen3-Dense.md (W8A8SC, generate) and Qwen3-Embedding.md / Qwen3-Reranker.md (embedding / reranker).
 DUO_SIZES_GENERATE = (1, 2, 4, 8, 16, 32)
 DUO_SIZES_POOLING = (1024, 512)
 # Capturing piecewise graphs (PIECEWISE, FULL_AND_PIECEWISE) spends many streams: below HDK 25.5.1 / CANN 8.5.0
@@ -33,13 +34,9 @@ DUO_SIZES_POOLING = (1024, 512)
 CAPTURE_MIN_HDK = "25.5.1"
 CAPTURE_MIN_CANN = "8.5.0"
 STREAM_HUNGRY_MODES = ("piecewise", "full-and-piecewise")
-# What a profile says as engine.graph.* (cudagraph_mode rides inside `--compilation-config`, which carries other
-# keys too, so that flag is not claimed as a whole).
-claim("engine.graph.mode", flags=("--enforce-eager", "--no-enforce-eager"), keys=("torchair_graph_config.enabled",))
-claim("engine.graph.capture_sizes", flags=("--cuda-graph-sizes",), keys=("torchair_graph_config.graph_batch_sizes",))
 AUTO_WHY = (
     "auto: FULL_DECODE_ONLY is the documented recommendation for generative models from v0.12.0rc1 "
-    "(RN v0.12.0rc1; Qwen3-Dense, Qwen3-235B-A22B, DeepSeek-R1 and Qwen-VL tutorials, vllm-ascend.md §9)"
+    "(release notes v0.12.0rc1; v0.23.0 tutorials Qwen3-Dense, Qwen3-235B-A22B, DeepSeek-R1 and Qwen-VL-Dense)"
 )
 
 
@@ -101,7 +98,8 @@ def _duo_cann_blocks_graphs(intent: EngineIntent, b: CommandBuilder) -> bool:
     spec="<0.9.0rc1",
     backends=NPU,
     summary="`--enforce-eager` (no usable graph mode before v0.9.0rc1)",
-    source="supported_features v0.8.5rc1 (Graph Mode 🔴 V0 / 🔵 V1), vllm-ascend.md §4.1/§6.2",
+    source="v0.8.5rc1:docs/source/user_guide/suppoted_features.md (Graph Mode 🔴 V0 / 🔵 V1); "
+    "v0.9.0rc1:docs/source/user_guide/graph_mode.md",
 )
 def graph_v0(intent: EngineIntent, b: CommandBuilder) -> None:
     mode = intent.graph_mode
@@ -110,8 +108,11 @@ def graph_v0(intent: EngineIntent, b: CommandBuilder) -> None:
         b.decide("graph.mode", f"{_mode_why(intent)}: no graph flag; the engine's own default applies")
         return
     if mode not in ("auto", "eager"):
-        b.fail(f"engine.graph.mode {mode}: graph mode needs vllm-ascend ≥ v0.9.0rc1 (vllm-ascend.md §6.2)")
-    why = _mode_why(intent) if mode == "eager" else "auto: no graph mode before v0.9.0rc1 (vllm-ascend.md §6.2)"
+        b.fail(
+            f"engine.graph.mode {mode}: graph mode needs vllm-ascend ≥ v0.9.0rc1 "
+            "(v0.9.0rc1:docs/source/user_guide/graph_mode.md)"
+        )
+    why = _mode_why(intent) if mode == "eager" else "auto: no graph mode before v0.9.0rc1 (v0.9.0rc1 graph_mode.md)"
     _eager(intent, b, why)
 
 
@@ -187,7 +188,7 @@ def _torchair_era(intent: EngineIntent, b: CommandBuilder, *, enable_key: str, f
     summary="ACL graph piecewise by default; DeepSeek-class: `torchair_graph_config.enabled` + Ascend scheduler",
     source="v0.9.0rc1:vllm_ascend/ascend_config.py reads `enabled` "
     "(engine/ascendctl_engine/data/ascend_keys/v0.9.0rc1.json; the "
-    "tag's graph_mode.md says `enable`, which the code ignores), vllm-ascend.md §6.2",
+    "tag's docs/source/user_guide/graph_mode.md says `enable`, which the code ignores)",
 )
 def graph_torchair_rc1(intent: EngineIntent, b: CommandBuilder) -> None:
     _torchair_era(intent, b, enable_key="enabled", full_decode=False)
@@ -242,7 +243,11 @@ def _aclgraph(intent: EngineIntent, b: CommandBuilder, *, full_and_piecewise: bo
             return
         if intent.model.task != "generate":
             b.graph_mode = "default"
-            b.decide("graph.mode", "auto: pooling tutorials keep the engine's default cudagraph_mode (§9.5/§9.6)")
+            b.decide(
+                "graph.mode",
+                "auto: pooling tutorials keep the engine's default cudagraph_mode "
+                "(v0.23.0:docs/source/tutorials/models/Qwen3-Embedding.md, Qwen3-Reranker.md)",
+            )
         else:
             _cudagraph(b, "full-decode-only", AUTO_WHY)
     else:
@@ -261,8 +266,8 @@ def _aclgraph(intent: EngineIntent, b: CommandBuilder, *, full_and_piecewise: bo
         sizes = DUO_SIZES_POOLING if intent.model.task != "generate" else DUO_SIZES_GENERATE
         b.capture_sizes = sizes
         b.capture_sizes_why = (
-            f"ascend default: {intent.traits.label} has few streams, capture few sizes (vllm-ascend.md §6.2, "
-            "300I Duo tutorials §9.1/§9.5)"
+            f"ascend default: {intent.traits.label} has few streams, capture few sizes (300I Duo tutorials "
+            "v0.23.0:docs/source/tutorials/models/Qwen3-Dense.md, Qwen3-Embedding.md)"
         )
     if cap_950 and intent.traits.max_capture_sizes is not None:
         _cap_sizes(intent, b, intent.traits.max_capture_sizes)
@@ -369,7 +374,7 @@ def graph_aclgraph_950(intent: EngineIntent, b: CommandBuilder) -> None:
     spec="<0.13",
     backends=NON_NPU,
     summary="`--enforce-eager`, or `cudagraph_mode` in `--compilation-config` (auto: engine default)",
-    source="vllm.md §2.3 (CUDAGraphMode at every tag; CPU: no graphs, §7)",
+    source="vLLM vllm/config/compilation.py (CUDAGraphMode at every tag); vllm/platforms/cpu.py (CPU: no graphs)",
 )
 @era(
     "graph",
@@ -378,7 +383,7 @@ def graph_aclgraph_950(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.13",
     backends=NON_NPU,
     summary="`--enforce-eager`, or `cudagraph_mode` in `--compilation-config` (auto: engine default)",
-    source="vllm.md §2.3 (optimization levels; CPU: no graphs, §7)",
+    source="vLLM v0.33.0:vllm/config/vllm.py (optimization levels); vllm/platforms/cpu.py (CPU: no graphs)",
 )
 def graph_upstream(intent: EngineIntent, b: CommandBuilder) -> None:
     mode = intent.graph_mode
@@ -390,9 +395,9 @@ def graph_upstream(intent: EngineIntent, b: CommandBuilder) -> None:
         return
     if mode == "auto":
         b.graph_mode = "default"
-        b.decide("graph.mode", "auto: the engine's own default (vllm.md §2.3)")
+        b.decide("graph.mode", "auto: the engine's own default (vLLM vllm/config/compilation.py)")
     elif intent.backend == "cpu":
-        b.warn(f"engine.graph.mode {mode}: the CPU engine captures no graphs (vllm.md §7); ignored")
+        b.warn(f"engine.graph.mode {mode}: the CPU engine captures no graphs (vLLM vllm/platforms/cpu.py); ignored")
     else:
         _cudagraph(b, mode, _mode_why(intent))
     _user_sizes(intent, b)
@@ -406,7 +411,7 @@ def graph_upstream(intent: EngineIntent, b: CommandBuilder) -> None:
     spec="<0.14.0rc1",
     backends=NPU,
     summary="(no npugraph_ex)",
-    source="vllm-ascend.md §6.1 (npugraph_ex_config added in v0.14.0rc1)",
+    source="v0.14.0rc1:docs/source/user_guide/configuration/additional_config.md (npugraph_ex_config added)",
 )
 def npugraph_absent(intent: EngineIntent, b: CommandBuilder) -> None:
     return
@@ -419,7 +424,7 @@ def npugraph_absent(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.14.0rc1,<0.15.0rc1",
     backends=NPU,
     summary="`npugraph_ex_config.enable` defaults to false: nothing to turn off",
-    source="v0.14.0rc1 additional_config.md (vllm-ascend.md §6.1)",
+    source="v0.14.0rc1:docs/source/user_guide/configuration/additional_config.md",
 )
 def npugraph_v14(intent: EngineIntent, b: CommandBuilder) -> None:
     if not intent.traits.npugraph_ex:
@@ -442,7 +447,7 @@ def _duo_off(intent: EngineIntent, b: CommandBuilder, path: str) -> None:
     spec=">=0.15.0rc1,<0.16.0rc1",
     backends=NPU,
     summary="300I Duo: `npugraph_ex_config.enable: false` (default true from v0.15)",
-    source="v0.15.0rc1 additional_config.md (vllm-ascend.md §6.1)",
+    source="v0.15.0rc1:docs/source/user_guide/configuration/additional_config.md",
 )
 def npugraph_v15(intent: EngineIntent, b: CommandBuilder) -> None:
     _duo_off(intent, b, "npugraph_ex_config.enable")
@@ -455,7 +460,8 @@ def npugraph_v15(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.16.0rc1",
     backends=NPU,
     summary="300I Duo: `ascend_compilation_config.enable_npugraph_ex: false` (auto-on for FULL modes)",
-    source="v0.16.0rc1+ additional_config.md; main graph_mode.md (vllm-ascend.md §6.1/§6.2)",
+    source="v0.16.0rc1+ docs/source/user_guide/configuration/additional_config.md; "
+    "v0.23.0:docs/source/user_guide/feature_guide/graph_mode.md",
 )
 def npugraph_v16(intent: EngineIntent, b: CommandBuilder) -> None:
     _duo_off(intent, b, "ascend_compilation_config.enable_npugraph_ex")
@@ -469,7 +475,8 @@ def npugraph_v16(intent: EngineIntent, b: CommandBuilder) -> None:
     spec="<0.12",
     backends={"npu", "cuda"},
     summary="`--cuda-graph-sizes N …` (SchedulerConfig flag)",
-    source="vllm.md §2.2/§2.3 (v0.11.0: --cuda-graph-sizes; unrecognized from 0.13)",
+    source="vLLM v0.11.0 SchedulerConfig (--cuda-graph-sizes; unrecognized from 0.13: "
+    "engine/ascendctl_engine/data/parsers/vllm-0.13.0.json)",
 )
 def sizes_flag(intent: EngineIntent, b: CommandBuilder) -> None:
     if b.capture_sizes and b.graph_mode not in ("eager", "torchair"):
@@ -483,7 +490,8 @@ def sizes_flag(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.12",
     backends={"npu", "cuda"},
     summary="`cudagraph_capture_sizes` inside `--compilation-config`",
-    source="vllm.md §2.3 (0.13+, [run]); vllm-ascend tutorials §9.1/§9.4/§9.5",
+    source="vLLM v0.13.0:vllm/config/compilation.py (cudagraph_capture_sizes); v0.23.0:docs/source/tutorials/"
+    "models/Qwen3-Dense.md, Qwen-VL-Dense.md, Qwen3-Embedding.md",
 )
 def sizes_compilation(intent: EngineIntent, b: CommandBuilder) -> None:
     if b.capture_sizes and b.graph_mode not in ("eager", "torchair"):
@@ -496,8 +504,9 @@ def sizes_compilation(intent: EngineIntent, b: CommandBuilder) -> None:
     axis="vllm",
     backends={"cpu"},
     summary="ignored: the CPU engine captures no graphs",
-    source="vllm.md §7 (cudagraph_capture_sizes=[] on CPU)",
+    source="vLLM vllm/platforms/cpu.py (cudagraph_capture_sizes=[] on CPU; "
+    "tests/fixtures/vllm_logs/cpu-0.32.0-eager-startup.log)",
 )
 def sizes_cpu(intent: EngineIntent, b: CommandBuilder) -> None:
     if intent.capture_sizes:
-        b.warn("engine.graph.capture_sizes: the CPU engine captures no graphs (vllm.md §7); ignored")
+        b.warn("engine.graph.capture_sizes: the CPU engine captures no graphs (vLLM vllm/platforms/cpu.py); ignored")

@@ -2,8 +2,8 @@
 packages an engine environment needs. Data only (the eras emit no flags); `ascendctl_engine.install_plan` reads
 the chosen era's traits, and its `source` says why those indexes.
 
-Sources: ../shared/reference/vllm-ascend.md §1.1 (versioning policy rows), §1.2 (requirements.txt pins per tag)
-and §8.2 (installation docs).
+Sources (vllm-project/vllm-ascend): `docs/source/community/versioning_policy.md` (release rows), each tag's
+`requirements.txt` (pins) and `docs/source/installation.md` (package indexes), named per era below.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ascendctl_engine.adapters.intent import EngineIntent
 
 # Huawei's package indexes for Ascend wheels (torch-npu dev builds, vllm-ascend, triton-ascend).
 # Source: vllm-project/vllm-ascend main `docs/source/installation.md` (pip install step and triton-ascend
-# step), `v0.9.1-dev` installation docs (the plain index), see ../shared/reference/vllm-ascend.md §8.2.
+# step), `v0.9.1-dev` installation docs (the plain index).
 HUAWEI_INDEX = "https://mirrors.huaweicloud.com/ascend/repos/pypi"
 HUAWEI_VARIANT_INDEX = "https://mirrors.huaweicloud.com/ascend/repos/pypi/variant"
 

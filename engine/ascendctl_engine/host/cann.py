@@ -1,6 +1,6 @@
 """Pure parsers for CANN and driver version files, and the pure parts of CANN detection.
 
-Files (reference: ../shared/reference/vllm-ascend.md §10.1):
+Files (as vllm-ascend's code and its users' reports show them):
 - `<toolkit>/latest/<arch>-linux/ascend_toolkit_install.info`: `key=value` lines (`version=8.3.RC2`,
   `innerversion=…`, `arch=…`, `path=…`); what vllm-ascend's `collect_env.py get_cann_info` reads
   (issues #4621, #9305).

@@ -291,6 +291,10 @@ class HostFacts:
     def packages(self) -> Mapping[str, str]:
         return self.python.packages if self.python else {}
 
+    def devices_in_use(self, wanted: Sequence[int], mask: str | None) -> list[NpuDevice]:
+        """This host's devices a deployment uses (`devices_in_use`: its logical ids through the mask)."""
+        return devices_in_use(self.devices, wanted, mask)
+
     def to_dict(self) -> dict[str, Any]:
         """The `host` object of `ascendctl check --json` (contract; add keys, never remove)."""
         npu = self.npu

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import TypeVar
 
+from ascendctl_engine import paths
 from ascendctl_engine.host import cann as cann_files
 from ascendctl_engine.host.facts import (
     CannInfo,
@@ -463,10 +465,6 @@ def probe_host(
     """Everything about this machine (or the captured tree under `root`) in one call: `gather_host_facts`
     with the real probe, plus the engine environment (`--engine-python`, `$ASCENDCTL_ENGINE_PYTHON`, the
     engine venv of `backend`/`release`, else this interpreter). What `check` and `matrix --here` use."""
-    import os
-
-    from ascendctl_engine import paths
-
     env = dict(os.environ if environ is None else environ)
     probe = LocalHostProbe(root, env)
     facts = gather_host_facts(probe, ports=ports, root=root)

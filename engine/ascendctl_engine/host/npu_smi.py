@@ -1,8 +1,8 @@
 """Pure parsers for `npu-smi` output (fed captured text; no subprocess here).
 
-Layouts handled (reference: ../shared/reference/vllm-ascend.md §10.2, reproduced from real outputs quoted
-in vllm-project/vllm-ascend issues #3403, #4621, #750 (A2, 98 columns), #2035, #5588 (A3, 98 columns),
-#16983, #12980 (A3, 116 columns, driver 26.0.x), Syllo/nvtop#421 (Atlas 300I Duo / 310P3, 106 columns)):
+Layouts handled (reproduced from real outputs quoted in vllm-project/vllm-ascend issues #3403, #4621, #750 (A2,
+98 columns), #2035, #5588 (A3, 98 columns), #16983, #12980 (A3, 116 columns, driver 26.0.x), Syllo/nvtop#421
+(Atlas 300I Duo / 310P3, 106 columns)):
 
 - a title row `| npu-smi <drv>   Version: <drv> |` (the driver version);
 - two header rows; the second names the chip columns: `Chip` (A2, one chip per NPU), `Chip  Phy-ID` (A3,
@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ascendctl_engine.host.facts import NpuDevice, NpuProcess, NpuSmiInfo
+from ascendctl_engine.vocab import SOC_VERSION_CONTAINS, SOC_VERSIONS
 from ascendctl_engine.vocab import HardwareFamily as Family
 
 _TITLE_RE = re.compile(r"npu-smi\s+(?P<drv>[0-9][\w.\-]*)(?:\s+Version:\s*(?P<ver>[0-9][\w.\-]*))?", re.IGNORECASE)
@@ -200,42 +201,6 @@ def _process_row(cells: list[str]) -> NpuProcess | None:
 
 
 # ---- chip names → hardware family -------------------------------------------------------------------
-
-# SOC_VERSION spellings per family: vllm_ascend/device/hardware.py (main, reference §2.1). The one statement of
-# them: the host reader classifies with it and the support matrix's hardware table is built from it
-# (`ascendctl/facts/matrix/build.py`), so `check`, `matrix --here` and the docs agree on every spelling.
-SOC_VERSIONS: Mapping[Family, frozenset[str]] = {
-    "a2": frozenset(
-        {"910b", "ascend910b1", "ascend910b2", "ascend910b2c", "ascend910b3", "ascend910b4", "ascend910b4-1"}
-    ),
-    "a3": frozenset(
-        {
-            "910c",
-            "ascend910_9391",
-            "ascend910_9381",
-            "ascend910_9372",
-            "ascend910_9392",
-            "ascend910_9382",
-            "ascend910_9362",
-        }
-    ),
-    "300i-duo": frozenset(
-        {
-            "310p",
-            "ascend310p1",
-            "ascend310p3",
-            "ascend310p5",
-            "ascend310p7",
-            "ascend310p3vir01",
-            "ascend310p3vir02",
-            "ascend310p3vir04",
-            "ascend310p3vir08",
-        }
-    ),
-    "950": frozenset({"ascend950dt_9582"}),
-}
-# Families whose SOC_VERSION is open-ended: any spelling containing the text selects the family (950 variants).
-SOC_VERSION_CONTAINS: Mapping[Family, str] = {"950": "ascend950"}
 
 
 def family_from_soc_version(soc: str) -> Family | None:

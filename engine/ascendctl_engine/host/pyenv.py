@@ -1,8 +1,9 @@
 """The engine environment's interpreter: which one, and what is installed in it.
 
 Package versions come from `importlib.metadata` run *inside that interpreter* (one subprocess), never by
-importing torch / torch_npu / vllm: torch_npu without CANN makes `import torch` itself fail
-(../shared/reference/cpu-engine.md). The SoC family a vllm-ascend build was made for is read from the
+importing torch / torch_npu / vllm: torch_npu without CANN makes `import torch` itself fail (measured on
+x86_64 with torch-npu from PyPI: "Failed to load the backend extension"; tests/test_checks.py::test_cann_missing).
+The SoC family a vllm-ascend build was made for is read from the
 text of `vllm_ascend/_build_info.py` (`__device_type__`, older `__soc_version__`; vllm-ascend setup.py),
 located with `importlib.util.find_spec`, which does not execute the package.
 """

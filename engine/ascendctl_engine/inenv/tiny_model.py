@@ -4,7 +4,7 @@ Run in an engine interpreter (it needs `numpy`, `tokenizers` and `transformers`,
 
     <env python> tiny_model.py OUT_DIR [--seed N]
 
-Shape (../shared/reference/cpu-engine.md, "Models that work offline"): Qwen2, hidden 256, 4 layers,
+Shape (checked by tests/engine/test_tiny_model.py): Qwen2, hidden 256, 4 layers,
 4 attention heads (head_dim 64), 2 KV heads, intermediate 512, tied embeddings, bf16 safetensors.
 Tokenizer: byte-level BPE trained on generated pseudo-text, ChatML template, eos `<|im_end|>`, and
 `vocab_size == len(tokenizer)` so every id the random model samples can be decoded.
