@@ -267,9 +267,10 @@ def test_kv_cache_dtypes_with_a_byte_size_and_those_without() -> None:
 
 def test_an_explicit_kv_cache_memory_is_the_kv_cache() -> None:
     from ascendctl.plan.fit.inputs import _explicit_kv_memory
+    from ascendctl_engine.argv_items import parse_args
 
-    assert _explicit_kv_memory(["--kv-cache-memory=8G"]) == 8 * GIB
-    assert _explicit_kv_memory(["--kv-cache-memory-bytes", "1000"]) == 1000
-    assert _explicit_kv_memory(["--max-model-len", "8"]) is None
+    assert _explicit_kv_memory(parse_args(["--kv-cache-memory=8G"])) == 8 * GIB
+    assert _explicit_kv_memory(parse_args(["--kv-cache-memory-bytes", "1000"])) == 1000
+    assert _explicit_kv_memory(parse_args(["--max-model-len", "8"])) is None
     fixed = estimate(_npu(layout=Layout(tensor=16), kv_memory_bytes=10 * GIB))
     assert fixed.per_device[0].kv_cache_gib == pytest.approx(10)

@@ -255,9 +255,11 @@ def test_profile_rules_need_no_matrix_and_point_at_a_key() -> None:
     assert [r.id for r in profile_rules if r.severity != "error"] == ["profile.migration.typed-field"]
 
 
-@pytest.mark.parametrize(("token", "field"), [("--port", "server.port"), ("--host=0.0.0.0", "server.host")])
-def test_listen_flags_in_extra_args_point_at_server(token: str, field: str) -> None:
-    body = f"target:\n  backend: cpu\nengine:\n  extra_args: ['{token}', '9']\n"
+@pytest.mark.parametrize(
+    ("args", "field"), [("'--port', '9'", "server.port"), ("'--host=0.0.0.0', '--seed', '9'", "server.host")]
+)
+def test_listen_flags_in_extra_args_point_at_server(args: str, field: str) -> None:
+    body = f"target:\n  backend: cpu\nengine:\n  extra_args: [{args}]\n"
     text, issue = one(body)
     assert issue.path == "engine.extra_args" and f"set {field} instead" in issue.message
     assert (issue.line, issue.column) == position(text, "extra_args: ")

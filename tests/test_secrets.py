@@ -29,6 +29,7 @@ from ascendctl.schema.secrets import (
     profile_key_files,
     secret_flags,
 )
+from ascendctl_engine.argv_items import parse_args
 from ascendctl_engine.host.facts import HostFacts, redact_env
 from ascendctl_engine.launcher import LogSink, launch, resolve_secrets
 from ascendctl_engine.spec import REDACTED, EngineCommand, SecretRef, is_secret_name, secret_name_part
@@ -140,7 +141,7 @@ def test_secret_flags_in_extra_args_are_refused_at_their_position(args: str) -> 
 
 def test_a_bare_hf_token_flag_and_lookalike_flags_pass() -> None:
     # `--hf-token` alone means "the cached hub login"; `--api-server-count` only starts like `--api-key`.
-    assert secret_flags(["--hf-token", "--api-server-count", "2", "--max-num-batched-tokens", "8"]) == []
+    assert secret_flags(parse_args(["--hf-token", "--api-server-count", "2", "--max-num-batched-tokens", "8"])) == []
     valid(CPU + "engine:\n  extra_args: ['--hf-token', '--seed', '1']\n")
 
 

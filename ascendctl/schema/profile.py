@@ -38,6 +38,7 @@ from ascendctl.schema.fields import (
 from ascendctl.schema.secrets import POSIX_NAME_TEXT, SecretSource, is_posix_name, is_switch
 from ascendctl.schema.serving import ServingSpec
 from ascendctl_engine import defaults
+from ascendctl_engine.argv_items import ArgItem, parse_args
 from ascendctl_engine.spec import REDACTED, is_secret_name
 from ascendctl_engine.vocab import (
     SPECULATIVE_DRAFT_METHODS,
@@ -338,9 +339,13 @@ class EngineSpec(StrictModel):
     @field_validator("extra_args")
     @classmethod
     def _args_are_flags_or_values(cls, value: list[str]) -> list[str]:
-        if value and not value[0].startswith("-"):
-            raise ValueError(f"extra_args must start with a flag such as '--foo', got {value[0]!r}")
+        parse_args(value)  # a token that is neither a flag nor a value of one is a located profile error
         return value
+
+    @property
+    def arg_items(self) -> tuple[ArgItem, ...]:
+        """`extra_args` read into options (`ascendctl_engine.argv_items`): what every consumer asks."""
+        return parse_args(self.extra_args)
 
 
 def _redact_secret_env_values(value: Any) -> Any:
@@ -399,9 +404,13 @@ class NodeNetwork(StrictModel):
     @field_validator("extra_args")
     @classmethod
     def _args_are_flags_or_values(cls, value: list[str]) -> list[str]:
-        if value and not value[0].startswith("-"):
-            raise ValueError(f"extra_args must start with a flag such as '--foo', got {value[0]!r}")
+        parse_args(value)  # a token that is neither a flag nor a value of one is a located profile error
         return value
+
+    @property
+    def arg_items(self) -> tuple[ArgItem, ...]:
+        """`extra_args` read into options (`ascendctl_engine.argv_items`): what every consumer asks."""
+        return parse_args(self.extra_args)
 
 
 class NetworkSpec(StrictModel):

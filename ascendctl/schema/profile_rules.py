@@ -13,7 +13,7 @@ from ascendctl.core.yamlio import KeyPath
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.secrets import API_KEY_VAR, inline_secret_env, secret_flags
 from ascendctl_engine import typed_fields
-from ascendctl_engine.flags import canonical_flag, flag_tokens
+from ascendctl_engine.argv_items import ArgItem
 from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
 
 
@@ -180,8 +180,8 @@ _OWNED_FLAGS = {"--host": "server.host", "--port": "server.port"}
 
 @rule("profile.engine.extra-args-server", "error", "engine.extra_args leaves the listen address to `server`")
 def extra_args_server(p: Profile) -> Outcome:
-    for where, at, args in _extra_arg_lists(p):
-        owned = [(t, _OWNED_FLAGS[f]) for t in flag_tokens(args) if (f := canonical_flag(t)) in _OWNED_FLAGS]
+    for where, at, items in _extra_arg_lists(p):
+        owned = [(item.tokens[0], _OWNED_FLAGS[item.flag]) for item in items if item.flag in _OWNED_FLAGS]
         if owned:
             token, field = owned[0]
             return problem(
@@ -192,12 +192,12 @@ def extra_args_server(p: Profile) -> Outcome:
     return passed("no listen flags")
 
 
-def _extra_arg_lists(p: Profile) -> Iterator[tuple[str, KeyPath, list[str]]]:
-    """(name, key path, args) of every extra-args list: `engine.extra_args`, then each node's own."""
-    yield "engine.extra_args", ("engine", "extra_args"), p.engine.extra_args
+def _extra_arg_lists(p: Profile) -> Iterator[tuple[str, KeyPath, tuple[ArgItem, ...]]]:
+    """(name, key path, parsed items) of every extra-args list: `engine.extra_args`, then each node's own."""
+    yield "engine.extra_args", ("engine", "extra_args"), p.engine.arg_items
     for i, node in enumerate(p.network.nodes):
         if node.extra_args:
-            yield f"network.nodes[{i}].extra_args", ("network", "nodes", i, "extra_args"), node.extra_args
+            yield f"network.nodes[{i}].extra_args", ("network", "nodes", i, "extra_args"), node.arg_items
 
 
 def _env_maps(p: Profile) -> Iterator[tuple[str, KeyPath, Mapping[str, str]]]:
@@ -284,11 +284,9 @@ def typed_field_migration(p: Profile) -> Outcome:
             seen.add(claim)
             hits.append((at, f"{where} `{spelling}`: use {claim.field}"))
 
-    for where, at, args in _extra_arg_lists(p):
-        for index, token in enumerate(args):
-            flag = canonical_flag(token) if flag_tokens([token]) else None
-            if flag is not None:
-                found("flag", flag, (*at, index), where)
+    for where, at, items in _extra_arg_lists(p):
+        for item in items:
+            found("flag", item.flag, (*at, item.index), where)
     for path in _key_paths(e.additional_config):
         found("key", ".".join(path), ("engine", "additional_config", *path), "engine.additional_config")
     for where, at, env_map in _env_maps(p):
@@ -360,8 +358,8 @@ def _inline_secret(where: str, at: KeyPath, found: list[tuple[str, str]], api_ke
 
 @rule("profile.engine.extra-args-secret", "error", "engine.extra_args passes no secret")
 def extra_args_secret(p: Profile) -> Outcome:
-    for where, at, args in _extra_arg_lists(p):
-        found = secret_flags(args)
+    for where, at, items in _extra_arg_lists(p):
+        found = secret_flags(items)
         if found:
             first = found[0]
             return problem(

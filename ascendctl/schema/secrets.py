@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol
 from pydantic import BaseModel, Field, model_validator
 
 from ascendctl.schema.base import StrictModel
-from ascendctl_engine.flags import canonical_flag
+from ascendctl_engine.argv_items import ArgItem
 from ascendctl_engine.spec import is_secret_name, secret_name_part
 
 if TYPE_CHECKING:
@@ -142,21 +142,20 @@ class SecretFlag:
     instead: str
 
 
-def secret_flags(extra_args: Sequence[str]) -> list[SecretFlag]:
-    """The secret-valued `vllm serve` flags in `extra_args`, any spelling: `--api_key`, `--api-key=...`,
-    an abbreviation such as `--api-k`."""
+def secret_flags(items: Sequence[ArgItem]) -> list[SecretFlag]:
+    """The secret-valued `vllm serve` flags among parsed extra args (`parse_args`), any spelling: `--api_key`,
+    `--api-key=...`, an abbreviation such as `--api-k` (a unique prefix at least as long as the shortest one
+    argparse would still resolve to the secret flag)."""
     found: list[SecretFlag] = []
-    for i, token in enumerate(extra_args):
-        name = canonical_flag(token) if token.startswith("--") else None
-        if name is None:
+    for item in items:
+        name = item.as_written
+        if not name.startswith("--"):
             continue
         for flag, (shortest, instead, bare_ok) in SECRET_FLAGS.items():
             if not (flag.startswith(name) and len(name) >= len(shortest)):
                 continue
-            following = extra_args[i + 1] if i + 1 < len(extra_args) else None
-            has_value = "=" in token or (following is not None and not following.startswith("-"))
-            if has_value or not bare_ok:
-                found.append(SecretFlag(i, flag, instead))
+            if item.values or not bare_ok:
+                found.append(SecretFlag(item.index, flag, instead))
     return found
 
 

@@ -3,7 +3,8 @@ rules: the canonical spelling of a `vllm serve` flag token and the flag tokens o
 
 It lives outside `ascendctl_engine.adapters` so a caller that only needs token spelling (the profile rules of
 `ascendctl validate`) does not import the adapters package, which loads every era module and the
-parser-snapshot machinery (`ascendctl_engine.flags` re-exports it).
+parser-snapshot machinery. Reading a whole argv into options (values, dotted keys, `--no-`) is
+`ascendctl_engine.argv_items.parse_args`, built on these primitives.
 
 Whether a release accepts a flag is not decided here: `acceptance.ReleaseAcceptance` asks the real-parser
 snapshot of that release's vLLM pin.
@@ -32,31 +33,14 @@ def canonical_flag(token: str) -> str | None:
     return "-" + name.split(".", 1)[0]
 
 
+def reads_as_flag(token: str) -> bool:
+    """Whether an argv token is a flag (`--x`, `-tp`, `-O3`) rather than a value (`-1`, `-inf`, `{...}`)."""
+    return _FLAG.match(token) is not None and not _is_number(token)
+
+
 def flag_tokens(argv: Sequence[str]) -> list[str]:
     """The flag tokens of an argv (values such as `-1` or JSON strings are skipped)."""
-    out: list[str] = []
-    for token in argv:
-        if token.startswith("-") and len(token) > 1 and not _is_number(token):
-            name = canonical_flag(token)
-            if name is not None:
-                out.append(token)
-    return out
-
-
-def flag_value(argv: Sequence[str], flag: str, *, abbreviation: int | None = None) -> str | None:
-    """The value given to `flag` (`--flag V` or `--flag=V`, any spelling `canonical_flag` folds) in an argv, the
-    first one; None when the flag is absent. With `abbreviation`, a unique prefix of at least that many characters
-    counts too, as argparse takes it (`--kv-cache-memory` for `--kv-cache-memory-bytes`)."""
-    for n, token in enumerate(argv):
-        name = canonical_flag(token)
-        if name is None:
-            continue
-        if name != flag and not (abbreviation and len(name) >= abbreviation and flag.startswith(name)):
-            continue
-        if "=" in token:
-            return token.split("=", 1)[1]
-        return argv[n + 1] if n + 1 < len(argv) else None
-    return None
+    return [token for token in argv if reads_as_flag(token)]
 
 
 def _is_number(token: str) -> bool:

@@ -1,8 +1,8 @@
-"""`ascendctl_engine.flags.flag_value`: one argv scan for a flag's value, shared by the plan rules and the fit."""
+"""`ascendctl_engine.argv_items.flag_value`: one argv scan for a flag's value, shared by the plan rules and the fit."""
 
 from __future__ import annotations
 
-from ascendctl_engine.flags import flag_value
+from ascendctl_engine.argv_items import flag_value
 
 
 def test_both_spellings_and_the_first_occurrence() -> None:

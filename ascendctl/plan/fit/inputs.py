@@ -15,7 +15,7 @@ from ascendctl.plan.fit.budget import GIB, MIB, Layout
 from ascendctl.plan.fit.estimate import FitError, FitInputs
 from ascendctl_engine.adapters.eras import era_for_release
 from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, human_int, snapshot_for
-from ascendctl_engine.flags import flag_value
+from ascendctl_engine.argv_items import ArgItem, find
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -180,7 +180,7 @@ def fit_inputs(
         if found.weights is not None and found.weights.by_kind
         else (found.weights.source if found.weights is not None else "config.json parameter counts")
     )
-    explicit_kv = _explicit_kv_memory(profile.engine.extra_args)
+    explicit_kv = _explicit_kv_memory(profile.engine.arg_items)
     if explicit_kv is not None:
         inputs["kv_cache"] = f"{KV_MEMORY_FLAG}={explicit_kv} in engine.extra_args (the engine skips profiling)"
     budget_era = kv_budget(backend, vllm, vllm_ascend)
@@ -226,10 +226,11 @@ def fit_inputs(
 KV_MEMORY_FLAG = "--kv-cache-memory-bytes"
 
 
-def _explicit_kv_memory(extra_args: Sequence[str]) -> int | None:
-    """The bytes of a `--kv-cache-memory-bytes` in the profile's extra_args (argparse also takes a unique prefix,
-    and the worker's own suggestion spells it `--kv-cache-memory`)."""
-    raw = flag_value(extra_args, KV_MEMORY_FLAG, abbreviation=len("--kv-cache-m"))
+def _explicit_kv_memory(items: Sequence[ArgItem]) -> int | None:
+    """The bytes of a `--kv-cache-memory-bytes` in the profile's parsed extra_args (argparse also takes a unique
+    prefix, and the worker's own suggestion spells it `--kv-cache-memory`)."""
+    item = find(items, KV_MEMORY_FLAG, abbreviation=len("--kv-cache-m"))
+    raw = item.value if item is not None else None
     return human_int(raw) if raw is not None else None
 
 

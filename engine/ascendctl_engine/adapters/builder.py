@@ -15,6 +15,7 @@ from typing import Any
 
 from ascendctl_engine.adapters.acceptance import ReleaseAcceptance
 from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.argv_items import parse_args
 from ascendctl_engine.flags import canonical_flag, flag_tokens
 from ascendctl_engine.spec import (
     EngineCommand,
@@ -421,11 +422,12 @@ class CommandBuilder:
         if not extra:
             return extra
         planned = {_flag_key(f) for f in self.args}
-        for token in flag_tokens(extra):
-            name = _flag_key(token)
+        for item in parse_args(extra):
+            token = item.tokens[0]
+            name = item.flag + (f".{item.key}" if item.key else "")
             if name in planned:
                 self.warn(f"engine.extra_args repeats the planned `{name}`; vLLM takes the last value (yours)")
-            if canonical_flag(token) == "--config":
+            if item.flag == "--config":
                 self.warn(
                     "engine.extra_args passes `--config`: vLLM silently drops `false` values from that YAML "
                     "(vLLM `_pull_args_from_config`, vllm/utils/argparse_utils.py); ascendctl always spells "
