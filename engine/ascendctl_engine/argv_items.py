@@ -107,13 +107,6 @@ def find(items: Sequence[ArgItem], flag: str, *, abbreviation: int | None = None
     return None
 
 
-def flag_value(argv: Sequence[str], flag: str, *, abbreviation: int | None = None) -> str | None:
-    """The value given to `flag` in an argv (any spelling `parse_args` folds), the first one; None when the flag
-    is absent or has no value."""
-    item = find(parse_args(argv), flag, abbreviation=abbreviation)
-    return None if item is None else item.value
-
-
 @dataclass(frozen=True)
 class PrefixProblem:
     """An abbreviated long flag a release cannot resolve: no candidate (unknown) or several (ambiguous)."""
@@ -143,4 +136,4 @@ def resolve_prefixes(
     return tuple(out), tuple(problems)
 
 
-__all__ = ["ArgItem", "PrefixProblem", "find", "flag_value", "parse_args", "resolve_prefixes"]
+__all__ = ["ArgItem", "PrefixProblem", "find", "parse_args", "resolve_prefixes"]

