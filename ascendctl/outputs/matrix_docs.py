@@ -81,12 +81,34 @@ def render_compatibility_md(matrix: SupportMatrix) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     out += [_release_row(r) for r in npu]
-    out += ["", "Where sources disagree:", ""]
+    out += _disagreement_lines(npu)
+    out += _other_engine_lines(matrix)
+    out += _hardware_lines(matrix)
+    out += _quantization_lines(matrix)
+    out += _launch_era_lines()
+    out += _model_lines(matrix)
+    out += [
+        "",
+        "Sources: every row of `ascendctl/facts/data/matrix.yaml` names its upstream source "
+        "(`TAG:path` in github.com/vllm-project/vllm-ascend, or an issue); `ascendctl matrix … --json` includes them.",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def _disagreement_lines(npu: list[Release]) -> list[str]:
+    """The notes below the release table: every value another upstream source gives differently."""
+    out = ["", "Where sources disagree:", ""]
     for r in npu:
         for d in r.disagreements:
             note = f" — {d.note}" if d.note else ""
             out.append(f"- {r.version} `{d.field}`: {_cell(d.value)} per {d.source}{note}")
-    out += [
+    return out
+
+
+def _other_engine_lines(matrix: SupportMatrix) -> list[str]:
+    """The "Other engines" section: the non-npu release rows."""
+    out = [
         "",
         "## Other engines",
         "",
@@ -99,7 +121,12 @@ def render_compatibility_md(matrix: SupportMatrix) -> str:
                 f"| {r.backend} | {r.package} | {r.version} | {r.vllm} | {_cell(r.python)} | {r.torch} "
                 f"| {_cell(r.source)} |"
             )
-    out += [
+    return out
+
+
+def _hardware_lines(matrix: SupportMatrix) -> list[str]:
+    """The "Hardware" section: one row per family."""
+    out = [
         "",
         "## Hardware",
         "",
@@ -114,7 +141,12 @@ def render_compatibility_md(matrix: SupportMatrix) -> str:
             f"| {h.chips_per_card or '—'} | {'/'.join(map(str, h.hbm_gb_per_chip))} | {h.devices_per_server or '—'} "
             f"| {h.first_release} | `{h.image_suffix or '(none)'}` | {'; '.join(limits)} |"
         )
-    out += [
+    return out
+
+
+def _quantization_lines(matrix: SupportMatrix) -> list[str]:
+    """The "Quantization" section: where each type runs."""
+    out = [
         "",
         "## Quantization",
         "",
@@ -126,7 +158,12 @@ def render_compatibility_md(matrix: SupportMatrix) -> str:
         if q.engines:
             where += f"; engines: {', '.join(q.engines)}"
         out.append(f"| {q.id} | {q.method} | {q.modelslim_type or '—'} | {where} |")
-    out += [
+    return out
+
+
+def _launch_era_lines() -> list[str]:
+    """How ModelSlim weights are switched on, per era of the adapters (npu eras only)."""
+    out = [
         "",
         "How ModelSlim (`ascend`) weights are switched on, per era of the adapters (compressed-tensors and fp8 "
         "are read from config.json in every era: no flag):",
@@ -140,7 +177,12 @@ def render_compatibility_md(matrix: SupportMatrix) -> str:
                 f"| {e['era']} | `{e['releases']}` | {e['flag']} | {'yes' if e['auto_detect'] else 'no'} "
                 f"| {_cell(e['source'])} |"
             )
-    out += [
+    return out
+
+
+def _model_lines(matrix: SupportMatrix) -> list[str]:
+    """The "Models" section: the overview glyph per family and hardware (families without support rows left out)."""
+    out = [
         "",
         f"## Models (overview: `{matrix.model_overview}`; each release is judged by its own table)",
         "",
@@ -158,13 +200,7 @@ def render_compatibility_md(matrix: SupportMatrix) -> str:
             row = model_support(f, hw)
             cells.append(_GLYPH[row.status] if row else "—")
         out.append(f"| {_cell(f.name)} | {'/'.join(f.types)} | {' | '.join(cells)} | {', '.join(f.architectures)} |")
-    out += [
-        "",
-        "Sources: every row of `ascendctl/facts/data/matrix.yaml` names its upstream source "
-        "(`TAG:path` in github.com/vllm-project/vllm-ascend, or an issue); `ascendctl matrix … --json` includes them.",
-        "",
-    ]
-    return "\n".join(out)
+    return out
 
 
 def package_data_dir() -> Path:

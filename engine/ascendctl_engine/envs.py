@@ -366,89 +366,143 @@ def install_engine(
         state_path = state_dir / STATE_FILE
         state = _read_json(state_path) or {}
         python = _python_of(directory)
-        if not (python.exists() and (directory / "pyvenv.cfg").exists()):
-            if directory.exists():
-                log(f"==> {directory} holds no usable venv; starting over")
-                shutil.rmtree(directory)
-            base = base_python or choose_python(spec.python, _python_candidates())
-            if base is None:
-                raise EngineEnvError(
-                    f"no Python interpreter satisfies {spec.python!r} for {name}",
-                    hint=f"install a matching python3.X (the release needs Python {spec.python})",
-                )
-            directory.parent.mkdir(parents=True, exist_ok=True)
-            log(f"==> creating the venv {directory} with {base}")
-            _run_checked(runner, [base, "-m", "venv", str(directory)], log=log, prefix="[venv] ", what="venv")
-            state = {"created_at": _now(), "base_python": base, "steps": []}
+        state = _ensure_venv(runner, plan, directory, python, state, base_python=base_python, log=log)
         state_dir.mkdir(parents=True, exist_ok=True)
-        state.update({"backend": spec.backend, "release": spec.release, "steps_total": len(plan.steps)})
-        done_records = [r for r in state.get("steps", []) if isinstance(r, dict)]
-        first = resume_point(plan.steps, done_records)
-        records = done_records[:first]
-        if first:
-            log(f"==> resuming {name}: {first} of {len(plan.steps)} steps were done by an earlier run")
-        state["steps"] = records
+        records, first = _resume_state(plan, state, log=log)
         _write_json_atomic(state_path, state)
 
-        total = len(plan.steps)
-        ran: list[str] = []
-        for index, step in enumerate(plan.steps):
-            tag = f"[{index + 1}/{total}]"
-            if index < first:
-                log(f"==> {tag} {step.title}: done earlier, skipped")
-                continue
-            log(f"==> {tag} {step.title}")
-            if step.alias is not None:
-                wheels = state_dir / "wheels"
-                wheels.mkdir(exist_ok=True)
-                (wheels / step.alias.wheel_name).write_bytes(alias_wheel_bytes(step.alias))
-            argv = step.argv(python, state_dir / "wheels")
-            step_start = time.monotonic()
-            _run_checked(runner, argv, log=log, prefix=f"{tag} ", what=step.title, env={**STEP_ENV, **step.env})
-            seconds = round(time.monotonic() - step_start, 1)
-            records.append({"id": step.id, "digest": step.digest(), "seconds": seconds, "finished_at": _now()})
-            state["steps"] = records
-            _write_json_atomic(state_path, state)
-            ran.append(step.id)
-            log(f"==> {tag} done in {seconds:.0f} s")
+        ran = _run_steps(runner, plan, python, state_dir, state, records, first, log=log)
 
         report = _probe(runner, python, plan.smoke.import_modules if verify else (), log=log)
         smoke: dict[str, Any] = {"imports": report.get("imports", {})}
         if verify:
             smoke["cli"] = _verify(runner, plan, directory, report, log=log)
-        dists: dict[str, str] = report.get("distributions", {})
-        manifest: dict[str, Any] = {
-            "schema_version": MANIFEST_SCHEMA,
-            "name": name,
-            "backend": spec.backend,
-            "release": spec.release,
-            "pins": spec.as_dict(),
-            "plan_digest": plan.digest(),
-            "steps": [
-                {"id": s.id, "title": s.title, "argv": s.argv(python, state_dir / "wheels"), "env": dict(s.env)}
-                for s in plan.steps
-            ],
-            "fixes": list(plan.fixes),
-            "python": {
-                "executable": str(python),
-                "version": report.get("python_version"),
-                "base": state.get("base_python"),
-            },
-            "bin_dir": str(directory / "bin"),
-            "vllm_executable": str(directory / "bin" / "vllm"),
-            "resolved": {p: dists[p] for p in plan.report_packages if p in dists},
-            "distributions": dists,
-            "smoke": smoke,
-            "created_at": state.get("created_at"),
-            "installed_at": _now(),
-            "install_seconds": round(sum(float(r.get("seconds", 0)) for r in records), 1),
-        }
-        _write_json_atomic(directory / MANIFEST, manifest)
+        _write_json_atomic(directory / MANIFEST, _manifest(plan, directory, python, state, records, report, smoke))
     env = load_engine(name, root)
     assert env is not None
     seconds = round(time.monotonic() - started, 1)
     log(f"==> {name} ready in {seconds:.0f} s: {env.python}")
     return InstallResult(env, False, tuple(ran), tuple(s.id for s in plan.steps[:first]), seconds)
+
+
+def _ensure_venv(
+    runner: CommandRunner,
+    plan: InstallPlan,
+    directory: Path,
+    python: Path,
+    state: dict[str, Any],
+    *,
+    base_python: str | None,
+    log: Log,
+) -> dict[str, Any]:
+    """Create the venv `directory` unless it holds a usable one; the install state to go on with."""
+    if python.exists() and (directory / "pyvenv.cfg").exists():
+        return state
+    spec = plan.spec
+    if directory.exists():
+        log(f"==> {directory} holds no usable venv; starting over")
+        shutil.rmtree(directory)
+    base = base_python or choose_python(spec.python, _python_candidates())
+    if base is None:
+        raise EngineEnvError(
+            f"no Python interpreter satisfies {spec.python!r} for {spec.name}",
+            hint=f"install a matching python3.X (the release needs Python {spec.python})",
+        )
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    log(f"==> creating the venv {directory} with {base}")
+    _run_checked(runner, [base, "-m", "venv", str(directory)], log=log, prefix="[venv] ", what="venv")
+    return {"created_at": _now(), "base_python": base, "steps": []}
+
+
+def _resume_state(plan: InstallPlan, state: dict[str, Any], *, log: Log) -> tuple[list[dict[str, Any]], int]:
+    """Record `plan` in `state` and keep the step records an earlier run finished; (records, first step to run)."""
+    spec = plan.spec
+    state.update({"backend": spec.backend, "release": spec.release, "steps_total": len(plan.steps)})
+    done_records = [r for r in state.get("steps", []) if isinstance(r, dict)]
+    first = resume_point(plan.steps, done_records)
+    records = done_records[:first]
+    if first:
+        log(f"==> resuming {spec.name}: {first} of {len(plan.steps)} steps were done by an earlier run")
+    state["steps"] = records
+    return records, first
+
+
+def _run_steps(
+    runner: CommandRunner,
+    plan: InstallPlan,
+    python: Path,
+    state_dir: Path,
+    state: dict[str, Any],
+    records: list[dict[str, Any]],
+    first: int,
+    *,
+    log: Log,
+) -> list[str]:
+    """Run the steps of `plan` from index `first` on, recording each finished one in the state file; their ids."""
+    state_path = state_dir / STATE_FILE
+    total = len(plan.steps)
+    ran: list[str] = []
+    for index, step in enumerate(plan.steps):
+        tag = f"[{index + 1}/{total}]"
+        if index < first:
+            log(f"==> {tag} {step.title}: done earlier, skipped")
+            continue
+        log(f"==> {tag} {step.title}")
+        if step.alias is not None:
+            wheels = state_dir / "wheels"
+            wheels.mkdir(exist_ok=True)
+            (wheels / step.alias.wheel_name).write_bytes(alias_wheel_bytes(step.alias))
+        argv = step.argv(python, state_dir / "wheels")
+        step_start = time.monotonic()
+        _run_checked(runner, argv, log=log, prefix=f"{tag} ", what=step.title, env={**STEP_ENV, **step.env})
+        seconds = round(time.monotonic() - step_start, 1)
+        records.append({"id": step.id, "digest": step.digest(), "seconds": seconds, "finished_at": _now()})
+        state["steps"] = records
+        _write_json_atomic(state_path, state)
+        ran.append(step.id)
+        log(f"==> {tag} done in {seconds:.0f} s")
+    return ran
+
+
+def _manifest(
+    plan: InstallPlan,
+    directory: Path,
+    python: Path,
+    state: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+    report: Mapping[str, Any],
+    smoke: dict[str, Any],
+) -> dict[str, Any]:
+    """The `manifest.json` of a finished install."""
+    spec = plan.spec
+    state_dir = directory / STATE_DIR
+    dists: dict[str, str] = report.get("distributions", {})
+    return {
+        "schema_version": MANIFEST_SCHEMA,
+        "name": spec.name,
+        "backend": spec.backend,
+        "release": spec.release,
+        "pins": spec.as_dict(),
+        "plan_digest": plan.digest(),
+        "steps": [
+            {"id": s.id, "title": s.title, "argv": s.argv(python, state_dir / "wheels"), "env": dict(s.env)}
+            for s in plan.steps
+        ],
+        "fixes": list(plan.fixes),
+        "python": {
+            "executable": str(python),
+            "version": report.get("python_version"),
+            "base": state.get("base_python"),
+        },
+        "bin_dir": str(directory / "bin"),
+        "vllm_executable": str(directory / "bin" / "vllm"),
+        "resolved": {p: dists[p] for p in plan.report_packages if p in dists},
+        "distributions": dists,
+        "smoke": smoke,
+        "created_at": state.get("created_at"),
+        "installed_at": _now(),
+        "install_seconds": round(sum(float(r.get("seconds", 0)) for r in records), 1),
+    }
 
 
 def _run_checked(

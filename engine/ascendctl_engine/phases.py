@@ -215,6 +215,78 @@ def _strings(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _check_entry_keys(entry: object, where: str) -> dict[str, Any]:
+    """`entry` as a mapping holding every required key and no unknown one; raises `CatalogError`."""
+    if not isinstance(entry, dict):
+        raise CatalogError(f"{where}: not a mapping")
+    unknown = sorted(set(entry) - _ENTRY_KEYS)
+    if unknown:
+        raise CatalogError(f"{where}: unknown keys {unknown}")
+    for key in _REQUIRED_KEYS:
+        if key not in entry:
+            raise CatalogError(f"{where}: `{key}` is missing")
+    return entry
+
+
+def _entry_id(entry: dict[str, Any], where: str) -> str:
+    """The entry's id, checked to follow `log.<area>.<name>`; raises `CatalogError`."""
+    ident = entry["id"]
+    if not isinstance(ident, str) or not ID_PATTERN.match(ident):
+        raise CatalogError(f"{where}: id {ident!r} does not follow log.<area>.<name>")
+    return ident
+
+
+def _entry_patterns(entry: dict[str, Any], where: str) -> tuple[tuple[str, ...], tuple[re.Pattern[str], ...]]:
+    """The entry's patterns, as written and compiled; raises `CatalogError` when empty or invalid."""
+    patterns = _strings(entry, "patterns", where)
+    if not patterns:
+        raise CatalogError(f"{where}: `patterns` is empty")
+    try:
+        compiled = tuple(re.compile(p) for p in patterns)
+    except re.error as exc:
+        raise CatalogError(f"{where}: bad pattern: {exc}") from None
+    return patterns, compiled
+
+
+def _entry_releases(entry: dict[str, Any], where: str) -> str | None:
+    """The entry's `releases` specifier, or None; raises `CatalogError` when it is no PEP 440 specifier."""
+    releases = entry.get("releases")
+    if releases is None:
+        return None
+    if not isinstance(releases, str):
+        raise CatalogError(f"{where}: `releases` must be a string")
+    try:
+        SpecifierSet(releases)
+    except InvalidSpecifier:
+        raise CatalogError(f"{where}: `releases` {releases!r} is not a PEP 440 specifier") from None
+    return releases
+
+
+def _parse_entry(raw: object, where: str, source: str, seen: set[str]) -> FailurePattern:
+    """One catalog entry (at `where`), validated and built; raises `CatalogError` on the first problem."""
+    entry = _check_entry_keys(raw, where)
+    ident = _entry_id(entry, where)
+    where = f"{source}: {ident}"
+    if ident in seen:
+        raise CatalogError(f"{where}: duplicate id")
+    seen.add(ident)
+    for key in ("cause", "fix", "source"):
+        if not isinstance(entry[key], str) or not entry[key].strip():
+            raise CatalogError(f"{where}: `{key}` must be a non-empty string")
+    patterns, compiled = _entry_patterns(entry, where)
+    releases = _entry_releases(entry, where)
+    return FailurePattern(
+        ident,
+        patterns,
+        " ".join(entry["cause"].split()),
+        " ".join(entry["fix"].split()),
+        " ".join(entry["source"].split()),
+        releases,
+        _strings(entry, "examples", where),
+        compiled,
+    )
+
+
 def parse_catalog(document: object, source: str = "<catalog>") -> tuple[FailurePattern, ...]:
     """Validate a loaded catalog document and build its entries; raises `CatalogError` on the first problem."""
     if not isinstance(document, dict) or document.get("schema") != 1 or not isinstance(document.get("entries"), list):
@@ -222,52 +294,7 @@ def parse_catalog(document: object, source: str = "<catalog>") -> tuple[FailureP
     entries: list[FailurePattern] = []
     seen: set[str] = set()
     for index, entry in enumerate(document["entries"]):
-        where = f"{source}: entries[{index}]"
-        if not isinstance(entry, dict):
-            raise CatalogError(f"{where}: not a mapping")
-        unknown = sorted(set(entry) - _ENTRY_KEYS)
-        if unknown:
-            raise CatalogError(f"{where}: unknown keys {unknown}")
-        for key in _REQUIRED_KEYS:
-            if key not in entry:
-                raise CatalogError(f"{where}: `{key}` is missing")
-        ident = entry["id"]
-        if not isinstance(ident, str) or not ID_PATTERN.match(ident):
-            raise CatalogError(f"{where}: id {ident!r} does not follow log.<area>.<name>")
-        where = f"{source}: {ident}"
-        if ident in seen:
-            raise CatalogError(f"{where}: duplicate id")
-        seen.add(ident)
-        for key in ("cause", "fix", "source"):
-            if not isinstance(entry[key], str) or not entry[key].strip():
-                raise CatalogError(f"{where}: `{key}` must be a non-empty string")
-        patterns = _strings(entry, "patterns", where)
-        if not patterns:
-            raise CatalogError(f"{where}: `patterns` is empty")
-        try:
-            compiled = tuple(re.compile(p) for p in patterns)
-        except re.error as exc:
-            raise CatalogError(f"{where}: bad pattern: {exc}") from None
-        releases = entry.get("releases")
-        if releases is not None:
-            if not isinstance(releases, str):
-                raise CatalogError(f"{where}: `releases` must be a string")
-            try:
-                SpecifierSet(releases)
-            except InvalidSpecifier:
-                raise CatalogError(f"{where}: `releases` {releases!r} is not a PEP 440 specifier") from None
-        entries.append(
-            FailurePattern(
-                ident,
-                patterns,
-                " ".join(entry["cause"].split()),
-                " ".join(entry["fix"].split()),
-                " ".join(entry["source"].split()),
-                releases,
-                _strings(entry, "examples", where),
-                compiled,
-            )
-        )
+        entries.append(_parse_entry(entry, f"{source}: entries[{index}]", source, seen))
     return tuple(entries)
 
 

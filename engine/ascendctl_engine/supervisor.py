@@ -290,73 +290,28 @@ class Supervisor:
         while True:
             self._sink.event(f"==== start (run {self.run_id[:8]}, attempt {restarts + 1}) ====", echo=False)
             try:
-                if self.cmd.pre_commands:
-                    run_pre_commands(self.cmd, self.executable, self._sink, environ=self.environ, secrets=secrets)
-                self._tracker = PhaseTracker(time.monotonic())
-                proc = launch(
-                    self.cmd,
-                    self.executable,
-                    self._sink,
-                    environ=self.environ,
-                    secrets=secrets,
-                    on_line=self._on_line,
-                )
+                proc = self._start(secrets)
             except LaunchError as exc:
                 failure = Failure(str(exc), [], [])
                 self._say(f"failed: {exc}")
                 self._writer.set(status="failed")
                 return SupervisorResult(EXIT_FAILED, "failed", restarts, failure, self._phases())
-            self.process = proc
-            self._tracker.started_at = proc.started
-            self._writer.set(
-                status="starting", engine_pid=proc.pid, engine_pgid=proc.pgid, engine_start=proc.start_time
-            )
-            self._say(f"engine started: pid {proc.pid} (process group {proc.pgid}), log {self.log_path}")
+            self._started(proc)
 
             # a headless worker serves no HTTP: it counts as running once started
             ready = self._wait_ready(proc) if self.cmd.health_url is not None else ReadyResult("ready", 0.0)
 
             if ready.outcome == "ready":
                 ever_ready = True
-                if self.cmd.health_url is not None:
-                    event = self._tracker.mark("ready", time.monotonic())
-                    if event is not None:
-                        self._phase(event)
-                    self._writer.set(status="ready")
-                else:
-                    self._writer.set(status="running")
-                if self.on_ready is not None:
-                    self.on_ready(SupervisorReady(self.cmd, restarts, self._phases(), time.monotonic() - proc.started))
-                self._wait_exit_or_stop(proc)
+                self._serve(proc, restarts)
 
             if self.stop_requested.is_set():
-                escalated = self._shutdown(proc, "stop requested")
-                if ever_ready:
-                    return SupervisorResult(EXIT_STOPPED, "stopped", restarts, None, self._phases(), escalated)
-                return SupervisorResult(EXIT_INTERRUPTED, "interrupted", restarts, None, self._phases(), escalated)
+                return self._stopped(proc, restarts, ever_ready)
 
             # the engine failed: it exited, or it was not ready in time
-            if ready.outcome == "timeout":
-                reason = f"the engine was not ready within {self.supervision.ready_timeout:g}s"
-                self._shutdown(proc, reason, quick=True)
-                returncode = proc.returncode
-                killed_by_us = True
-            else:
-                returncode = proc.wait()
-                killed_by_us = False
-                self._cleanup_group(proc)
-                proc.join_reader()  # every line it printed is read (and its phases seen) before we judge
-                reason = exit_reason(returncode if returncode is not None else -1)
-                # It may have served (and logged so) between two health probes before it died.
-                served = ready.outcome == "ready" or self._tracker.reached("ready")
-                ever_ready = ever_ready or served
-                if not served:
-                    reason += " before it was ready"
-            proc.join_reader()
-            tail = list(proc.tail)[-FAILURE_TAIL:]
-            failure = Failure(
-                reason, tail, diagnose(list(proc.tail)) + exit_diagnoses(returncode, killed_by_us), returncode
-            )
+            failure, served = self._failure(proc, ready)
+            ever_ready = ever_ready or served
+            reason = failure.reason
             self._say(f"failed: {reason}")
 
             if policy.policy == "on-failure" and ever_ready and restarts < policy.max_restarts:
@@ -369,9 +324,80 @@ class Supervisor:
                 continue
             if policy.policy == "on-failure" and ever_ready:
                 self._say(f"giving up after {restarts} restart(s)")
-                failure = Failure(f"{reason}; gave up after {restarts} restart(s)", tail, failure.diagnoses, returncode)
+                failure = replace(failure, reason=f"{reason}; gave up after {restarts} restart(s)")
             self._writer.set(status="failed")
             return SupervisorResult(EXIT_FAILED, "failed", restarts, failure, self._phases())
+
+    def _start(self, secrets: Mapping[str, str]) -> EngineProcess:
+        """Run the pre-commands, then launch the engine with a fresh phase tracker; raises `LaunchError`."""
+        assert self._sink is not None
+        if self.cmd.pre_commands:
+            run_pre_commands(self.cmd, self.executable, self._sink, environ=self.environ, secrets=secrets)
+        self._tracker = PhaseTracker(time.monotonic())
+        return launch(
+            self.cmd,
+            self.executable,
+            self._sink,
+            environ=self.environ,
+            secrets=secrets,
+            on_line=self._on_line,
+        )
+
+    def _started(self, proc: EngineProcess) -> None:
+        """Record the launched engine (process, phase clock, state record) and say so."""
+        assert self._writer is not None and self._tracker is not None
+        self.process = proc
+        self._tracker.started_at = proc.started
+        self._writer.set(status="starting", engine_pid=proc.pid, engine_pgid=proc.pgid, engine_start=proc.start_time)
+        self._say(f"engine started: pid {proc.pid} (process group {proc.pgid}), log {self.log_path}")
+
+    def _serve(self, proc: EngineProcess, restarts: int) -> None:
+        """Mark the engine ready (or running), tell `on_ready`, and wait until it exits or a stop is requested."""
+        assert self._writer is not None and self._tracker is not None
+        if self.cmd.health_url is not None:
+            event = self._tracker.mark("ready", time.monotonic())
+            if event is not None:
+                self._phase(event)
+            self._writer.set(status="ready")
+        else:
+            self._writer.set(status="running")
+        if self.on_ready is not None:
+            self.on_ready(SupervisorReady(self.cmd, restarts, self._phases(), time.monotonic() - proc.started))
+        self._wait_exit_or_stop(proc)
+
+    def _stopped(self, proc: EngineProcess, restarts: int, ever_ready: bool) -> SupervisorResult:
+        """Shut the engine down on a stop request: stopped once it had been ready, else interrupted."""
+        escalated = self._shutdown(proc, "stop requested")
+        if ever_ready:
+            return SupervisorResult(EXIT_STOPPED, "stopped", restarts, None, self._phases(), escalated)
+        return SupervisorResult(EXIT_INTERRUPTED, "interrupted", restarts, None, self._phases(), escalated)
+
+    def _failure(self, proc: EngineProcess, ready: ReadyResult) -> tuple[Failure, bool]:
+        """Why the engine failed (it exited, or was not ready in time, then is shut down), and whether it had
+        served before it died."""
+        assert self._tracker is not None
+        served = False
+        if ready.outcome == "timeout":
+            reason = f"the engine was not ready within {self.supervision.ready_timeout:g}s"
+            self._shutdown(proc, reason, quick=True)
+            returncode = proc.returncode
+            killed_by_us = True
+        else:
+            returncode = proc.wait()
+            killed_by_us = False
+            self._cleanup_group(proc)
+            proc.join_reader()  # every line it printed is read (and its phases seen) before we judge
+            reason = exit_reason(returncode if returncode is not None else -1)
+            # It may have served (and logged so) between two health probes before it died.
+            served = ready.outcome == "ready" or self._tracker.reached("ready")
+            if not served:
+                reason += " before it was ready"
+        proc.join_reader()
+        tail = list(proc.tail)[-FAILURE_TAIL:]
+        failure = Failure(
+            reason, tail, diagnose(list(proc.tail)) + exit_diagnoses(returncode, killed_by_us), returncode
+        )
+        return failure, served
 
     def _phases(self) -> list[PhaseEvent]:
         return list(self._tracker.events) if self._tracker is not None else []

@@ -123,19 +123,29 @@ def consistent_candidates(name: str, candidates: Sequence[FactLike]) -> list[Fac
       CANN beta): it describes that family's image, not the release's CANN pin.
     """
     kept = [f for f in candidates if not (name == "cann" and _path(f.source).startswith("Dockerfile."))]
-    pins = [parse_or_none(str(f.value)) for f in kept if f.value is not None and _floor_of(str(f.value)) is None]
-    kept = [f for f in kept if not _floor_met(f, [p for p in pins if p is not None])]
+    kept = _without_met_floors(kept)
     if name == "python":
-        ranges = [f for f in kept if _lower_bounds_only(str(f.value)) is None]
-        kept = [
-            f
-            for f in kept
-            if (bounds := _lower_bounds_only(str(f.value))) is None
-            or not any(bounds <= _lower_bounds(str(r.value)) for r in ranges)
-        ]
+        kept = _without_weaker_python_ranges(kept)
     if name == "date" and any(":refs/tags/" not in f.source for f in kept):
         kept = [f for f in kept if ":refs/tags/" not in f.source]
     return kept
+
+
+def _without_met_floors(kept: list[FactLike]) -> list[FactLike]:
+    """Drop the floors (`>=2.4.0`) that another candidate's exact pin meets."""
+    pins = [parse_or_none(str(f.value)) for f in kept if f.value is not None and _floor_of(str(f.value)) is None]
+    return [f for f in kept if not _floor_met(f, [p for p in pins if p is not None])]
+
+
+def _without_weaker_python_ranges(kept: list[FactLike]) -> list[FactLike]:
+    """Drop the lower-bound-only Python ranges whose bounds another candidate's range also has."""
+    ranges = [f for f in kept if _lower_bounds_only(str(f.value)) is None]
+    return [
+        f
+        for f in kept
+        if (bounds := _lower_bounds_only(str(f.value))) is None
+        or not any(bounds <= _lower_bounds(str(r.value)) for r in ranges)
+    ]
 
 
 def _path(source: str) -> str:
@@ -351,36 +361,54 @@ def _model_overview(data: dict[str, Any], rows: Sequence[Mapping[str, Any]]) -> 
     """Fill every family's `support` from the model table of the newest final release (the overview `matrix
     models` and the docs show), and refuse a row of any extracted table that matches no family."""
     families = [ModelFamily.model_validate(f) for f in data.get("models") or []]
-    keys = [(f, family_keys(f)) for f in families]
-    problems: list[str] = []
-    for tag in extracts.extract_tags():
-        table = extracts.model_table(tag)
-        for row in table.rows if table else ():
-            if not any(_norm(row.name) in k for _, k in keys):
-                problems.append(f"{row.source}: model {row.name!r} matches no family (add it, or a `table_names`)")
-    finals = [r for r in rows if r.get("backend") == "npu" and r.get("status") == "final"]
-    newest = max(finals, key=lambda r: parse(str(r["version"])), default=None)
-    found = extracts.nearest_model_table(str(newest["version"])) if newest else None
+    keys = [family_keys(f) for f in families]
+    problems = _unmatched_table_rows(keys)
+    found = _overview_table(rows)
     if found is None:
         return [*problems, "no model table for the newest final release"]
     tag, table = found
     data["model_overview"] = f"{tag}:{table.path}"
     columns = data.get("model_table_columns") or {}
-    for raw, (fam, fam_keys) in zip(data.get("models") or [], keys, strict=True):
-        covered: set[str] = set()
-        raw["support"] = []
-        for r in table.rows:  # the first row naming a family on a hardware wins, as in `model_tables.judge`
-            hardware = [h for h in stated_hardware(r) if h not in covered]
-            if _norm(r.name) not in fam_keys or not hardware:
-                continue
-            covered.update(hardware)
-            by_status: dict[str, list[str]] = {}
-            for h in hardware:  # "A2/A3/Ascend950 (Ascend950 experimental)": one overview row per status
-                by_status.setdefault(hardware_status(r, h), []).append(h)
-            for hws in by_status.values():
-                raw["support"].append(support_row(r, hws, columns).model_dump(exclude_defaults=True, mode="json"))
-        del fam
+    for raw, fam_keys in zip(data.get("models") or [], keys, strict=True):
+        raw["support"] = _overview_support(table, fam_keys, columns)
     return problems
+
+
+def _unmatched_table_rows(keys: Sequence[set[str]]) -> list[str]:
+    """A problem for every row of any extracted model table that matches no family's keys."""
+    problems: list[str] = []
+    for tag in extracts.extract_tags():
+        table = extracts.model_table(tag)
+        for row in table.rows if table else ():
+            if not any(_norm(row.name) in k for k in keys):
+                problems.append(f"{row.source}: model {row.name!r} matches no family (add it, or a `table_names`)")
+    return problems
+
+
+def _overview_table(rows: Sequence[Mapping[str, Any]]) -> tuple[str, extracts.ModelTable] | None:
+    """(tag, table): the model table of the newest final npu release (or the nearest earlier), or None."""
+    finals = [r for r in rows if r.get("backend") == "npu" and r.get("status") == "final"]
+    newest = max(finals, key=lambda r: parse(str(r["version"])), default=None)
+    return extracts.nearest_model_table(str(newest["version"])) if newest else None
+
+
+def _overview_support(
+    table: extracts.ModelTable, fam_keys: set[str], columns: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """One family's overview `support` rows (as JSON) from the table rows naming it."""
+    covered: set[str] = set()
+    support: list[dict[str, Any]] = []
+    for r in table.rows:  # the first row naming a family on a hardware wins, as in `model_tables.judge`
+        hardware = [h for h in stated_hardware(r) if h not in covered]
+        if _norm(r.name) not in fam_keys or not hardware:
+            continue
+        covered.update(hardware)
+        by_status: dict[str, list[str]] = {}
+        for h in hardware:  # "A2/A3/Ascend950 (Ascend950 experimental)": one overview row per status
+            by_status.setdefault(hardware_status(r, h), []).append(h)
+        for hws in by_status.values():
+            support.append(support_row(r, hws, columns).model_dump(exclude_defaults=True, mode="json"))
+    return support
 
 
 # `releases: from-registry` in a quantization support row: from the first tag whose scheme registry registers the
@@ -410,30 +438,47 @@ def _quant_support(
     problems: list[str] = []
     for row in quant.get("support") or []:
         where = f"quantization {quant['id']} on {'/'.join(row.get('hardware') or [])}"
-        if not qtype:
-            if row.get("releases") == FROM_REGISTRY:
-                problems.append(f"{where}: `from-registry` needs a modelslim_type")
-            continue
-        key = _registry_key(row, qtype)
-        span = spans.get(key) or spans.get(qtype.upper()) or []
-        registered = [(tag, fact) for tag, fact in span if fact is not None]
-        if not registered:
-            problems.append(f"{where}: no extracted tag registers {key}")
-            continue
-        first_tag, first_fact = registered[0]
-        if row.get("releases") == FROM_REGISTRY:
-            hardware_first = [first_of[h] for h in row.get("hardware") or [] if h in first_of]
-            start, why = first_tag, f"first tag whose scheme registry has {key}"
-            if hardware_first and parse(min(hardware_first, key=parse)) > parse(first_tag):
-                start = min(hardware_first, key=parse)
-                why += f"; {'/'.join(row['hardware'])} support starts at {start}"
-            gaps = [tag for tag, fact in span if fact is None and parse(tag) > parse(start)]
-            row["releases"] = ",".join([f">={start.lstrip('v')}", *(f"!={t.lstrip('v')}" for t in gaps)])
-            row["source"] = f"{first_fact.source} ({why})"
-            continue
-        if not str(row.get("decision", "")).strip():
-            problems.append(
-                f"{where}: range {row.get('releases')!r} is not `from-registry` (first registered: {first_tag}) "
-                "and records no `decision`"
-            )
+        problem = _quant_support_row(row, where, qtype, spans, first_of)
+        if problem is not None:
+            problems.append(problem)
     return problems
+
+
+def _quant_support_row(
+    row: dict[str, Any],
+    where: str,
+    qtype: str | None,
+    spans: Mapping[str, list[tuple[str, FactLike | None]]],
+    first_of: Mapping[str, str],
+) -> str | None:
+    """Resolve one support row's `from-registry` range in place; the problem with the row, or None."""
+    if not qtype:
+        return f"{where}: `from-registry` needs a modelslim_type" if row.get("releases") == FROM_REGISTRY else None
+    key = _registry_key(row, qtype)
+    span = spans.get(key) or spans.get(qtype.upper()) or []
+    registered = [(tag, fact) for tag, fact in span if fact is not None]
+    if not registered:
+        return f"{where}: no extracted tag registers {key}"
+    first_tag, first_fact = registered[0]
+    if row.get("releases") == FROM_REGISTRY:
+        start, why = _registry_start(row, key, first_tag, first_of)
+        gaps = [tag for tag, fact in span if fact is None and parse(tag) > parse(start)]
+        row["releases"] = ",".join([f">={start.lstrip('v')}", *(f"!={t.lstrip('v')}" for t in gaps)])
+        row["source"] = f"{first_fact.source} ({why})"
+        return None
+    if not str(row.get("decision", "")).strip():
+        return (
+            f"{where}: range {row.get('releases')!r} is not `from-registry` (first registered: {first_tag}) "
+            "and records no `decision`"
+        )
+    return None
+
+
+def _registry_start(row: Mapping[str, Any], key: str, first_tag: str, first_of: Mapping[str, str]) -> tuple[str, str]:
+    """(first tag, why) of a `from-registry` range: the first registering tag, or later its hardware's first release."""
+    hardware_first = [first_of[h] for h in row.get("hardware") or [] if h in first_of]
+    start, why = first_tag, f"first tag whose scheme registry has {key}"
+    if hardware_first and parse(min(hardware_first, key=parse)) > parse(first_tag):
+        start = min(hardware_first, key=parse)
+        why += f"; {'/'.join(row['hardware'])} support starts at {start}"
+    return start, why

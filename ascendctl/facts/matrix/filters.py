@@ -12,7 +12,15 @@ from ascendctl.facts.matrix.model_tables import _model_status
 from ascendctl.facts.matrix.names import _norm, _suggest
 from ascendctl.facts.matrix.quantization import quantization_by_id, quantization_support
 from ascendctl.facts.matrix.release_pins import LATEST, LATEST_STABLE, _nearest_versions, release_for_pin, releases
-from ascendctl.facts.matrix.schema import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix, in_range
+from ascendctl.facts.matrix.schema import (
+    Hardware,
+    ModelFamily,
+    ModelSupport,
+    QuantizationType,
+    Release,
+    SupportMatrix,
+    in_range,
+)
 from ascendctl_engine.versions import parse_or_none as _version_or_none
 from ascendctl_engine.versions import strip_v
 
@@ -42,44 +50,81 @@ def filter_releases(
     qt = quantization_by_id(matrix, quant) if quant else None
     if feature:
         _feature_by_id(matrix, feature)
-    out = []
-    for r in rows:
-        if r.backend != "npu" and (hw or fam or feature or (qt and r.backend not in qt.engines)):
-            continue
-        if hw and not hardware_supported(hw, r):
-            continue
-        if fam and not any(
-            _model_status(matrix, fam, r, h.id)[0] not in ("unsupported", "absent")
-            for h in ([hw] if hw else matrix.hardware)
-            if hardware_supported(h, r)
-        ):
-            continue
-        if (
-            qt
-            and r.backend == "npu"
-            and not any(quantization_support(matrix, r, h.id, qt.id) for h in ([hw] if hw else matrix.hardware))
-        ):
-            continue
-        if feature and _feature_blocked(matrix, feature, r):
-            continue
-        out.append(r)
-    return out
+    return [r for r in rows if _release_kept(matrix, r, hw, fam, qt, feature)]
+
+
+def _release_kept(
+    matrix: SupportMatrix,
+    r: Release,
+    hw: Hardware | None,
+    fam: ModelFamily | None,
+    qt: QuantizationType | None,
+    feature: str | None,
+) -> bool:
+    """Whether release row `r` passes every `filter_releases` filter given."""
+    if _outside_npu_filters(r, hw, fam, qt, feature):
+        return False
+    if hw and not hardware_supported(hw, r):
+        return False
+    if fam and not _family_listed(matrix, fam, r, hw):
+        return False
+    if qt and r.backend == "npu" and not any(quantization_support(matrix, r, h.id, qt.id) for h in _scope(matrix, hw)):
+        return False
+    return not (feature and _feature_blocked(matrix, feature, r))
+
+
+def _outside_npu_filters(
+    r: Release, hw: Hardware | None, fam: ModelFamily | None, qt: QuantizationType | None, feature: str | None
+) -> bool:
+    """Whether a non-npu row is dropped: the hardware/model/feature filters speak of npu rows only, and a
+    quantization keeps a non-npu row only when that engine loads it."""
+    return r.backend != "npu" and bool(hw or fam or feature or (qt and r.backend not in qt.engines))
+
+
+def _scope(matrix: SupportMatrix, hw: Hardware | None) -> list[Hardware]:
+    """The hardware families a filter looks at: the one asked for, else all."""
+    return [hw] if hw else matrix.hardware
+
+
+def _family_listed(matrix: SupportMatrix, fam: ModelFamily, rel: Release, hw: Hardware | None) -> bool:
+    """Whether `rel`'s model table lists `fam` as runnable on some family in scope that `rel` supports."""
+    return any(
+        _model_status(matrix, fam, rel, h.id)[0] not in ("unsupported", "absent")
+        for h in _scope(matrix, hw)
+        if hardware_supported(h, rel)
+    )
 
 
 def _rows_for_release_filter(
     matrix: SupportMatrix, rows: list[Release], backend: str | None, text: str
 ) -> list[Release]:
+    """The rows a `--release` filter keeps: a PEP 440 specifier, a pin, or a version (exact, else a prefix)."""
     text = text.strip()
     if text.startswith(_SPECIFIER_START):
-        try:
-            SpecifierSet(text)
-        except InvalidSpecifier:
-            raise UserInputError(f"--release: not a PEP 440 specifier: {text!r}") from None
-        return [r for r in rows if in_range(text, r.version)]
+        return _rows_in_specifier(rows, text)
     if text in (LATEST_STABLE, LATEST):
-        backends = [backend] if backend else ["npu", "cpu", "cuda"]
-        picked = {release_for_pin(matrix, b, text).version for b in backends}
-        return [r for r in rows if r.version in picked]
+        return _rows_for_pin(matrix, rows, backend, text)
+    return _rows_for_version(rows, text)
+
+
+def _rows_in_specifier(rows: list[Release], text: str) -> list[Release]:
+    """The rows a PEP 440 specifier (`>=0.13`) admits; a malformed one raises."""
+    try:
+        SpecifierSet(text)
+    except InvalidSpecifier:
+        raise UserInputError(f"--release: not a PEP 440 specifier: {text!r}") from None
+    return [r for r in rows if in_range(text, r.version)]
+
+
+def _rows_for_pin(matrix: SupportMatrix, rows: list[Release], backend: str | None, pin: str) -> list[Release]:
+    """The rows a pin (`latest-stable`, `latest`) names, per backend (every backend when none is given)."""
+    backends = [backend] if backend else ["npu", "cpu", "cuda"]
+    picked = {release_for_pin(matrix, b, pin).version for b in backends}
+    return [r for r in rows if r.version in picked]
+
+
+def _rows_for_version(rows: list[Release], text: str) -> list[Release]:
+    """The row a complete version names, else the rows under a version prefix (`0.13`); none raises."""
     wanted = _version_or_none(text)
     complete = wanted is not None and (len(wanted.release) >= 3 or wanted.pre is not None)
     exact = [r for r in rows if complete and r.key == wanted]
@@ -114,38 +159,54 @@ def filter_models(
     release: str | None = None,
 ) -> list[ModelFamily]:
     """Families for `ascendctl matrix models`; `model` matches names/architectures by substring."""
-    rows = list(matrix.models)
-    if model:
-        q = _norm(model)
-        rows = [f for f in rows if any(q in _norm(k) for k in _model_keys(f))] or find_models(matrix, model)
-        if not rows:
-            lookup_model(matrix, model)  # raises with did-you-mean
+    rows = _families_named(matrix, model) if model else list(matrix.models)
     hw = hardware_by_id(matrix, hardware) if hardware else None
     if feature:
         _feature_by_id(matrix, feature)
     qt = quantization_by_id(matrix, quant) if quant else None
     rel = release_for_pin(matrix, "npu", release) if release else None
-    out = []
-    for f in rows:
-        supports = [s for s in f.support if hw is None or hw.id in s.hardware or not s.hardware]
-        if hw and not any(s.status != "unsupported" for s in supports):
-            continue
-        if feature and not any(s.features.get(feature) in ("yes", "experimental") for s in supports):
-            continue
-        if qt and qt.id not in ("none", "auto"):
-            if qt.id.startswith("w8a8") and qt.id in ("w8a8", "w8a8_dynamic"):
-                if not any(s.w8a8 == "yes" for s in supports):
-                    continue
-            elif not any(set(s.hardware) & {h for qs in qt.support for h in qs.hardware} for s in supports):
-                continue
-        if rel and not any(
-            _model_status(matrix, f, rel, h.id)[0] not in ("unsupported", "absent")
-            for h in ([hw] if hw else matrix.hardware)
-            if hardware_supported(h, rel)
-        ):
-            continue
-        out.append(f)
-    return out
+    return [f for f in rows if _family_kept(matrix, f, hw, feature, qt, rel)]
+
+
+def _families_named(matrix: SupportMatrix, model: str) -> list[ModelFamily]:
+    """The families whose names/architectures contain `model`, else those `find_models` finds (none raises)."""
+    q = _norm(model)
+    rows = [f for f in matrix.models if any(q in _norm(k) for k in _model_keys(f))] or find_models(matrix, model)
+    if not rows:
+        lookup_model(matrix, model)  # raises with did-you-mean
+    return rows
+
+
+def _family_kept(
+    matrix: SupportMatrix,
+    f: ModelFamily,
+    hw: Hardware | None,
+    feature: str | None,
+    qt: QuantizationType | None,
+    rel: Release | None,
+) -> bool:
+    """Whether family `f` passes every `filter_models` filter given (judged on its support rows for `hw`)."""
+    supports = _support_rows_on(f, hw)
+    if hw and not any(s.status != "unsupported" for s in supports):
+        return False
+    if feature and not any(s.features.get(feature) in ("yes", "experimental") for s in supports):
+        return False
+    if qt and qt.id not in ("none", "auto") and not _quantization_listed(qt, supports):
+        return False
+    return not (rel and not _family_listed(matrix, f, rel, hw))
+
+
+def _support_rows_on(f: ModelFamily, hw: Hardware | None) -> list[ModelSupport]:
+    """`f`'s support rows that speak of `hw` (a row naming no hardware speaks of all; no `hw`: every row)."""
+    return [s for s in f.support if hw is None or hw.id in s.hardware or not s.hardware]
+
+
+def _quantization_listed(qt: QuantizationType, supports: list[ModelSupport]) -> bool:
+    """Whether the support rows allow `qt`: the W8A8 column for W8A8 types, else hardware the type runs on."""
+    if qt.id in ("w8a8", "w8a8_dynamic"):
+        return any(s.w8a8 == "yes" for s in supports)
+    runs_on = {h for qs in qt.support for h in qs.hardware}
+    return any(set(s.hardware) & runs_on for s in supports)
 
 
 def filter_quantizations(

@@ -190,20 +190,35 @@ def _converter(annotation: Any) -> _Convert | None:
     if annotation is dt.date:
         return lambda value: dt.date.fromisoformat(value)
     if origin is list:
-        item = _converter(args[0])
-        return None if item is None else (lambda value: [item(v) for v in value])
+        return _list_converter(args[0])
     if origin is dict:
-        entry = _converter(args[1])
-        return None if entry is None else (lambda value: {k: entry(v) for k, v in value.items()})
+        return _dict_converter(args[1])
     if origin in (typing.Union, types.UnionType):
-        inner = [a for a in args if a is not type(None)]
-        if len(inner) != 1:
-            return None if all(_converter(a) is None for a in inner) else _unsupported(annotation)
-        one = _converter(inner[0])
-        return None if one is None else (lambda value: None if value is None else one(value))
+        return _union_converter(annotation, args)
     if origin is typing.Literal or annotation in (str, int, bool, float, typing.Any):
         return None
     return _unsupported(annotation)
+
+
+def _list_converter(item_annotation: Any) -> _Convert | None:
+    """The converter of a `list[X]` field: X's converter on every item (None when X needs none)."""
+    item = _converter(item_annotation)
+    return None if item is None else (lambda value: [item(v) for v in value])
+
+
+def _dict_converter(value_annotation: Any) -> _Convert | None:
+    """The converter of a `dict[K, V]` field: V's converter on every value (None when V needs none)."""
+    entry = _converter(value_annotation)
+    return None if entry is None else (lambda value: {k: entry(v) for k, v in value.items()})
+
+
+def _union_converter(annotation: Any, args: tuple[Any, ...]) -> _Convert | None:
+    """The converter of an `X | None` field (None kept as is); a wider union only when no member needs one."""
+    inner = [a for a in args if a is not type(None)]
+    if len(inner) != 1:
+        return None if all(_converter(a) is None for a in inner) else _unsupported(annotation)
+    one = _converter(inner[0])
+    return None if one is None else (lambda value: None if value is None else one(value))
 
 
 def _unsupported(annotation: Any) -> typing.NoReturn:

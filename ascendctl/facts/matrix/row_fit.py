@@ -87,25 +87,51 @@ def _fit(matrix: SupportMatrix, rel: Release, facts: HostFacts, family: str | No
     problems: list[str] = []
     host_changes: list[str] = []
     if rel.backend == "npu":
-        if family is None:
-            problems.append("no Ascend hardware family detected")
-        else:
-            hw = hardware_by_id(matrix, family)
-            if not hardware_supported(hw, rel):
-                problems.append(f"{hw.name} is not supported by {rel.version} (needs {hw.releases})")
+        problems += _hardware_problems(matrix, rel, family)
         if not problems:
-            have = facts.cann.version
-            if have is None:
-                changes.append(f"install CANN {rel.cann}")
-            elif not _cann_matches(rel, have):
-                changes.append(f"switch CANN {have} → {rel.cann}")
-                host_changes.append(f"needs CANN {rel.cann}, host has {have}")
+            _cann_changes(rel, facts, changes, host_changes)
+    _python_changes(rel, facts, changes, host_changes)
+    changes += _package_changes(rel, pkgs)
+    if problems:
+        return RowFit(rel, "incompatible", [], problems, host_changes)
+    if changes and rel.backend == "npu" and family is not None and family in rel.images:
+        changes.append(f"or run the image {rel.images[family]}, which bundles these pins")
+    return RowFit(rel, "runnable-with-changes" if changes else "runnable", changes, [], host_changes)
+
+
+def _hardware_problems(matrix: SupportMatrix, rel: Release, family: str | None) -> list[str]:
+    """Why an npu row cannot run on the host's hardware: no family detected, or one the release does not support."""
+    if family is None:
+        return ["no Ascend hardware family detected"]
+    hw = hardware_by_id(matrix, family)
+    if not hardware_supported(hw, rel):
+        return [f"{hw.name} is not supported by {rel.version} (needs {hw.releases})"]
+    return []
+
+
+def _cann_changes(rel: Release, facts: HostFacts, changes: list[str], host_changes: list[str]) -> None:
+    """The CANN to install, or to switch to (a change of the host itself), for an npu row."""
+    have = facts.cann.version
+    if have is None:
+        changes.append(f"install CANN {rel.cann}")
+    elif not _cann_matches(rel, have):
+        changes.append(f"switch CANN {have} → {rel.cann}")
+        host_changes.append(f"needs CANN {rel.cann}, host has {have}")
+
+
+def _python_changes(rel: Release, facts: HostFacts, changes: list[str], host_changes: list[str]) -> None:
+    """The Python to use when the engine environment's is unknown, or outside the row's range (a host change)."""
     py = facts.python.version if facts.python and not facts.python.error else None
     if py is None:
         changes.append(f"use Python {_python_for(rel.python) or rel.python} (needs {rel.python})")
     elif not in_range(rel.python, py):
         changes.append(f"use Python {_python_for(rel.python) or rel.python} (host has {py}; needs {rel.python})")
         host_changes.append(f"Python {py} not in {rel.python}")
+
+
+def _package_changes(rel: Release, pkgs: Mapping[str, str]) -> list[str]:
+    """The engine packages to install into the environment: missing, or at another release than the row pins."""
+    changes: list[str] = []
     for name, want in _wanted_packages(rel):
         have_v = next((pkgs[n] for n in name if n in pkgs), None)
         label = name[0]
@@ -113,11 +139,7 @@ def _fit(matrix: SupportMatrix, rel: Release, facts: HostFacts, family: str | No
             changes.append(f"install {label}=={want}")
         elif not same_release(want, have_v):
             changes.append(f"install {label}=={want} (installed {have_v})")
-    if problems:
-        return RowFit(rel, "incompatible", [], problems, host_changes)
-    if changes and rel.backend == "npu" and family is not None and family in rel.images:
-        changes.append(f"or run the image {rel.images[family]}, which bundles these pins")
-    return RowFit(rel, "runnable-with-changes" if changes else "runnable", changes, [], host_changes)
+    return changes
 
 
 def _wanted_packages(rel: Release) -> list[tuple[tuple[str, ...], str]]:

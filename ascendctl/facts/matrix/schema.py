@@ -498,25 +498,9 @@ def _check_models(m: SupportMatrix) -> list[str]:
     out: list[str] = []
     feature_ids = {f.id for f in m.features}
     npu_versions = {str(parse_version(r.version)) for r in m.releases if r.backend == "npu"}
-    for dup in _duplicates([f.id for f in m.models]):
-        out.append(f"model family {dup} is listed twice")
-    for dup in _duplicates([f.id for f in m.features]):
-        out.append(f"feature {dup} is listed twice")
-    for dup in _duplicates([q.id for q in m.quantizations]):
-        out.append(f"quantization {dup} is listed twice")
+    out += _check_unique_ids(m)
     for fam in m.models:
-        seen_hw: list[str] = []
-        for row in fam.support:
-            seen_hw += row.hardware
-            for feat in row.features:
-                if feat not in feature_ids:
-                    out.append(f"model {fam.id}: unknown feature {feat!r}")
-        for dup in _duplicates(seen_hw):
-            out.append(f"model {fam.id}: hardware {dup} appears in two support rows")
-        stated = [fam.first_release, *fam.quant_since.values()]
-        for version in stated:
-            if version is not None and str(parse_version(version)) not in npu_versions:
-                out.append(f"model {fam.id}: release {version} is not a release row")
+        out += _check_family(fam, feature_ids, npu_versions)
     for header, target in m.model_table_columns.items():
         if target not in feature_ids and target not in ("bf16", "w8a8"):
             out.append(f"model_table_columns: {header!r} maps to unknown feature {target!r}")
@@ -524,6 +508,36 @@ def _check_models(m: SupportMatrix) -> list[str]:
         for version in f.status:
             if str(parse_version(version)) not in npu_versions:
                 out.append(f"feature {f.id}: status snapshot {version} is not a release row")
+    return out
+
+
+def _check_unique_ids(m: SupportMatrix) -> list[str]:
+    """Model family, feature and quantization ids each listed once."""
+    out: list[str] = []
+    for dup in _duplicates([f.id for f in m.models]):
+        out.append(f"model family {dup} is listed twice")
+    for dup in _duplicates([f.id for f in m.features]):
+        out.append(f"feature {dup} is listed twice")
+    for dup in _duplicates([q.id for q in m.quantizations]):
+        out.append(f"quantization {dup} is listed twice")
+    return out
+
+
+def _check_family(fam: ModelFamily, feature_ids: set[str], npu_versions: set[str]) -> list[str]:
+    """One model family: known features, each hardware in one support row, stated releases are release rows."""
+    out: list[str] = []
+    seen_hw: list[str] = []
+    for row in fam.support:
+        seen_hw += row.hardware
+        for feat in row.features:
+            if feat not in feature_ids:
+                out.append(f"model {fam.id}: unknown feature {feat!r}")
+    for dup in _duplicates(seen_hw):
+        out.append(f"model {fam.id}: hardware {dup} appears in two support rows")
+    stated = [fam.first_release, *fam.quant_since.values()]
+    for version in stated:
+        if version is not None and str(parse_version(version)) not in npu_versions:
+            out.append(f"model {fam.id}: release {version} is not a release row")
     return out
 
 

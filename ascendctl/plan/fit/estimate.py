@@ -80,7 +80,8 @@ class _Core:
     notes: tuple[str, ...]
 
 
-def _core(i: FitInputs) -> _Core:
+def _kv_shape(i: FitInputs) -> cache.KvShape:
+    """One rank's KV cache shape; FitError when the cache dtype or config.json's attention shapes rule it out."""
     cfg, layout = i.config, i.layout
     try:
         element = cache.element_bytes(i.kv_cache_dtype, cfg.torch_dtype)
@@ -92,13 +93,17 @@ def _core(i: FitInputs) -> _Core:
     )  # fmt: skip
     if shape is None:
         raise FitError("config.json lacks the attention shapes (layers, heads, head_dim) the KV cache needs")
-    block = shape.block or i.block or cache.block_size(i.backend, cfg.mla)
-    notes = [shape.note]
+    return shape
+
+
+def _weights_bytes(i: FitInputs) -> int:
+    """One rank's weights: measured in a start-up log, else counted; FitError when neither is possible."""
+    cfg = i.config
     weights = (
         budget.Weights(i.measured_weights_bytes, "measured")
         if i.measured_weights_bytes
         else budget.weights_per_rank(
-            layout,
+            i.layout,
             stats=i.weights_stats,
             params=i.params,
             quantization=i.quantization,
@@ -111,75 +116,122 @@ def _core(i: FitInputs) -> _Core:
             "the weights' size is unknown: no safetensors on this machine and config.json lacks the shapes "
             "to count parameters"
         )
-    weights_b = weights.bytes
+    return weights.bytes
+
+
+@dataclass(frozen=True)
+class _Costs:
+    """One rank's memory outside the KV cache, in bytes."""
+
+    weights: int
+    activation: int
+    graph: int
+    comm: int
+    reserve: int
+
+
+def _costs(i: FitInputs, shape: cache.KvShape) -> _Costs:
+    """Weights, activations, graph capture, communication buffers and the runtime's reserve of one rank."""
+    cfg, layout = i.config, i.layout
+    weights_b = _weights_bytes(i)
     activation = budget.activation_bytes(cfg, layout, batched_tokens=i.max_num_batched_tokens, num_seqs=i.max_num_seqs)
     graph = budget.graph_bytes(i.graph_mode, _capture_sizes(i), shape.layers)
     comm = budget.comm_bytes(layout, i.hccl_buffsize_mb) if i.backend == "npu" else 0
     reserve = budget.runtime_reserve(i.whole_device) if i.backend == "npu" else 0
+    return _Costs(weights_b, activation, graph, comm, reserve)
+
+
+@dataclass(frozen=True)
+class _Share:
+    """The bytes the KV cache gets and, on a device (npu/cuda), the figures around device_utilization's share."""
+
+    kv_bytes: float
+    hbm: float | None = None
     headroom: float | None = None
     suggested: int | None = None
+    overcommitted: bool = False
+
+
+def _device_share(i: FitInputs, c: _Costs, notes: list[str]) -> _Share:
+    """What device_utilization's share of one device leaves for the KV cache (npu/cuda); appends its notes."""
+    total = float(i.device_bytes or 0)
+    requested = i.utilization * total
+    kv_bytes = requested - c.weights - c.activation - c.comm - c.reserve
+    if i.kv_memory_bytes is not None:
+        # the worker skips its profiling estimate and takes the number as it is (worker.py:534-548)
+        spent = c.weights + c.activation + c.comm + c.reserve + c.graph + i.kv_memory_bytes
+        if spent > total:
+            notes.append(
+                f"the explicit KV size and the rest need {spent / GIB:.2f} GiB of the device's {total / GIB:.2f}"
+            )
+        kv_bytes = float(i.kv_memory_bytes)
+    used = float(i.device_used_bytes)
     overcommitted = False
-    if i.backend == "cpu":
-        kv_bytes = float(i.cpu_kv_bytes or 0)
-        hbm = None
-    else:
-        total = float(i.device_bytes or 0)
-        requested = i.utilization * total
-        kv_bytes = requested - weights_b - activation - comm - reserve
-        if i.kv_memory_bytes is not None:
-            # the worker skips its profiling estimate and takes the number as it is (worker.py:534-548)
-            spent = weights_b + activation + comm + reserve + graph + i.kv_memory_bytes
-            if spent > total:
-                notes.append(
-                    f"the explicit KV size and the rest need {spent / GIB:.2f} GiB of the device's {total / GIB:.2f}"
-                )
-            kv_bytes = float(i.kv_memory_bytes)
-        used = float(i.device_used_bytes)
-        overcommitted = False
-        if used > 0 and i.whole_device:
-            # the old worker charges every byte already in use on the device to this engine
-            kv_bytes -= used
-            notes.append(f"{used / GIB:.2f} GiB already in use on the device is charged to this engine (≤ v0.14)")
-        elif used > 0 and requested + used > total:
-            overcommitted = True
-            notes.append(
-                f"{used / GIB:.2f} GiB is already in use on the device: the requested share of {requested / GIB:.2f} "
-                f"GiB does not fit next to it and allocating the KV cache fails (lower device_utilization or free "
-                "the device)"
-            )
-        hbm = total / GIB
-        headroom = (total - requested - (used if not i.whole_device else 0)) / GIB
-        suggested = int(requested - weights_b - activation - comm - reserve - graph - budget.SUGGESTION_MARGIN)
-        if graph / GIB > headroom:
-            notes.append(
-                f"graph capture needs ~{graph / GIB:.2f} GiB but only {headroom:.2f} GiB is above "
-                "device_utilization's share: capture may run out of memory"
-            )
+    if used > 0 and i.whole_device:
+        # the old worker charges every byte already in use on the device to this engine
+        kv_bytes -= used
+        notes.append(f"{used / GIB:.2f} GiB already in use on the device is charged to this engine (≤ v0.14)")
+    elif used > 0 and requested + used > total:
+        overcommitted = True
+        notes.append(
+            f"{used / GIB:.2f} GiB is already in use on the device: the requested share of {requested / GIB:.2f} "
+            f"GiB does not fit next to it and allocating the KV cache fails (lower device_utilization or free "
+            "the device)"
+        )
+    headroom = (total - requested - (used if not i.whole_device else 0)) / GIB
+    suggested = int(requested - c.weights - c.activation - c.comm - c.reserve - c.graph - budget.SUGGESTION_MARGIN)
+    if c.graph / GIB > headroom:
+        notes.append(
+            f"graph capture needs ~{c.graph / GIB:.2f} GiB but only {headroom:.2f} GiB is above "
+            "device_utilization's share: capture may run out of memory"
+        )
+    return _Share(kv_bytes, total / GIB, headroom, suggested, overcommitted)
+
+
+def _verdict(i: FitInputs, concurrency: float, share: _Share, graph: int) -> Verdict:
+    """The concurrency's verdict, lowered on a device when graph capture outgrows the headroom or it is taken."""
+    verdict = verdict_for(concurrency, i.max_num_seqs)
+    if i.backend != "cpu" and graph / GIB > (share.headroom or 0) and verdict == "fits":
+        verdict = "low-memory"
+    if i.backend != "cpu" and share.overcommitted:
+        verdict = "does-not-fit"
+    return verdict
+
+
+def _budget_row(layout: Layout, hbm: float | None, kv_bytes: float, c: _Costs) -> DeviceBudget:
+    """The per-device table row, in GiB."""
+    return DeviceBudget(
+        # TP/EP/DP ranks hold the same; with PP the last stage (MTP layers, the most layers) is the one shown
+        rank=("last stage" if layout.pipeline > 1 else ("all" if layout.devices > 1 else "0")),
+        count=layout.devices // layout.pipeline if layout.pipeline > 1 else layout.devices,
+        hbm_gib=hbm,
+        weights_gib=c.weights / GIB,
+        activation_gib=c.activation / GIB,
+        graph_capture_gib=c.graph / GIB,
+        comm_buffers_gib=c.comm / GIB,
+        runtime_reserve_gib=c.reserve / GIB,
+        kv_cache_gib=kv_bytes / GIB,
+    )
+
+
+def _core(i: FitInputs) -> _Core:
+    shape = _kv_shape(i)
+    block = shape.block or i.block or cache.block_size(i.backend, i.config.mla)
+    notes = [shape.note]
+    costs = _costs(i, shape)
+    share = _Share(float(i.cpu_kv_bytes or 0)) if i.backend == "cpu" else _device_share(i, costs, notes)
+    kv_bytes = share.kv_bytes
     if i.kv_halved and kv_bytes > 0:
         kv_bytes /= 2
         notes.append("the 300I Duo worker halves the KV budget for its workspace")
     tokens, blocks = cache.capacity(shape, kv_bytes, block)
     concurrency = cache.concurrency(shape, blocks, block, i.max_model_len)
-    verdict = verdict_for(concurrency, i.max_num_seqs)
-    if i.backend != "cpu" and graph / GIB > (headroom or 0) and verdict == "fits":
-        verdict = "low-memory"
-    if i.backend != "cpu" and overcommitted:
-        verdict = "does-not-fit"
-    row = DeviceBudget(
-        # TP/EP/DP ranks hold the same; with PP the last stage (MTP layers, the most layers) is the one shown
-        rank=("last stage" if layout.pipeline > 1 else ("all" if layout.devices > 1 else "0")),
-        count=layout.devices // layout.pipeline if layout.pipeline > 1 else layout.devices,
-        hbm_gib=hbm,
-        weights_gib=weights_b / GIB,
-        activation_gib=activation / GIB,
-        graph_capture_gib=graph / GIB,
-        comm_buffers_gib=comm / GIB,
-        runtime_reserve_gib=reserve / GIB,
-        kv_cache_gib=kv_bytes / GIB,
-    )
+    verdict = _verdict(i, concurrency, share, costs.graph)
+    row = _budget_row(i.layout, share.hbm, kv_bytes, costs)
     return _Core(
-        row, shape, shape.bytes_per_token, tokens, concurrency, verdict, block, headroom, suggested, tuple(notes)
-    )
+        row, shape, shape.bytes_per_token, tokens, concurrency, verdict, block, share.headroom, share.suggested,
+        tuple(notes),
+    )  # fmt: skip
 
 
 class FitError(ValueError):
@@ -277,15 +329,21 @@ def _tensor_sets(i: FitInputs, tensor: int) -> str:
     return f"engine.parallel.tensor={tensor}{more}"
 
 
+def _tensor_allowed(i: FitInputs, tensor: int) -> bool:
+    """Whether a tensor size fits the node's devices and divides the attention heads."""
+    limit, heads = i.max_devices_per_node, i.config.num_attention_heads
+    return (limit is None or tensor * i.layout.data * i.layout.pipeline <= limit) and (
+        heads is None or heads % tensor == 0
+    )
+
+
 def _combined(i: FitInputs, core: _Core) -> list[Suggestion]:
     """When no single knob lets one sequence fit: an int8 checkpoint together with the smallest larger tensor size
     that does (each assignment is one `--set`)."""
     if i.quantization not in ("none", "auto"):
         return []
-    limit, heads, tensor = i.max_devices_per_node, i.config.num_attention_heads, i.layout.tensor * 2
-    while (limit is None or tensor * i.layout.data * i.layout.pipeline <= limit) and (
-        heads is None or heads % tensor == 0
-    ):
+    tensor = i.layout.tensor * 2
+    while _tensor_allowed(i, tensor):
         s = _try(
             i, f"model.quantization=w8a8 {_tensor_sets(i, tensor)}",
             f"an int8 checkpoint over {tensor} devices (no single change lets one sequence fit)",
@@ -297,71 +355,105 @@ def _combined(i: FitInputs, core: _Core) -> list[Suggestion]:
     return []
 
 
-def _npu_suggestions(i: FitInputs, core: _Core) -> list[Suggestion]:
-    out: list[Suggestion] = []
+_RANK = {"does-not-fit": 0, "low-memory": 1, "fits": 2}
+
+
+def _better(s: Suggestion, best: Suggestion | None, core: _Core) -> bool:
+    """A better verdict than the best so far, or more tokens at the same verdict while that is still the core's."""
+    return (
+        best is None
+        or _RANK[s.verdict] > _RANK[best.verdict]
+        or (_RANK[s.verdict] == _RANK[best.verdict] == _RANK[core.verdict] and s.kv_tokens > best.kv_tokens)
+    )
+
+
+def _more_tokens(s: Suggestion | None, core: _Core) -> Suggestion | None:
+    """The suggestion when it holds more KV tokens than the estimate without it."""
+    return s if s and s.kv_tokens > core.kv_tokens else None
+
+
+def _larger_tensor(i: FitInputs, core: _Core) -> Suggestion | None:
+    """A larger tensor size: weights and KV heads over more devices."""
     layout = i.layout
-    limit = i.max_devices_per_node
-    heads = i.config.num_attention_heads
-    rank = {"does-not-fit": 0, "low-memory": 1, "fits": 2}
     best: Suggestion | None = None
     bigger = layout.tensor * 2
     # the smallest larger TP that fits, else the smallest that improves the verdict, else the one with most tokens
-    while (limit is None or bigger * layout.data * layout.pipeline <= limit) and (heads is None or heads % bigger == 0):
+    while _tensor_allowed(i, bigger):
         s = _try(
             i, _tensor_sets(i, bigger), f"weights and KV heads over {bigger} devices",
             partial(replace, layout=replace(layout, tensor=bigger)),
         )  # fmt: skip
         if s and s.kv_tokens > core.kv_tokens:
-            if (
-                best is None
-                or rank[s.verdict] > rank[best.verdict]
-                or (rank[s.verdict] == rank[best.verdict] == rank[core.verdict] and s.kv_tokens > best.kv_tokens)
-            ):
+            if _better(s, best, core):
                 best = s
             if s.verdict == "fits":
                 break
         bigger *= 2
-    if best:
-        out.append(best)
-    if i.config.moe and not layout.expert and layout.tensor * layout.data > 1:
-        s = _try(
-            i, "engine.parallel.expert=true", "routed experts spread over the EP ranks instead of TP-sharded",
-            lambda x: replace(x, layout=replace(layout, expert=True)),
-        )  # fmt: skip
-        if s and s.kv_tokens > core.kv_tokens:
-            out.append(s)
-    if i.quantization in ("none", "auto") and (i.config.torch_dtype or "bfloat16") in ("bfloat16", "float16"):
-        s = _try(
-            i, "model.quantization=w8a8", "an int8 (ModelSlim W8A8) checkpoint halves the linear weights",
-            lambda x: replace(x, quantization="w8a8", weights_stats=None),
-        )  # fmt: skip
-        if s and s.kv_tokens > core.kv_tokens:
-            out.append(s)
-    if core.verdict == "does-not-fit" and not any(x.verdict != "does-not-fit" for x in out):
-        out += _combined(i, core)
-    if i.graph_mode != "eager":
-        small = (1, 2, 4, 8, 16, 32)
-        s = _try(
-            i, "engine.graph.capture_sizes=[1,2,4,8,16,32]", "fewer captured graphs need less memory above the share",
-            lambda x: replace(x, capture_sizes=small),
-        )  # fmt: skip
-        if s and (s.verdict != core.verdict or s.kv_tokens != core.kv_tokens):
-            out.append(s)
+    return best
+
+
+def _expert_parallel(i: FitInputs, core: _Core) -> Suggestion | None:
+    """MoE models split over several ranks: routed experts over the EP ranks."""
+    layout = i.layout
+    if not (i.config.moe and not layout.expert and layout.tensor * layout.data > 1):
+        return None
+    s = _try(
+        i, "engine.parallel.expert=true", "routed experts spread over the EP ranks instead of TP-sharded",
+        lambda x: replace(x, layout=replace(layout, expert=True)),
+    )  # fmt: skip
+    return _more_tokens(s, core)
+
+
+def _int8_weights(i: FitInputs, core: _Core) -> Suggestion | None:
+    """An unquantized 16-bit model: an int8 checkpoint instead."""
+    if i.quantization not in ("none", "auto") or (i.config.torch_dtype or "bfloat16") not in ("bfloat16", "float16"):
+        return None
+    s = _try(
+        i, "model.quantization=w8a8", "an int8 (ModelSlim W8A8) checkpoint halves the linear weights",
+        lambda x: replace(x, quantization="w8a8", weights_stats=None),
+    )  # fmt: skip
+    return _more_tokens(s, core)
+
+
+def _fewer_captures(i: FitInputs, core: _Core) -> Suggestion | None:
+    """Graph mode: fewer captured sizes, when that changes the verdict or the tokens."""
+    if i.graph_mode == "eager":
+        return None
+    small = (1, 2, 4, 8, 16, 32)
+    s = _try(
+        i, "engine.graph.capture_sizes=[1,2,4,8,16,32]", "fewer captured graphs need less memory above the share",
+        lambda x: replace(x, capture_sizes=small),
+    )  # fmt: skip
+    return s if s and (s.verdict != core.verdict or s.kv_tokens != core.kv_tokens) else None
+
+
+def _larger_share(i: FitInputs, core: _Core) -> Suggestion | None:
+    """A device_utilization below 0.95: raised to 0.95."""
     if i.utilization < 0.95:
         s = _try(
             i, "engine.memory.device_utilization=0.95", "a larger share of device memory for the engine",
             lambda x: replace(x, utilization=0.95),
         )  # fmt: skip
-        if s and s.kv_tokens > core.kv_tokens:
-            out.append(s)
-    if i.kv_memory_flag and i.kv_memory_bytes is None and core.suggested and core.suggested > 0:
-        # the worker's own suggestion: everything measured (graphs included) and a margin off the requested share
-        args = json.dumps([*i.extra_args, f"{i.kv_memory_flag}={core.suggested}"], separators=(",", ":"))
-        s = _try(
-            i, f"engine.extra_args={args}",
-            "size the KV cache explicitly, graph memory and a 150 MiB margin deducted (the worker's formula)",
-            lambda x: replace(x, kv_memory_bytes=core.suggested),
-        )  # fmt: skip
-        if s:
-            out.append(s)
+        return _more_tokens(s, core)
+    return None
+
+
+def _explicit_kv(i: FitInputs, core: _Core) -> Suggestion | None:
+    """A release with `--kv-cache-memory-bytes` and no explicit size yet: the worker's own suggested size."""
+    if not (i.kv_memory_flag and i.kv_memory_bytes is None and core.suggested and core.suggested > 0):
+        return None
+    # the worker's own suggestion: everything measured (graphs included) and a margin off the requested share
+    args = json.dumps([*i.extra_args, f"{i.kv_memory_flag}={core.suggested}"], separators=(",", ":"))
+    return _try(
+        i, f"engine.extra_args={args}",
+        "size the KV cache explicitly, graph memory and a 150 MiB margin deducted (the worker's formula)",
+        lambda x: replace(x, kv_memory_bytes=core.suggested),
+    )  # fmt: skip
+
+
+def _npu_suggestions(i: FitInputs, core: _Core) -> list[Suggestion]:
+    out = [s for s in (_larger_tensor(i, core), _expert_parallel(i, core), _int8_weights(i, core)) if s]
+    if core.verdict == "does-not-fit" and not any(x.verdict != "does-not-fit" for x in out):
+        out += _combined(i, core)
+    out += [s for s in (_fewer_captures(i, core), _larger_share(i, core), _explicit_kv(i, core)) if s]
     return out

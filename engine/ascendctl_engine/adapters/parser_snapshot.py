@@ -599,30 +599,58 @@ def rewrite_argv(args: list[str], rules: Mapping[str, Any]) -> list[str]:
         if arg.startswith("--help="):
             out.append("--help")
         elif arg.startswith("--"):
-            key, eq, value = arg.partition("=")
-            if underscore == "all":
-                key = "--" + key[2:].replace("_", "-")
-            elif underscore == "before-dot":
-                name, dot, rest = key[2:].partition(".")
-                key = "--" + name.replace("_", "-") + dot + rest
-            out.append(key + eq + value)
-        elif o_form == "level" and arg.startswith("-O") and arg != "-O" and arg[2] != ".":
-            level = arg[3:] if arg[2] == "=" else arg[2:]
-            out.append(f"-O.level={level}")
-        elif o_form == "level" and arg == "-O" and nxt in ("0", "1", "2", "3"):
-            out.append("-O.level")
-        elif o_alias and arg.startswith("-O."):
-            out.append(str(o_alias) + arg[2:])
-        elif o_form == "optimization-level" and arg.startswith("-O") and arg != "-O":
-            out += ["--optimization-level", arg[3:] if arg[2] == "=" else arg[2:]]
-        elif o_form == "optimization-level" and arg == "-O" and nxt in ("0", "1", "2", "3"):
-            out.append("--optimization-level")
+            out.append(_rewrite_long_option(arg, underscore))
         else:
-            out.append(arg)
+            rewritten = _rewrite_o_option(arg, nxt, o_form, o_alias)
+            out += [arg] if rewritten is None else rewritten
     prefix = rules.get("dotted")
     if not prefix:
         return out
     return _collapse_dotted(out, str(prefix), str(rules.get("dotted_values", "json")), bool(rules.get("dotted_plus")))
+
+
+def _rewrite_long_option(arg: str, underscore: Any) -> str:
+    """A `--name[=value]` argument with the underscores of its name rewritten as the `underscore` rule says."""
+    key, eq, value = arg.partition("=")
+    if underscore == "all":
+        key = "--" + key[2:].replace("_", "-")
+    elif underscore == "before-dot":
+        name, dot, rest = key[2:].partition(".")
+        key = "--" + name.replace("_", "-") + dot + rest
+    return key + eq + value
+
+
+def _rewrite_o_option(arg: str, nxt: str | None, o_form: Any, o_alias: Any) -> list[str] | None:
+    """What an `-O...` argument becomes under the `o_shorthand` and `o_dotted_alias` rules; None to keep `arg`."""
+    if o_form == "level":
+        level = _rewrite_o_level(arg, nxt)
+        if level is not None:
+            return level
+    if o_alias and arg.startswith("-O."):
+        return [str(o_alias) + arg[2:]]
+    if o_form == "optimization-level":
+        return _rewrite_o_optimization_level(arg, nxt)
+    return None
+
+
+def _rewrite_o_level(arg: str, nxt: str | None) -> list[str] | None:
+    """`-O3`, `-O=3` → `-O.level=3` and `-O 3` → `-O.level 3` (o_shorthand: level); None for other arguments."""
+    if arg.startswith("-O") and arg != "-O" and arg[2] != ".":
+        level = arg[3:] if arg[2] == "=" else arg[2:]
+        return [f"-O.level={level}"]
+    if arg == "-O" and nxt in ("0", "1", "2", "3"):
+        return ["-O.level"]
+    return None
+
+
+def _rewrite_o_optimization_level(arg: str, nxt: str | None) -> list[str] | None:
+    """`-O3`, `-O=3` → `--optimization-level 3` and `-O 3` likewise (o_shorthand: optimization-level); None for
+    other arguments."""
+    if arg.startswith("-O") and arg != "-O":
+        return ["--optimization-level", arg[3:] if arg[2] == "=" else arg[2:]]
+    if arg == "-O" and nxt in ("0", "1", "2", "3"):
+        return ["--optimization-level"]
+    return None
 
 
 def _serve_checks(args: list[str], rules: Mapping[str, Any]) -> list[str]:

@@ -358,29 +358,29 @@ def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _facts_from_dict(data: Mapping[str, Any]) -> HostFacts:
-    hw = _map(data.get("hardware"))
-    devices: list[NpuDevice] = []
-    for i, raw in enumerate(hw.get("devices") or []):
-        d = _map(raw)
-        dev_id = _int_or(d.get("id"), i)
-        devices.append(
-            NpuDevice(
-                id=dev_id,
-                npu=_int_or(d.get("npu"), dev_id),
-                chip=_int_or(d.get("chip"), 0),
-                name=str(d.get("name") or ""),
-                health=str(d.get("health") or "OK"),
-                bus_id=_str(d.get("bus_id")),
-                hbm_used_mb=_int(d.get("hbm_used_mb")),
-                hbm_total_mb=_int(d.get("hbm_total_mb")),
-                memory_used_mb=_int(d.get("memory_used_mb")),
-                memory_total_mb=_int(d.get("memory_total_mb")),
-                temp_c=_int(d.get("temp_c")),
-                aicore_pct=_int(d.get("aicore_pct")),
-            )
-        )
-    processes = tuple(
+def _device_from_dict(index: int, raw: Any) -> NpuDevice:
+    """One `hardware.devices` entry read back; `index` is the default id."""
+    d = _map(raw)
+    dev_id = _int_or(d.get("id"), index)
+    return NpuDevice(
+        id=dev_id,
+        npu=_int_or(d.get("npu"), dev_id),
+        chip=_int_or(d.get("chip"), 0),
+        name=str(d.get("name") or ""),
+        health=str(d.get("health") or "OK"),
+        bus_id=_str(d.get("bus_id")),
+        hbm_used_mb=_int(d.get("hbm_used_mb")),
+        hbm_total_mb=_int(d.get("hbm_total_mb")),
+        memory_used_mb=_int(d.get("memory_used_mb")),
+        memory_total_mb=_int(d.get("memory_total_mb")),
+        temp_c=_int(d.get("temp_c")),
+        aicore_pct=_int(d.get("aicore_pct")),
+    )
+
+
+def _processes_from_dict(hw: Mapping[str, Any]) -> tuple[NpuProcess, ...]:
+    """The `hardware.processes` entries read back."""
+    return tuple(
         NpuProcess(
             npu=_int_or(p.get("npu"), 0),
             chip=_int_or(p.get("chip"), 0),
@@ -390,14 +390,112 @@ def _facts_from_dict(data: Mapping[str, Any]) -> HostFacts:
         )
         for p in (_map(x) for x in hw.get("processes") or [])
     )
-    driver = _map(data.get("driver"))
-    cann = _map(data.get("cann"))
+
+
+def _npu_from_dict(
+    hw: Mapping[str, Any], driver: Mapping[str, Any], devices: list[NpuDevice], processes: tuple[NpuProcess, ...]
+) -> NpuSmiInfo | None:
+    """The npu-smi table read back, or None when it listed neither devices nor processes."""
+    if not (devices or processes):
+        return None
+    return NpuSmiInfo(
+        recognized=bool(devices),
+        driver_version=_str(driver.get("version")),
+        layout=_str(hw.get("npu_smi_layout")),
+        devices=tuple(devices),
+        processes=processes,
+    )
+
+
+def _device_nodes_from_dict(nodes: Mapping[str, Any]) -> DeviceNodes:
+    """The `hardware.device_nodes` object read back."""
+    return DeviceNodes(
+        davinci=tuple(x for x in (_int(v) for v in nodes.get("davinci") or []) if x is not None),
+        davinci_manager=bool(nodes.get("davinci_manager")),
+        devmm_svm=bool(nodes.get("devmm_svm")),
+        hisi_hdc=bool(nodes.get("hisi_hdc")),
+    )
+
+
+def _driver_from_dict(driver: Mapping[str, Any]) -> DriverInfo:
+    """The `driver` object read back."""
+    return DriverInfo(
+        installed=bool(driver.get("installed", driver.get("version") is not None)),
+        version=_str(driver.get("version")),
+        source=_str(driver.get("source")),
+    )
+
+
+def _cann_from_dict(cann: Mapping[str, Any]) -> CannInfo:
+    """The `cann` object read back."""
     kernel_socs = cann.get("kernel_socs")
-    py = _map(data.get("python"))
-    packages = {str(k): str(v) for k, v in _map(data.get("packages")).items() if isinstance(v, str) and v}
-    nodes = _map(hw.get("device_nodes"))
-    cuda = _map(data.get("cuda"))
-    cpu = _map(data.get("cpu"))
+    return CannInfo(
+        version=_str(cann.get("version")),
+        path=_str(cann.get("path")),
+        layout=cann.get("layout") if cann.get("layout") in ("toolkit", "cann9", "env") else None,
+        source=_str(cann.get("source")),
+        set_env=_str(cann.get("set_env")),
+        installed_versions=tuple(str(v) for v in cann.get("installed_versions") or []),
+        home_env=_str(cann.get("home_env")),
+        sourced=bool(cann.get("sourced", cann.get("version") is not None)),
+        nnal_installed=bool(cann.get("nnal_installed", False)),
+        atb_sourced=bool(cann.get("atb_sourced", False)),
+        atb_set_env=_str(cann.get("atb_set_env")),
+        kernel_socs=tuple(str(k) for k in kernel_socs) if isinstance(kernel_socs, list) else None,
+    )
+
+
+def _packages_from_dict(packages: Mapping[str, Any]) -> dict[str, str]:
+    """The top-level `packages` object read back (non-empty string versions only)."""
+    return {str(k): str(v) for k, v in packages.items() if isinstance(v, str) and v}
+
+
+def _python_from_dict(py: Mapping[str, Any], packages: dict[str, str]) -> PythonEnv:
+    """The `python` object (with the top-level `packages`) read back."""
+    return PythonEnv(
+        interpreter=str(py.get("interpreter") or ""),
+        chosen_by=str(py.get("chosen_by") or "facts-file"),
+        version=_str(py.get("version")),
+        packages=packages,
+        vllm_ascend_device_type=_str(py.get("vllm_ascend_device_type")),
+        error=_str(py.get("error")),
+    )
+
+
+def _cuda_from_dict(cuda: Mapping[str, Any]) -> CudaInfo:
+    """The `cuda` object read back."""
+    return CudaInfo(
+        nvidia_smi=bool(cuda.get("nvidia_smi", False)),
+        driver_version=_str(cuda.get("driver_version")),
+        gpus=tuple(
+            CudaGpu(
+                index=_int_or(g.get("index"), 0),
+                name=str(g.get("name") or ""),
+                memory_total_mb=_int(g.get("memory_total_mb")),
+                memory_used_mb=_int(g.get("memory_used_mb")),
+            )
+            for g in (_map(x) for x in cuda.get("gpus") or [])
+        ),
+    )
+
+
+def _cpu_from_dict(cpu: Mapping[str, Any]) -> CpuInfo:
+    """The `cpu` object read back."""
+    return CpuInfo(
+        arch=_str(cpu.get("arch")),
+        cores=_int(cpu.get("cores")),
+        memory_total_mb=_int(cpu.get("memory_total_mb")),
+        memory_available_mb=_int(cpu.get("memory_available_mb")),
+        numa_nodes=_int(cpu.get("numa_nodes")),
+    )
+
+
+def _facts_from_dict(data: Mapping[str, Any]) -> HostFacts:
+    hw = _map(data.get("hardware"))
+    devices = [_device_from_dict(i, raw) for i, raw in enumerate(hw.get("devices") or [])]
+    processes = _processes_from_dict(hw)
+    driver = _map(data.get("driver"))
+    packages = _packages_from_dict(_map(data.get("packages")))
     family = hw.get("family")
     backend = data.get("backend")
     nics = data.get("nics")
@@ -406,68 +504,13 @@ def _facts_from_dict(data: Mapping[str, Any]) -> HostFacts:
         family=family if family in FAMILIES else None,
         soc_version=_str(hw.get("soc_version")),
         npu_smi_found=bool(hw.get("npu_smi", bool(devices))),
-        npu=NpuSmiInfo(
-            recognized=bool(devices),
-            driver_version=_str(driver.get("version")),
-            layout=_str(hw.get("npu_smi_layout")),
-            devices=tuple(devices),
-            processes=processes,
-        )
-        if devices or processes
-        else None,
-        device_nodes=DeviceNodes(
-            davinci=tuple(x for x in (_int(v) for v in nodes.get("davinci") or []) if x is not None),
-            davinci_manager=bool(nodes.get("davinci_manager")),
-            devmm_svm=bool(nodes.get("devmm_svm")),
-            hisi_hdc=bool(nodes.get("hisi_hdc")),
-        ),
-        driver=DriverInfo(
-            installed=bool(driver.get("installed", driver.get("version") is not None)),
-            version=_str(driver.get("version")),
-            source=_str(driver.get("source")),
-        ),
-        cann=CannInfo(
-            version=_str(cann.get("version")),
-            path=_str(cann.get("path")),
-            layout=cann.get("layout") if cann.get("layout") in ("toolkit", "cann9", "env") else None,
-            source=_str(cann.get("source")),
-            set_env=_str(cann.get("set_env")),
-            installed_versions=tuple(str(v) for v in cann.get("installed_versions") or []),
-            home_env=_str(cann.get("home_env")),
-            sourced=bool(cann.get("sourced", cann.get("version") is not None)),
-            nnal_installed=bool(cann.get("nnal_installed", False)),
-            atb_sourced=bool(cann.get("atb_sourced", False)),
-            atb_set_env=_str(cann.get("atb_set_env")),
-            kernel_socs=tuple(str(k) for k in kernel_socs) if isinstance(kernel_socs, list) else None,
-        ),
-        python=PythonEnv(
-            interpreter=str(py.get("interpreter") or ""),
-            chosen_by=str(py.get("chosen_by") or "facts-file"),
-            version=_str(py.get("version")),
-            packages=packages,
-            vllm_ascend_device_type=_str(py.get("vllm_ascend_device_type")),
-            error=_str(py.get("error")),
-        ),
-        cuda=CudaInfo(
-            nvidia_smi=bool(cuda.get("nvidia_smi", False)),
-            driver_version=_str(cuda.get("driver_version")),
-            gpus=tuple(
-                CudaGpu(
-                    index=_int_or(g.get("index"), 0),
-                    name=str(g.get("name") or ""),
-                    memory_total_mb=_int(g.get("memory_total_mb")),
-                    memory_used_mb=_int(g.get("memory_used_mb")),
-                )
-                for g in (_map(x) for x in cuda.get("gpus") or [])
-            ),
-        ),
-        cpu=CpuInfo(
-            arch=_str(cpu.get("arch")),
-            cores=_int(cpu.get("cores")),
-            memory_total_mb=_int(cpu.get("memory_total_mb")),
-            memory_available_mb=_int(cpu.get("memory_available_mb")),
-            numa_nodes=_int(cpu.get("numa_nodes")),
-        ),
+        npu=_npu_from_dict(hw, driver, devices, processes),
+        device_nodes=_device_nodes_from_dict(_map(hw.get("device_nodes"))),
+        driver=_driver_from_dict(driver),
+        cann=_cann_from_dict(_map(data.get("cann"))),
+        python=_python_from_dict(_map(data.get("python")), packages),
+        cuda=_cuda_from_dict(_map(data.get("cuda"))),
+        cpu=_cpu_from_dict(_map(data.get("cpu"))),
         env={str(k): str(v) for k, v in _map(data.get("env")).items()},
         nics=tuple(str(n) for n in nics) if isinstance(nics, list) else None,
         probe_errors={str(k): str(v) for k, v in _map(data.get("probe_errors")).items()},

@@ -267,23 +267,37 @@ def _set_env_for(probe: HostProbe, path: str) -> str | None:
     return None
 
 
-def detect_cann(probe: HostProbe, environ: Mapping[str, str], arch: str) -> CannInfo:
-    """Find the CANN toolkit: the sourced one (`ASCEND_HOME_PATH`/`ASCEND_TOOLKIT_HOME`) first, then
-    `ascend-toolkit/latest`, then the CANN ≥ 9 layout (`/usr/local/Ascend/cann`, `cann-<ver>`)."""
-    sourced, home = cann_files.cann_env_sourced(environ)
+def _cann9_dirs(probe: HostProbe) -> list[str]:
+    """The `cann-<ver>` entries of the Ascend root, newest release first."""
+    ascend_entries = probe.list_dir(cann_files.ASCEND_ROOT) or []
+    return sorted(
+        (n for n in ascend_entries if cann_files.cann_version_from_dirname(n)),
+        key=lambda n: cann_release_key(cann_files.cann_version_from_dirname(n) or ""),
+        reverse=True,
+    )
+
+
+def _cann_candidates(home: str | None, cann9_dirs: list[str]) -> list[tuple[str, CannLayout]]:
+    """The CANN directories to try, in order, each with the layout it is assumed to have."""
     candidates: list[tuple[str, CannLayout]] = []
     if home:
         candidates.append((home.rstrip("/") or "/", "env"))
     candidates.append((cann_files.TOOLKIT_LATEST, "toolkit"))
     candidates.append((cann_files.CANN9_LINK, "cann9"))
-    ascend_entries = probe.list_dir(cann_files.ASCEND_ROOT) or []
-    cann9_dirs = sorted(
-        (n for n in ascend_entries if cann_files.cann_version_from_dirname(n)),
-        key=lambda n: cann_release_key(cann_files.cann_version_from_dirname(n) or ""),
-        reverse=True,
-    )
     candidates += [(f"{cann_files.ASCEND_ROOT}/{n}", "cann9") for n in cann9_dirs]
+    return candidates
 
+
+def _env_layout(path: str) -> CannLayout:
+    """The layout of the sourced CANN directory, judged by its path."""
+    return "cann9" if "/Ascend/cann" in path else ("toolkit" if "ascend-toolkit" in path else "env")
+
+
+def _scan_cann_dirs(
+    probe: HostProbe, candidates: list[tuple[str, CannLayout]], arch: str
+) -> tuple[list[str], tuple[str, str, CannLayout, str] | None]:
+    """The versions found in `candidates` (each once, in order) and the first one found as
+    (version, path, layout, source), or None."""
     installed: list[str] = []
     chosen: tuple[str, str, CannLayout, str] | None = None  # version, path, layout, source
     for path, layout in candidates:
@@ -294,8 +308,13 @@ def detect_cann(probe: HostProbe, environ: Mapping[str, str], arch: str) -> Cann
             installed.append(version)
         if chosen is None:
             if layout == "env":
-                layout = "cann9" if "/Ascend/cann" in path else ("toolkit" if "ascend-toolkit" in path else "env")
+                layout = _env_layout(path)
             chosen = (version, path, layout, source)
+    return installed, chosen
+
+
+def _add_listed_versions(probe: HostProbe, installed: list[str], cann9_dirs: list[str]) -> None:
+    """Add the versions that the toolkit and `cann-<ver>` directory names show to `installed`, then sort it."""
     toolkit_versions = [
         n for n in probe.list_dir(cann_files.TOOLKIT_DIR) or [] if n not in ("latest", "set_env.sh") and n[:1].isdigit()
     ]
@@ -303,6 +322,15 @@ def detect_cann(probe: HostProbe, environ: Mapping[str, str], arch: str) -> Cann
         if name and name not in installed:
             installed.append(name)
     installed.sort(key=cann_release_key)
+
+
+def detect_cann(probe: HostProbe, environ: Mapping[str, str], arch: str) -> CannInfo:
+    """Find the CANN toolkit: the sourced one (`ASCEND_HOME_PATH`/`ASCEND_TOOLKIT_HOME`) first, then
+    `ascend-toolkit/latest`, then the CANN ≥ 9 layout (`/usr/local/Ascend/cann`, `cann-<ver>`)."""
+    sourced, home = cann_files.cann_env_sourced(environ)
+    cann9_dirs = _cann9_dirs(probe)
+    installed, chosen = _scan_cann_dirs(probe, _cann_candidates(home, cann9_dirs), arch)
+    _add_listed_versions(probe, installed, cann9_dirs)
 
     nnal = probe.exists(cann_files.NNAL_ATB_SET_ENV)
     base = CannInfo(

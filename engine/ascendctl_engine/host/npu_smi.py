@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ascendctl_engine.host.facts import NpuDevice, NpuProcess, NpuSmiInfo
 from ascendctl_engine.vocab import SOC_VERSION_CONTAINS, SOC_VERSIONS
@@ -73,76 +73,103 @@ class _Pending:
         self.temp = temp
 
 
-def parse_npu_smi_info(text: str) -> NpuSmiInfo:
-    """Parse `npu-smi info`. Never raises on odd input: unknown lines are skipped."""
+@dataclass
+class _TableState:
+    """What `parse_npu_smi_info` has read so far."""
+
     driver: str | None = None
     layout: str | None = None
     width: int | None = None
-    recognized = False
-    in_processes = False
+    recognized: bool = False
+    in_processes: bool = False
     pending: _Pending | None = None
-    devices: list[NpuDevice] = []
-    processes: list[NpuProcess] = []
+    devices: list[NpuDevice] = field(default_factory=list)
+    processes: list[NpuProcess] = field(default_factory=list)
 
+
+def parse_npu_smi_info(text: str) -> NpuSmiInfo:
+    """Parse `npu-smi info`. Never raises on odd input: unknown lines are skipped."""
+    state = _TableState()
     for raw in text.splitlines():
         line = raw.rstrip()
         stripped = line.strip()
         if not stripped.startswith("|"):
             continue
         cells = _cells(stripped)
-        joined = " ".join(cells)
-        first = cells[0] if cells else ""
-        title = _TITLE_RE.search(joined)
-        if title and first.lower().startswith("npu-smi"):
-            driver = title.group("ver") or title.group("drv")
-            recognized = True
-            width = len(stripped) if "  " in stripped else None
-            continue
-        if first.startswith("NPU") and "Name" in first:
-            recognized, in_processes = True, False
-            continue
-        if first.startswith("Chip") and len(cells) > 1 and "Bus" in cells[1]:
-            words = first.split()
-            layout = "a3" if "Phy-ID" in words else ("310p" if "Device" in words else "a2")
-            recognized = True
-            continue
-        if "Process id" in joined or "Process name" in joined:
-            recognized, in_processes = True, True
-            continue
-        if "No running processes found" in joined:
-            in_processes = True
-            continue
-        if in_processes:
-            proc = _process_row(cells)
-            if proc is not None:
-                processes.append(proc)
-            continue
-        if len(cells) < 3:
-            continue
-        tokens = first.split()
-        if not tokens or not _INT_RE.match(tokens[0]):
-            continue
-        if _BUS_RE.match(cells[1].split()[0] if cells[1].split() else "") and pending is not None:
-            devices.append(_second_row(pending, tokens, cells, layout))
-            pending = None
-        elif len(tokens) >= 2 and not _INT_RE.match(tokens[1]):
-            pending = _Pending(
-                npu=int(tokens[0]),
-                name=" ".join(tokens[1:]),
-                health=normalize_health(cells[1]),
-                temp=_temp(cells[2]),
-            )
+        if not _header_row(state, stripped, cells):
+            _body_row(state, cells)
 
-    if layout is None and devices:
-        layout = _infer_layout(devices)
+    if state.layout is None and state.devices:
+        state.layout = _infer_layout(state.devices)
     return NpuSmiInfo(
-        recognized=recognized or bool(devices),
-        driver_version=driver,
-        layout=layout,
-        width=width,
-        devices=tuple(devices),
-        processes=tuple(processes),
+        recognized=state.recognized or bool(state.devices),
+        driver_version=state.driver,
+        layout=state.layout,
+        width=state.width,
+        devices=tuple(state.devices),
+        processes=tuple(state.processes),
     )
+
+
+def _header_row(state: _TableState, stripped: str, cells: list[str]) -> bool:
+    """Read a title, header or process-table marker row into `state`; False when `cells` is no such row."""
+    joined = " ".join(cells)
+    first = cells[0] if cells else ""
+    title = _TITLE_RE.search(joined)
+    if title and first.lower().startswith("npu-smi"):
+        _title_row(state, title, stripped)
+        return True
+    if first.startswith("NPU") and "Name" in first:
+        state.recognized, state.in_processes = True, False
+        return True
+    if first.startswith("Chip") and len(cells) > 1 and "Bus" in cells[1]:
+        state.layout = _chip_header_layout(first.split())
+        state.recognized = True
+        return True
+    if "Process id" in joined or "Process name" in joined:
+        state.recognized, state.in_processes = True, True
+        return True
+    if "No running processes found" in joined:
+        state.in_processes = True
+        return True
+    return False
+
+
+def _title_row(state: _TableState, title: re.Match[str], stripped: str) -> None:
+    """Record the driver version and table width of the `| npu-smi <drv>   Version: <drv> |` row."""
+    state.driver = title.group("ver") or title.group("drv")
+    state.recognized = True
+    state.width = len(stripped) if "  " in stripped else None
+
+
+def _chip_header_layout(words: list[str]) -> str:
+    """The table layout that the words of the second header row's `Chip` cell name."""
+    return "a3" if "Phy-ID" in words else ("310p" if "Device" in words else "a2")
+
+
+def _body_row(state: _TableState, cells: list[str]) -> None:
+    """Read a process row, or either row of a chip, into `state`; other rows are skipped."""
+    if state.in_processes:
+        proc = _process_row(cells)
+        if proc is not None:
+            state.processes.append(proc)
+        return
+    if len(cells) < 3:
+        return
+    first = cells[0] if cells else ""
+    tokens = first.split()
+    if not tokens or not _INT_RE.match(tokens[0]):
+        return
+    if _BUS_RE.match(cells[1].split()[0] if cells[1].split() else "") and state.pending is not None:
+        state.devices.append(_second_row(state.pending, tokens, cells, state.layout))
+        state.pending = None
+    elif len(tokens) >= 2 and not _INT_RE.match(tokens[1]):
+        state.pending = _Pending(
+            npu=int(tokens[0]),
+            name=" ".join(tokens[1:]),
+            health=normalize_health(cells[1]),
+            temp=_temp(cells[2]),
+        )
 
 
 def _temp(cell: str) -> int | None:
