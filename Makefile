@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test serve lint typecheck unit venv engine models clean
+.PHONY: test serve lint typecheck complexity unit venv engine models clean
 
 venv: $(STAMP)
 
@@ -22,6 +22,12 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/complexity.py
+
+# The complexity budget alone (also part of lint): planner and explainer functions at cc <= 15, at most three
+# functions above 20 in ascendctl and ascendctl_engine, as radon scores them.
+complexity: venv
+	$(BIN)/python scripts/complexity.py
 
 typecheck: venv
 	$(BIN)/mypy

@@ -113,7 +113,7 @@ def test_a_unit_starts_ascendctl_with_the_profile_path_it_was_given(path: str) -
 def test_a_value_that_reads_as_a_flag_is_refused_not_passed() -> None:
     import pytest
 
-    from ascendctl.plan.planner import UnsupportedPlan
+    from ascendctl.plan.planner import UnsupportedPlan, require_startable
 
     with pytest.raises(UnsupportedPlan, match="--served-model-name: expected at least one argument"):
-        hostile_plan("script", "x", "y", "-:")
+        require_startable(hostile_plan("script", "x", "y", "-:"))

@@ -23,18 +23,11 @@ from ascendctl.core.errors import DocumentError
 from ascendctl.core.yamlio import load_yaml_text
 from ascendctl.facts.matrix import load_matrix
 from ascendctl.facts.matrix.explainer import explain
-from ascendctl.plan.planner import UnsupportedPlan, plan_profile
-from ascendctl.schema.ascend import AscendSpec
+from ascendctl.plan.planner import UnsupportedPlan, plan_profile, require_startable
 from ascendctl.schema.loader import load_profile, validate_profile_document
 from ascendctl.schema.profile import Profile, profile_json_schema
 from ascendctl_engine import typed_fields
-from ascendctl_engine.adapters import (
-    AscendIntent,
-    EngineIntent,
-    ModelIntent,
-    ParallelIntent,
-    plan_commands,
-)
+from ascendctl_engine.adapters import EngineIntent, plan_commands
 from ascendctl_engine.adapters.ascend_keys import key_table, key_tags, tags_defining_env, tags_reading
 from ascendctl_engine.adapters.ascend_switches import (
     JEMALLOC_TOPIC,
@@ -46,9 +39,11 @@ from ascendctl_engine.adapters.ascend_switches import (
     switch,
 )
 from ascendctl_engine.adapters.eras import TOPICS, era_for_release, in_range
+from ascendctl_engine.adapters.intent import intent_from_sections
 from ascendctl_engine.host.facts import HostFacts
 from ascendctl_engine.host.gather import gather_host_facts
 from ascendctl_engine.host.probe import LocalHostProbe
+from ascendctl_engine.sections.ascend import AscendSpec
 from ascendctl_engine.versions import parse
 
 REPO = Path(__file__).resolve().parent.parent
@@ -114,10 +109,9 @@ def test_the_first_era_of_each_spelling_starts_where_the_tables_first_read_it(sw
 def test_every_switch_is_a_topic_an_intent_field_and_a_profile_field() -> None:
     ascend_topics = [t for t in TOPICS if t.startswith("ascend.")]
     assert ascend_topics == [*(s.topic for s in SWITCHES), JEMALLOC_TOPIC]
-    names = [f.name for f in dataclasses.fields(AscendIntent)]
-    assert names == [*SWITCH_FIELDS, "jemalloc"] == list(AscendSpec.model_fields)
-    # one spelling per concept end to end: the planner copies the section by name
-    assert AscendIntent() == AscendIntent(**AscendSpec().model_dump())
+    assert list(AscendSpec.model_fields) == [*SWITCH_FIELDS, "jemalloc"]
+    # one spelling per concept end to end: the intent carries the profile's section itself
+    assert intent("v0.23.0", mlapo=True).engine.ascend == AscendSpec(mlapo=True)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -125,16 +119,15 @@ def test_every_switch_is_a_topic_an_intent_field_and_a_profile_field() -> None:
 
 
 def intent(release: str, **ascend: Any) -> EngineIntent:
+    """A one-device a3 intent with these `engine.ascend` switches."""
+    return engine_intent(release, {"ascend": ascend})
+
+
+def engine_intent(release: str, engine: dict[str, Any]) -> EngineIntent:
+    """A one-device a3 intent with this `engine` section."""
     row = ROW[release]
-    return EngineIntent(
-        backend="npu",
-        hardware="a3",
-        vllm=row.vllm,
-        vllm_ascend=row.vllm_ascend,
-        cann=row.cann,
-        model=ModelIntent(source="org/m"),
-        ascend=AscendIntent(**ascend),
-    )
+    document = {"model": {"source": "org/m"}, "target": {"backend": "npu", "hardware": "a3"}, "engine": engine}
+    return intent_from_sections(document, vllm=row.vllm, vllm_ascend=row.vllm_ascend, cann=row.cann)
 
 
 def planned(release: str, **ascend: Any) -> tuple[dict[str, str], dict[str, Any], tuple[str, ...], tuple[str, ...]]:
@@ -246,8 +239,8 @@ def test_a_switch_without_what_it_builds_on_is_warned() -> None:
     assert any(
         "without engine.parallel.expert it has no effect" in w for w in planned("v0.23.0", shared_expert_dp=True)[3]
     )
-    with_ep = dataclasses.replace(
-        intent("v0.23.0", shared_expert_dp=True), parallel=ParallelIntent(tensor=2, expert=True)
+    with_ep = engine_intent(
+        "v0.23.0", {"parallel": {"tensor": 2, "expert": True}, "ascend": {"shared_expert_dp": True}}
     )
     assert not any("shared_expert_dp" in w for w in plan_commands(with_ep).warnings)
 
@@ -335,10 +328,11 @@ def test_a_v0_18_era_profile_planned_for_v0_25_1rc1_shows_the_renamed_spellings(
 def test_the_plan_fails_naming_the_first_release(tmp_path: Path) -> None:
     profile = _profile(HEAD + "release: v0.11.0\nengine:\n  ascend:\n    balance_scheduling: true\n", tmp_path)
     with pytest.raises(UnsupportedPlan) as exc:
-        plan_profile(profile)
+        require_startable(plan_profile(profile))
     assert any("engine.ascend.balance_scheduling" in p and "v0.13.0rc1" in p for p in exc.value.problems)
-    allowed = plan_profile(profile, allow_unsupported=True)
-    assert any("unsupported (allowed): engine.ascend.balance_scheduling" in w for w in allowed.warnings)
+    allowed = plan_profile(profile, allow=["plan.refused.ascend-balance-scheduling"])
+    [refused] = [f for f in allowed.deployment.findings if f.id == "plan.refused.ascend-balance-scheduling"]
+    assert refused.status == "warn" and "engine.ascend.balance_scheduling" in refused.message
 
 
 def test_jemalloc_is_preloaded_and_checked_for_shape(tmp_path: Path) -> None:

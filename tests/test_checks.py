@@ -170,7 +170,7 @@ def planned(ctx: CheckContext) -> CheckContext:
     from ascendctl.plan.planner import plan_profile
 
     assert ctx.profile is not None and ctx.matrix is not None
-    return replace(ctx, plan=plan_profile(ctx.profile, matrix=ctx.matrix, host=ctx.facts, allow_unsupported=True))
+    return replace(ctx, plan=plan_profile(ctx.profile, matrix=ctx.matrix, host=ctx.facts))
 
 
 def test_a_good_host_runs_a_fitting_profile(matrix: SupportMatrix) -> None:

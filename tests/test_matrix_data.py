@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from ascendctl.facts.matrix import load_matrix, matrix_from_data, release_for_pin, releases
 from ascendctl.facts.matrix.load import built_data
 from ascendctl.facts.matrix.schema import SCHEMA_VERSION, Release, SupportMatrix
-from ascendctl.schema.base import HardwareFamily, Quantization
+from ascendctl_engine.sections.base import HardwareFamily, Quantization
 from ascendctl_engine.versions import parse as parse_version
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from ascendctl.core.errors import DocumentError, Issue
 from ascendctl.core.yamlio import load_yaml_text
-from ascendctl.plan.planner import UnsupportedPlan, plan_profile
+from ascendctl.plan.planner import UnsupportedPlan, plan_profile, require_startable
 from ascendctl.schema.loader import validate_profile_document
 from ascendctl_engine.adapters.parser_snapshot import is_api_server_flag, snapshot_for
 
@@ -121,7 +121,7 @@ def test_node_extra_args_follow_the_profile_wide_ones() -> None:
 
 def test_node_extra_args_are_checked_against_the_parser_snapshot() -> None:
     with pytest.raises(UnsupportedPlan) as exc:
-        plan_profile(load(text(node1="      extra_args: [--no-such-flag]\n")))
+        require_startable(plan_profile(load(text(node1="      extra_args: [--no-such-flag]\n"))))
     assert any(p.startswith("network.nodes[1].extra_args: ") and "--no-such-flag" in p for p in exc.value.problems)
 
 
@@ -156,7 +156,7 @@ def test_typed_serving_options_are_api_server_options() -> None:
 
 def test_an_api_server_option_in_a_headless_node_override_is_an_error() -> None:
     with pytest.raises(UnsupportedPlan) as exc:
-        plan_profile(load(text(node1="      extra_args: [--api-server-count, '2']\n")))
+        require_startable(plan_profile(load(text(node1="      extra_args: [--api-server-count, '2']\n"))))
     (problem,) = [p for p in exc.value.problems if "network.nodes[1].extra_args" in p]
     assert "`--api-server-count` is an API-server option" in problem and "node 1 is headless" in problem
 
@@ -232,11 +232,14 @@ def test_per_node_engine_settings_on_a_ray_worker_are_an_error() -> None:
         "    data: 2\n", "    pipeline: 2\n    executor: ray\n"
     )
     with pytest.raises(UnsupportedPlan) as exc:
-        plan_profile(load(body))
+        require_startable(plan_profile(load(body)))
     assert any(p.startswith("network.nodes[1]: node 1 runs `ray`") for p in exc.value.problems), exc.value.problems
 
 
 def test_an_allowed_headless_api_server_override_is_still_not_given_to_the_node() -> None:
-    plan = plan_profile(load(text(node1="      extra_args: [--api-server-count, '2']\n")), allow_unsupported=True)
+    plan = plan_profile(
+        load(text(node1="      extra_args: [--api-server-count, '2']\n")), allow=["plan.refused.node-args"]
+    )
     assert "--api-server-count" not in plan.commands[1].argv
-    assert any("node 1 is headless" in w for w in plan.warnings)
+    [refused] = [f for f in plan.deployment.findings if f.id == "plan.refused.node-args"]
+    assert refused.status == "warn" and "node 1 is headless" in refused.message

@@ -14,7 +14,7 @@ import pytest
 
 from ascendctl.core.findings import Finding
 from ascendctl.facts.model_inspect import parse_model_config, read_config_dir
-from ascendctl.plan.planner import UnsupportedPlan, plan_profile
+from ascendctl.plan.planner import UnsupportedPlan, plan_profile, require_startable
 from ascendctl.schema.loader import load_profile
 from ascendctl_engine.adapters.eras import REGISTRY, era_for_release, in_range
 from ascendctl_engine.versions import parse
@@ -58,7 +58,7 @@ def write_profile(tmp_path: Path, body: dict[str, Any], *, release: str = "v0.23
 
 
 def found(path: Path) -> dict[str, Finding]:
-    plan = plan_profile(load_profile(path), allow_unsupported=True)
+    plan = plan_profile(load_profile(path))
     return {f.id: f for f in plan.deployment.findings}
 
 
@@ -79,8 +79,8 @@ def test_modelslim_weights_without_the_flag_fail_where_the_release_does_not_dete
     assert rule.status == "fail" and rule.severity == "error"
     assert "KeyError: '…layers.0.self_attn.q_proj.weight'" in rule.message
     assert rule.fix and "model.quantization: auto" in rule.fix
-    with pytest.raises(UnsupportedPlan, match=re.escape("[plan.quant.modelslim-unset;")):
-        plan_profile(load_profile(path))
+    with pytest.raises(UnsupportedPlan, match=re.escape("[plan.quant.modelslim-unset]")):
+        require_startable(plan_profile(load_profile(path)))
     # the fix works: `auto` reads the description and plans the flag
     fixed = write_profile(
         tmp_path, {"model": {"source": str(weights), "max_model_len": 8192, "quantization": "auto"}}, release=release
@@ -291,8 +291,8 @@ def test_oproj_tensor_parallel_outside_a_pd_decode_node(tmp_path: Path) -> None:
     }
     rule = found(write_profile(tmp_path, body))["plan.ascend.oproj-tp-pd-decode"]
     assert rule.status == "fail" and "finegrained_tp_config.oproj_tensor_parallel_size" in rule.message
-    with pytest.raises(UnsupportedPlan, match=re.escape("[plan.ascend.oproj-tp-pd-decode;")):
-        plan_profile(load_profile(write_profile(tmp_path, body)))
+    with pytest.raises(UnsupportedPlan, match=re.escape("[plan.ascend.oproj-tp-pd-decode]")):
+        require_startable(plan_profile(load_profile(write_profile(tmp_path, body))))
 
 
 # ---- the new data topics cover every release -----------------------------------------------------------------

@@ -18,7 +18,7 @@ CURATED = sorted((REPO / "profiles").glob("*.yaml"))
 
 
 def finding(path: Path, *overrides: str) -> Finding:
-    plan = plan_profile(load_profile(path, overrides), allow_unsupported=True)
+    plan = plan_profile(load_profile(path, overrides))
     return next(f for f in plan.deployment.findings if f.id == "plan.moe.hccl-buffsize")
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ascendctl.facts.model_inspect import parse_model_config, read_model_config
-from ascendctl.plan.planner import UnsupportedPlan, plan_profile
+from ascendctl.plan.planner import UnsupportedPlan, plan_profile, require_startable
 from ascendctl.schema.loader import load_profile
 
 DEEPSEEK_V2_LITE = {
@@ -60,7 +60,7 @@ def profile(tmp_path: Path, source: str, body: str, *, hardware: str = "a3", dev
 
 def findings(path: Path, **kw: Any) -> dict[str, str]:
     """Rule id → `fail` / `warn` / `info` (applies, could not decide) for the rules that have something to say."""
-    plan = plan_profile(load_profile(path), allow_unsupported=True, **kw)
+    plan = plan_profile(load_profile(path), **kw)
     return {f.id: "info" if f.undecided else f.status for f in plan.deployment.findings if f.notable}
 
 
@@ -69,7 +69,7 @@ def test_mla_heads_per_rank(tmp_path: Path) -> None:
     graph = profile(tmp_path, str(lite), "engine: {parallel: {tensor: 2}}\n")
     assert findings(graph)["plan.mla.heads-per-rank"] == "fail"
     with pytest.raises(UnsupportedPlan, match="heads per TP rank"):
-        plan_profile(load_profile(graph))
+        require_startable(plan_profile(load_profile(graph)))
     eager = profile(tmp_path, str(lite), "engine: {graph: {mode: eager}, parallel: {tensor: 2}}\n")
     assert "plan.mla.heads-per-rank" not in findings(eager)
 
@@ -116,15 +116,16 @@ def test_low_bit_quantization_with_eplb(tmp_path: Path) -> None:
     text = path.read_text().replace("model: {source:", "model: {quantization: w4a8_dynamic, source:")
     path.write_text(text)
     # the matrix's feature constraints own this (W4A8 × EPLB ❌), whether or not the model is a known family
-    plan = plan_profile(load_profile(path), allow_unsupported=True)
-    [supported] = [f for f in plan.deployment.findings if f.id == "plan.supported"]
-    assert supported.status == "fail" and "W4A8 quantization does not work with EPLB" in supported.message
+    plan = plan_profile(load_profile(path))
+    # one finding per matrix constraint, its id the constraint's atoms: what `allow:` names to accept just it
+    [w4a8] = [f for f in plan.deployment.findings if f.id == "plan.matrix.combination.quant-w4a8-dynamic-and-eplb"]
+    assert w4a8.status == "fail" and "W4A8 quantization does not work with EPLB" in w4a8.message
     unknown = profile(
         tmp_path, "someorg/unknown-moe", "engine: {parallel: {tensor: 4, expert: true}, eplb: {mode: dynamic}}\n"
     )
     unknown.write_text(unknown.read_text().replace("model: {source:", "model: {quantization: w4a8_dynamic, source:"))
     with pytest.raises(UnsupportedPlan, match="W4A8 quantization does not work with EPLB"):
-        plan_profile(load_profile(unknown))
+        require_startable(plan_profile(load_profile(unknown)))
 
 
 def test_300i_duo_dtype_and_length(tmp_path: Path) -> None:
@@ -205,10 +206,10 @@ def test_hardware_limits_come_from_the_matrix(tmp_path: Path) -> None:
     )
     assert findings(path)["plan.hardware.dtype"] == "fail"
     with pytest.raises(UnsupportedPlan, match="runs float16 only, not bfloat16"):
-        plan_profile(load_profile(path))
+        require_startable(plan_profile(load_profile(path)))
     # the adapters resolve `auto` to the family's dtype and the plan's settings say so
     auto = profile(tmp_path, "Qwen/Qwen3-8B", "", hardware="300i-duo", devices=1)
-    plan = plan_profile(load_profile(auto), allow_unsupported=True)
+    plan = plan_profile(load_profile(auto))
     assert plan.deployment.settings["model.dtype"].value == "float16"
     assert "runs float16 only" in plan.deployment.settings["model.dtype"].source
     # A3 needs two devices working together

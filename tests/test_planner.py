@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ascendctl.core.errors import UserInputError
-from ascendctl.plan.planner import UnsupportedPlan, plan_profile, profile_settings
+from ascendctl.plan.planner import UnsupportedPlan, plan_profile, profile_settings, require_startable
 from ascendctl.schema.loader import load_profile
 from ascendctl_engine.host.facts import CannInfo, CpuInfo, DriverInfo, HostFacts
 
@@ -70,16 +70,23 @@ def test_unsupported_hardware_fails_with_nearest_options(tmp_path: Path) -> None
         "model: {source: Qwen/Qwen3-8B}\ntarget: {backend: npu, hardware: a3, devices_per_node: 2}\nrelease: v0.9.1\n"
     )
     with pytest.raises(UnsupportedPlan) as info:
-        plan_profile(load_profile(write(tmp_path, text)))
+        require_startable(plan_profile(load_profile(write(tmp_path, text))))
     lines = info.value.lines()
     assert any("does not support Atlas A3" in line for line in lines)
     assert any("nearest supported options" in line and "v0.23.0" in line for line in lines)
     assert info.value.exit_code == 2
-    allowed = plan_profile(load_profile(write(tmp_path, text)), allow_unsupported=True)
-    assert any(w.startswith("unsupported (allowed): matrix:") for w in allowed.warnings)
-    assert allowed.unsupported
-    in_profile = plan_profile(load_profile(write(tmp_path, text + "allow_unsupported: true\n")))
-    assert in_profile.unsupported == allowed.unsupported
+    assert any("[plan.matrix.hardware]" in line for line in lines)
+    # one id per constraint: accepting the hardware leaves the model table's verdict failing
+    partly = plan_profile(load_profile(write(tmp_path, text)), allow=["plan.matrix.hardware"])
+    assert [f.id for f in partly.blocking] == ["plan.matrix.model"]
+    allowed = plan_profile(load_profile(write(tmp_path, text)), allow=["plan.matrix.hardware", "plan.matrix.model"])
+    assert not allowed.blocking and set(allowed.allowed) == {"plan.matrix.hardware", "plan.matrix.model"}
+    in_profile = plan_profile(load_profile(write(tmp_path, text + "allow: [plan.matrix]\n")))
+    assert in_profile.allowed == allowed.allowed
+    # the deprecated blanket override accepts the same, and says which ids it covered
+    legacy = plan_profile(load_profile(write(tmp_path, text + "allow_unsupported: true\n")))
+    assert legacy.allowed == allowed.allowed
+    assert any("deprecated" in w and "plan.matrix.hardware" in w for w in legacy.warnings)
 
 
 def test_feature_constraints_of_the_matrix(tmp_path: Path) -> None:
@@ -87,7 +94,7 @@ def test_feature_constraints_of_the_matrix(tmp_path: Path) -> None:
         "release: v0.11.0rc2\nengine: {parallel: {tensor: 8, expert: true, executor: ray}}\n"
     )
     with pytest.raises(UnsupportedPlan, match="Ray with expert parallelism"):
-        plan_profile(load_profile(write(tmp_path, text)))
+        require_startable(plan_profile(load_profile(write(tmp_path, text))))
 
 
 def test_host_facts(tmp_path: Path) -> None:
@@ -97,7 +104,7 @@ def test_host_facts(tmp_path: Path) -> None:
     assert any("driver (HDK) 24.1.rc3 < 25.5.1, CANN 8.3.RC2 < 8.5.0" in w for w in plan.warnings)
     other = HostFacts(backend="npu", family="a3")
     with pytest.raises(UnsupportedPlan, match="this host has a3 NPUs"):
-        plan_profile(profile, host=other)
+        require_startable(plan_profile(profile, host=other))
     cpu = load_profile(
         write(
             tmp_path,
@@ -129,35 +136,16 @@ def test_to_json_contract(tmp_path: Path) -> None:
     assert data["provenance"]["era:graph"].startswith("aclgraph+950-cap")
 
 
-def test_intent_sections_spell_their_fields_like_the_profile() -> None:
-    # one spelling per concept end to end: an intent field is the profile field of the same name, or one the
-    # planner derives (listed here); a rename on either side fails this test
-    import dataclasses
+def test_the_engine_intent_carries_the_profile_sections_themselves() -> None:
+    # One declaration per field: the adapters read the validated sections the profile holds (the very objects),
+    # so a field added to a section reaches them with no copy, and no default is restated on the engine side.
+    from ascendctl.facts.matrix import load_matrix, release_for_pin
+    from ascendctl.plan.planner import build_intent
+    from ascendctl_engine.adapters.intent import SECTIONS, LoadedModel
 
-    from ascendctl.schema import profile as p
-    from ascendctl_engine.adapters import intent as i
-
-    derived = {
-        i.ModelIntent: {"quant_method", "arch", "multimodal", "num_heads", "num_experts"},
-        i.ParallelIntent: {"executor_explicit"},
-        i.EplbIntent: set(),
-        i.SchedulerIntent: set(),
-        i.SpeculativeIntent: set(),
-        i.ServerIntent: {"shutdown_timeout_explicit"},
-    }
-    sections = {
-        i.ModelIntent: p.ModelSpec,
-        i.ParallelIntent: p.ParallelSpec,
-        i.EplbIntent: p.EplbSpec,
-        i.SchedulerIntent: p.SchedulerSpec,
-        i.SpeculativeIntent: p.SpeculativeSpec,
-        i.ServerIntent: p.ServerSpec,
-    }
-    for intent_cls, spec in sections.items():
-        names = {f.name for f in dataclasses.fields(intent_cls)}
-        assert names - derived[intent_cls] <= set(spec.model_fields), intent_cls
-    # and the defaults both sides use are one statement
-    from ascendctl_engine import defaults
-
-    assert p.ServerSpec().port == i.ServerIntent().port == defaults.SERVER_PORT
-    assert p.NetworkSpec().dp_rpc_port == i.EngineIntent(backend="cpu", vllm="0", model=i.ModelIntent("m")).dp_rpc_port
+    profile = load_profile(REPO / "profiles" / "cpu-demo.yaml")
+    row = release_for_pin(load_matrix(), "cpu", profile.release)
+    intent = build_intent(profile, row, matrix=load_matrix(), loaded=LoadedModel("m"), sources={}, host=None)
+    for name in SECTIONS:
+        assert getattr(intent, name) is getattr(profile, name), name
+    assert set(SECTIONS) < set(type(profile).model_fields)

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from ascendctl.cli import app
 from ascendctl.core.errors import DocumentError
-from ascendctl.plan.planner import UnsupportedPlan, plan_profile
+from ascendctl.plan.planner import UnsupportedPlan, plan_profile, require_startable
 from ascendctl.schema.loader import load_profile
 
 runner = CliRunner()
@@ -84,7 +84,7 @@ def test_more_devices_than_the_familys_servers_have_is_a_plan_error(tmp_path: Pa
     body = HEAD + "model: {source: Qwen/Qwen3-8B}\ntarget: {backend: npu, hardware: a2, devices_per_node: 16}\n"
     body += "engine: {parallel: {tensor: 16}}\n"
     with pytest.raises(UnsupportedPlan, match=r"devices_per_node 16 is more than the 8 devices"):
-        plan_profile(load_profile(write(tmp_path, body)))
+        require_startable(plan_profile(load_profile(write(tmp_path, body))))
 
 
 def test_validate_refuses_a_fifo_without_waiting(tmp_path: Path) -> None:

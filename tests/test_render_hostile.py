@@ -26,7 +26,7 @@ from ascendctl.outputs.render import RenderOptions, render, render_overrides
 from ascendctl.plan.planner import plan_profile
 from ascendctl.plan.types import Plan
 from ascendctl.schema.loader import load_profile
-from ascendctl.schema.profile import ApiKeySource
+from ascendctl_engine.sections.deployment import ApiKeySource
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA_ROOT = Path("/var/lib/ascendctl")

@@ -31,7 +31,7 @@ def test_an_id_outside_the_scheme_is_refused(bad: str) -> None:
 
 def test_a_duplicate_id_is_refused() -> None:
     with pytest.raises(ValueError, match="duplicate"):
-        rule("plan.supported", "error", "again")(lambda ctx: passed("x"))
+        rule("plan.matrix", "error", "again")(lambda ctx: passed("x"))
 
 
 def test_outcomes_become_findings() -> None:

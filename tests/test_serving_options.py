@@ -21,16 +21,9 @@ from ascendctl.schema.loader import load_profile_with_warnings, validate_profile
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.profile_rules import profile_findings
 from ascendctl_engine import typed_fields
-from ascendctl_engine.adapters import (
-    EngineIntent,
-    HardwareTraits,
-    ModelIntent,
-    ParallelIntent,
-    SchedulerIntent,
-    plan_commands,
-)
+from ascendctl_engine.adapters import EngineIntent, HardwareTraits, plan_commands
 from ascendctl_engine.adapters.acceptance import acceptance_for
-from ascendctl_engine.adapters.intent import LoraIntent, ServingIntent
+from ascendctl_engine.adapters.intent import intent_from_sections
 from ascendctl_engine.adapters.parser_snapshot import snapshot_for, snapshot_versions, value_class
 
 HEAD = "apiVersion: ascendctl/v1\nkind: Profile\nmetadata:\n  name: serve\nmodel:\n  source: org/model\n"
@@ -48,23 +41,27 @@ def refused(body: str) -> list[str]:
     return [i.render() for i in exc.value.issues]
 
 
-def intent(release: str, **kw: Any) -> EngineIntent:
+def intent(release: str, **sections: Any) -> EngineIntent:
+    """A plain one-device a2 intent on this release with these profile sections (`serving={...}`, ...)."""
     row = next(r for r in MATRIX.releases if r.backend == "npu" and r.version == release)
-    return EngineIntent(
-        backend="npu",
-        hardware="a2",
+    document = {"model": {"source": "org/model"}, "target": {"backend": "npu", "hardware": "a2"}, **sections}
+    return intent_from_sections(
+        document,
         traits=hardware_traits(hardware_by_id(MATRIX, "a2")),
         vllm=row.vllm,
         vllm_ascend=row.vllm_ascend,
-        model=ModelIntent(source="org/model"),
-        **kw,
     )
 
 
 def planned(release: str, **serving: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(argv, broken constraints) of a plain intent with these serving options."""
-    result = plan_commands(intent(release, serving=ServingIntent(**serving)))
+    result = plan_commands(intent(release, serving=serving))
     return result.commands[0].argv, result.unsupported
+
+
+def adapters(**paths: str) -> list[dict[str, str]]:
+    """`serving.lora.adapters` as a profile writes them: name → path, in this order."""
+    return [{"name": name, "path": path} for name, path in paths.items()]
 
 
 def after(argv: tuple[str, ...], flag: str) -> str:
@@ -137,7 +134,7 @@ def test_everything_on_a_recent_release() -> None:
         chat_template="/srv/t.jinja",
         limit_mm_per_prompt={"image": 1, "video": 0},
         mm_processor_cache_gb=0,
-        lora=LoraIntent(adapters=(("sql", "/a/sql"), ("doc", "/a/doc")), max_rank=64, max_loras=2),
+        lora={"adapters": adapters(sql="/a/sql", doc="/a/doc"), "max_rank": 64, "max_loras": 2},
         prefill_context_parallel=2,
         decode_context_parallel=2,
         structured_outputs_backend="xgrammar",
@@ -209,9 +206,9 @@ def test_structured_outputs_backend_per_era() -> None:
 
 
 def test_lora_rank_choices_and_context_parallel_from_the_snapshots() -> None:
-    argv, broken = planned("v0.11.0", lora=LoraIntent(max_rank=48))
+    argv, broken = planned("v0.11.0", lora={"max_rank": 48})
     assert broken == () and after(argv, "--max-lora-rank") == "48"  # no choices before vLLM 0.12
-    _argv, broken = planned("v0.13.0", lora=LoraIntent(max_rank=48))
+    _argv, broken = planned("v0.13.0", lora={"max_rank": 48})
     assert "takes `--max-lora-rank` from 1, 8, 16, 32, 64, 128, 256, 320, 512 only, not '48'" in broken[0]
     _argv, broken = planned("v0.11.0", prefill_context_parallel=2)
     assert broken == (
@@ -226,20 +223,20 @@ def test_lora_rank_choices_and_context_parallel_from_the_snapshots() -> None:
 
 
 def test_scheduler_switches_fill_their_gaps() -> None:
-    off = plan_commands(intent("v0.13.0", scheduler=SchedulerIntent(async_scheduling=False)))
+    off = plan_commands(intent("v0.13.0", engine={"scheduler": {"async_scheduling": False}}))
     assert "--no-async-scheduling" in off.commands[0].argv and off.unsupported == ()
-    old = plan_commands(intent("v0.9.1", scheduler=SchedulerIntent(async_scheduling=False)))
+    old = plan_commands(intent("v0.9.1", engine={"scheduler": {"async_scheduling": False}}))
     assert not {"--async-scheduling", "--no-async-scheduling"} & set(old.commands[0].argv)
-    on = plan_commands(intent("v0.9.1", scheduler=SchedulerIntent(async_scheduling=True)))
+    on = plan_commands(intent("v0.9.1", engine={"scheduler": {"async_scheduling": True}}))
     assert "the first vLLM with it is 0.10.0" in on.unsupported[0]
     # vLLM < 0.8.5 has no `--no-enable-chunked-prefill`: its StoreBoolean flag takes the value
-    chunked = plan_commands(intent("v0.8.4rc2", scheduler=SchedulerIntent(chunked_prefill=False)))
+    chunked = plan_commands(intent("v0.8.4rc2", engine={"scheduler": {"chunked_prefill": False}}))
     argv = chunked.commands[0].argv
     assert after(argv, "--enable-chunked-prefill") == "false" and chunked.unsupported == ()
 
 
 def test_a_relative_chat_template_is_planned_with_a_warning() -> None:
-    result = plan_commands(intent("v0.23.0", serving=ServingIntent(chat_template="./t.jinja")))
+    result = plan_commands(intent("v0.23.0", serving={"chat_template": "./t.jinja"}))
     assert after(result.commands[0].argv, "--chat-template") == "./t.jinja"
     assert any("is a relative path" in w for w in result.warnings)
 
@@ -251,29 +248,31 @@ ROWS = MATRIX.releases
 def test_every_release_plans_serving_options_or_says_why(row: Any) -> None:
     """Every release row: what the snapshot rejects is reported, never planned silently; releases whose vLLM
     has every flag plan all of them."""
-    serving = ServingIntent(
-        tool_call_parser="hermes",
-        auto_tool_choice=True,
-        reasoning_parser="deepseek_r1",
-        chat_template="/srv/t.jinja",
-        limit_mm_per_prompt={"image": 1},
-        mm_processor_cache_gb=0,
-        lora=LoraIntent(adapters=(("sql", "/a/sql"),), max_rank=16, max_loras=2),
-        decode_context_parallel=2,
-        structured_outputs_backend="xgrammar",
-    )
+    serving = {
+        "tool_call_parser": "hermes",
+        "auto_tool_choice": True,
+        "reasoning_parser": "deepseek_r1",
+        "chat_template": "/srv/t.jinja",
+        "limit_mm_per_prompt": {"image": 1},
+        "mm_processor_cache_gb": 0,
+        "lora": {"adapters": adapters(sql="/a/sql"), "max_rank": 16, "max_loras": 2},
+        "decode_context_parallel": 2,
+        "structured_outputs_backend": "xgrammar",
+    }
     hardware = "a2" if row.backend == "npu" else None
+    target = {"backend": row.backend, "devices_per_node": 2, **({"hardware": hardware} if hardware else {})}
+    document = {
+        "model": {"source": "org/m"},
+        "target": target,
+        "engine": {"parallel": {"tensor": 2}},
+        "serving": serving,
+    }
     result = plan_commands(
-        EngineIntent(
-            backend=row.backend,
-            hardware=hardware,
+        intent_from_sections(
+            document,
             traits=hardware_traits(hardware_by_id(MATRIX, hardware)) if hardware else HardwareTraits(),
             vllm=row.vllm,
             vllm_ascend=row.vllm_ascend,
-            model=ModelIntent(source="org/m"),
-            parallel=ParallelIntent(tensor=2),
-            devices_per_node=2,
-            serving=serving,
         )
     )
     accepted = acceptance_for(row.backend, row.vllm, row.vllm_ascend)

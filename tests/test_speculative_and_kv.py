@@ -21,13 +21,12 @@ from ascendctl_engine.adapters import (
     AdapterResult,
     EngineIntent,
     HardwareTraits,
-    ModelIntent,
-    ParallelIntent,
-    SpeculativeIntent,
+    LoadedModel,
     acceptance_for,
     plan_commands,
 )
 from ascendctl_engine.adapters.eras import select
+from ascendctl_engine.adapters.intent import intent_from_sections
 from ascendctl_engine.adapters.parser_snapshot import snapshot_for
 from ascendctl_engine.adapters.speculative import NPU_ROWS, methods_of
 from ascendctl_engine.versions import parse
@@ -40,21 +39,35 @@ ROWS = MATRIX.releases
 NPU_RELEASES = [r for r in ROWS if r.backend == "npu"]
 METHODS: tuple[str, ...] = get_args(SpeculativeMethod)
 KV_DTYPES: tuple[str, ...] = get_args(KvCacheDtype)
-W8A8 = ModelIntent(source="org/m", quantization="w8a8", quant_method="ascend")
+W8A8: dict[str, Any] = {"model": {"source": "org/m", "quantization": "w8a8"}, "loaded": {"quant_method": "ascend"}}
+MLA: dict[str, Any] = {"model": {"source": "deepseek"}, "loaded": {"arch": "mla"}}  # TorchAir's models, before v0.12
 
 
-def intent(row: Any, **kw: Any) -> EngineIntent:
-    hardware = kw.pop("hardware", "a2" if row.backend == "npu" else None)
-    return EngineIntent(
-        backend=row.backend,
-        hardware=hardware,
+def intent(
+    row: Any,
+    *,
+    model: dict[str, Any] | None = None,
+    loaded: dict[str, Any] | None = None,
+    engine: dict[str, Any] | None = None,
+) -> EngineIntent:
+    """The row's one-device intent with this `model` section (default `org/m`), the `loaded` model facts the
+    planner would resolve beside it, and this `engine` section."""
+    hardware = "a2" if row.backend == "npu" else None
+    model = model or {"source": "org/m"}
+    target = {"backend": row.backend, **({"hardware": hardware} if hardware else {})}
+    return intent_from_sections(
+        {"model": model, "target": target, "engine": engine or {}},
         traits=hardware_traits(hardware_by_id(MATRIX, hardware)) if hardware else HardwareTraits(),
         vllm=row.vllm,
         vllm_ascend=row.vllm_ascend,
         cann=row.cann,
-        model=kw.pop("model", ModelIntent(source="org/m")),
-        **kw,
+        loaded=LoadedModel(model["source"], **loaded) if loaded is not None else None,
     )
+
+
+def speculation(method: str, num_tokens: int, **options: Any) -> dict[str, Any]:
+    """An `engine.speculative` section (`model=`, `draft_tensor_parallel=`, `draft_eager=` as options)."""
+    return {"method": method, "num_tokens": num_tokens, **options}
 
 
 def release(version: str, backend: str = "npu") -> Any:
@@ -72,12 +85,12 @@ def method_of(result: AdapterResult) -> str:
     return str(config["method"])
 
 
-def speculative(row: Any, spec: SpeculativeIntent, **kw: Any) -> AdapterResult:
-    return plan_commands(intent(row, speculative=spec, **kw))
+def speculative(row: Any, spec: dict[str, Any], **engine: Any) -> AdapterResult:
+    return plan_commands(intent(row, engine={"speculative": spec, **engine}))
 
 
-def method_intent(method: str) -> SpeculativeIntent:
-    return SpeculativeIntent(method, 2, model="org/draft" if method in SPECULATIVE_DRAFT_METHODS else None)
+def method_spec(method: str) -> dict[str, Any]:
+    return speculation(method, 2, **({"model": "org/draft"} if method in SPECULATIVE_DRAFT_METHODS else {}))
 
 
 # ------------------------------------------------------------------------------------- methods per release
@@ -92,7 +105,7 @@ def test_every_method_is_planned_exactly_where_the_release_runs_it(row: Any) -> 
         assert opt is not None and opt.choices is not None
         runs = {str(c) for c in opt.choices}
     for method in METHODS:
-        result = speculative(row, method_intent(method))
+        result = speculative(row, method_spec(method))
         config = spec_config(result)
         if method in runs:
             assert not result.unsupported, (row.version, method, result.unsupported)
@@ -105,7 +118,7 @@ def test_every_method_is_planned_exactly_where_the_release_runs_it(row: Any) -> 
 
 @pytest.mark.parametrize("row", NPU_RELEASES, ids=lambda r: r.version)
 def test_mtp_is_spelled_per_era(row: Any) -> None:
-    result = speculative(row, SpeculativeIntent("mtp", 1))
+    result = speculative(row, speculation("mtp", 1))
     config = spec_config(result)
     if row.vllm.startswith("0.7."):  # vLLM 0.7 has no --speculative-config at all
         assert config is None and result.unsupported
@@ -117,35 +130,35 @@ def test_mtp_is_spelled_per_era(row: Any) -> None:
 
 def test_renames_and_aliases() -> None:
     v091, v0110, v0130, v0180 = (release(v) for v in ("v0.9.1", "v0.11.0", "v0.13.0", "v0.18.0"))
-    assert method_of(speculative(v091, SpeculativeIntent("mtp", 2))) == "deepseek_mtp"
+    assert method_of(speculative(v091, speculation("mtp", 2))) == "deepseek_mtp"
     # deepseek_mtp is written as such where it is the only spelling, and kept where vLLM folds it into mtp
-    assert method_of(speculative(v091, SpeculativeIntent("deepseek_mtp", 2))) == "deepseek_mtp"
-    assert method_of(speculative(v0110, SpeculativeIntent("mtp", 2))) == "mtp"
-    kept = speculative(v0130, SpeculativeIntent("qwen3_next_mtp", 2))
+    assert method_of(speculative(v091, speculation("deepseek_mtp", 2))) == "deepseek_mtp"
+    assert method_of(speculative(v0110, speculation("mtp", 2))) == "mtp"
+    kept = speculative(v0130, speculation("qwen3_next_mtp", 2))
     assert method_of(kept) == "qwen3_next_mtp"
     assert "folds model-specific MTP names into `mtp`" in kept.provenance["decision:speculative.method"]
-    assert method_of(speculative(v0180, SpeculativeIntent("qwen3_5_mtp", 3))) == "qwen3_5_mtp"
+    assert method_of(speculative(v0180, speculation("qwen3_5_mtp", 3))) == "qwen3_5_mtp"
 
 
 def test_a_method_the_release_lacks_names_the_first_release_that_runs_it() -> None:
     cases = [
-        ("v0.9.1", SpeculativeIntent("eagle3", 2, model="e"), "first runs in vllm-ascend v0.9.2rc1"),
-        ("v0.16.0rc1", SpeculativeIntent("qwen3_5_mtp", 3), "first runs in vllm-ascend v0.17.0rc1"),
-        ("v0.13.0", SpeculativeIntent("draft_model", 2, model="d"), "first runs in vllm-ascend v0.17.0rc1"),
-        ("v0.18.0", SpeculativeIntent("dflash", 2, model="d"), "first runs in vllm-ascend v0.20.2rc1"),
-        ("v0.24.0rc1", SpeculativeIntent("dspark", 2, model="d"), "first runs in vllm-ascend v0.25.1rc1"),
-        ("v0.7.3", SpeculativeIntent("mtp", 1), "first runs in vllm-ascend v0.8.4rc1"),
+        ("v0.9.1", speculation("eagle3", 2, model="e"), "first runs in vllm-ascend v0.9.2rc1"),
+        ("v0.16.0rc1", speculation("qwen3_5_mtp", 3), "first runs in vllm-ascend v0.17.0rc1"),
+        ("v0.13.0", speculation("draft_model", 2, model="d"), "first runs in vllm-ascend v0.17.0rc1"),
+        ("v0.18.0", speculation("dflash", 2, model="d"), "first runs in vllm-ascend v0.20.2rc1"),
+        ("v0.24.0rc1", speculation("dspark", 2, model="d"), "first runs in vllm-ascend v0.25.1rc1"),
+        ("v0.7.3", speculation("mtp", 1), "first runs in vllm-ascend v0.8.4rc1"),
         (
             "v0.13.0",
-            SpeculativeIntent("mlp_speculator", 1, model="m"),
+            speculation("mlp_speculator", 1, model="m"),
             "last ran in vllm-ascend ≥ v0.8.4rc1, < v0.9.0rc1",
         ),
     ]
     for version, spec, needle in cases:
         result = speculative(release(version), spec)
-        assert any(needle in u for u in result.unsupported), (version, spec.method, result.unsupported)
+        assert any(needle in u for u in result.unsupported), (version, spec["method"], result.unsupported)
     # CUDA 0.33.0 dropped medusa: the vLLM snapshots say which parser had it last
-    cuda = speculative(release("0.33.0", "cuda"), SpeculativeIntent("medusa", 2, model="m"))
+    cuda = speculative(release("0.33.0", "cuda"), speculation("medusa", 2, model="m"))
     assert any("was last in the vLLM 0.25.1 parser" in u for u in cuda.unsupported), cuda.unsupported
 
 
@@ -182,8 +195,8 @@ def test_the_eras_cover_the_vocabulary_and_nothing_else() -> None:
 # --------------------------------------------------------------------------------------- draft options
 def test_draft_tensor_parallel_and_eager_in_the_planned_json() -> None:
     row = release("v0.23.0")
-    spec = SpeculativeIntent("eagle3", 3, model="/d", draft_tensor_parallel=1, draft_eager=True)
-    config = spec_config(speculative(row, spec, parallel=ParallelIntent(tensor=4)))
+    spec = speculation("eagle3", 3, model="/d", draft_tensor_parallel=1, draft_eager=True)
+    config = spec_config(speculative(row, spec, parallel={"tensor": 4}))
     assert config == {
         "method": "eagle3",
         "num_speculative_tokens": 3,
@@ -191,14 +204,14 @@ def test_draft_tensor_parallel_and_eager_in_the_planned_json() -> None:
         "draft_tensor_parallel_size": 1,
         "enforce_eager": True,
     }
-    lazy = spec_config(speculative(row, SpeculativeIntent("mtp", 1, draft_eager=False)))
+    lazy = spec_config(speculative(row, speculation("mtp", 1, draft_eager=False)))
     assert lazy == {"method": "mtp", "num_speculative_tokens": 1, "enforce_eager": False}
-    odd = speculative(row, SpeculativeIntent("mtp", 1, draft_tensor_parallel=2), parallel=ParallelIntent(tensor=4))
+    odd = speculative(row, speculation("mtp", 1, draft_tensor_parallel=2), parallel={"tensor": 4})
     assert any("1 or the target's tensor-parallel size (4)" in u for u in odd.unsupported)
 
 
 def test_draft_eager_before_vllm_0_11_names_the_first_release() -> None:
-    result = speculative(release("v0.10.2rc1"), SpeculativeIntent("mtp", 1, draft_eager=True))
+    result = speculative(release("v0.10.2rc1"), speculation("mtp", 1, draft_eager=True))
     (message,) = result.unsupported
     assert "has no `enforce_eager` key" in message and "first runs in vllm-ascend v0.11.0rc0" in message
     assert spec_config(result) is None
@@ -241,11 +254,11 @@ def test_profile_rules_for_draft_options(valid_profile_text: str) -> None:
 # ----------------------------------------------------------------------------------- engine-default graphs
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r.backend}-{r.version}")
 def test_engine_default_emits_no_graph_flag_in_any_era(row: Any) -> None:
-    models = [ModelIntent(source="org/m")]
+    models: list[dict[str, Any]] = [{"model": {"source": "org/m"}}]
     if row.backend == "npu":
-        models.append(ModelIntent(source="deepseek", arch="mla"))  # TorchAir's models, before v0.12
+        models.append(MLA)
     for model in models:
-        result = plan_commands(intent(row, graph_mode="engine-default", model=model))
+        result = plan_commands(intent(row, engine={"graph": {"mode": "engine-default"}}, **model))
         argv = result.commands[0].argv
         assert "--enforce-eager" not in argv, row.version
         assert result.graph_mode == "default"
@@ -258,22 +271,29 @@ def test_engine_default_emits_no_graph_flag_in_any_era(row: Any) -> None:
 
 
 def test_engine_default_keeps_the_profiles_capture_sizes() -> None:
-    result = plan_commands(intent(release("v0.23.0"), graph_mode="engine-default", capture_sizes=(1, 8)))
+    result = plan_commands(
+        intent(release("v0.23.0"), engine={"graph": {"mode": "engine-default", "capture_sizes": [1, 8]}})
+    )
     argv = result.commands[0].argv
     assert json.loads(argv[argv.index("--compilation-config") + 1]) == {"cudagraph_capture_sizes": [1, 8]}
 
 
 def test_engine_default_differs_from_auto() -> None:
     row = release("v0.23.0")
-    auto = plan_commands(intent(row, graph_mode="auto")).commands[0].argv
+    auto = plan_commands(intent(row, engine={"graph": {"mode": "auto"}})).commands[0].argv
     assert "--compilation-config" in auto and "--compilation-config" not in argv_of(row, "engine-default")
 
 
 def argv_of(row: Any, mode: str) -> tuple[str, ...]:
-    return plan_commands(intent(row, graph_mode=mode)).commands[0].argv
+    return plan_commands(intent(row, engine={"graph": {"mode": mode}})).commands[0].argv
 
 
 # ------------------------------------------------------------------------------------------ KV-cache dtype
+def kv(dtype: str) -> dict[str, Any]:
+    """An `engine` section with this `memory.kv_cache_dtype`."""
+    return {"memory": {"kv_cache_dtype": dtype}}
+
+
 def _int8_expectation(row: Any) -> str:
     """What vllm-ascend's int8 KV cache needs on this release, from the key tables and the tags' code."""
     from ascendctl_engine.adapters.ascend_keys import key_table
@@ -294,7 +314,8 @@ def test_kv_cache_dtype_per_release(row: Any) -> None:
     for dtype in KV_DTYPES:
         # int8 goes with ModelSlim weights, which load from v0.8.4rc2 (the quantization era says so otherwise)
         modelslim = row.backend == "npu" and dtype == "int8" and parse(row.vllm_ascend) >= parse("0.8.4rc2")
-        result = plan_commands(intent(row, kv_cache_dtype=dtype, model=W8A8 if modelslim else ModelIntent(source="m")))
+        model = W8A8 if modelslim else {"model": {"source": "m"}}
+        result = plan_commands(intent(row, engine=kv(dtype), **model))
         argv = result.commands[0].argv
         if dtype == "auto":
             assert "--kv-cache-dtype" not in argv and not result.unsupported
@@ -317,17 +338,17 @@ def test_kv_cache_dtype_per_release(row: Any) -> None:
 
 
 def test_kv_cache_messages() -> None:
-    old = plan_commands(intent(release("v0.13.0"), kv_cache_dtype="fp8_per_token_head"))
+    old = plan_commands(intent(release("v0.13.0"), engine=kv("fp8_per_token_head")))
     assert any("first in the vLLM 0.20.2 parser" in u for u in old.unsupported), old.unsupported
-    gap = plan_commands(intent(release("v0.15.0rc1"), kv_cache_dtype="int8"))
+    gap = plan_commands(intent(release("v0.15.0rc1"), engine=kv("int8")))
     assert any("runs again from vllm-ascend v0.18.0" in u for u in gap.unsupported), gap.unsupported
-    early = plan_commands(intent(release("v0.9.1"), kv_cache_dtype="int8"))
+    early = plan_commands(intent(release("v0.9.1"), engine=kv("int8")))
     assert any("first runs in vllm-ascend v0.9.2rc1" in u for u in early.unsupported)
-    floats = plan_commands(intent(release("v0.23.0"), kv_cache_dtype="int8", model=ModelIntent(source="m")))
+    floats = plan_commands(intent(release("v0.23.0"), model={"source": "m"}, engine=kv("int8")))
     assert any("ModelSlim C8 weights" in u for u in floats.unsupported)
-    npu_fp8 = plan_commands(intent(release("v0.23.0"), kv_cache_dtype="fp8"))
+    npu_fp8 = plan_commands(intent(release("v0.23.0"), engine=kv("fp8")))
     assert any("no fp8 KV-cache path" in w for w in npu_fp8.warnings) and not npu_fp8.unsupported
-    cuda = plan_commands(intent(release("0.33.0", "cuda"), kv_cache_dtype="int8"))
+    cuda = plan_commands(intent(release("0.33.0", "cuda"), engine=kv("int8")))
     assert any("vllm-ascend's KV cache (Ascend only)" in u for u in cuda.unsupported)
 
 

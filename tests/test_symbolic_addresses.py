@@ -69,7 +69,7 @@ def test_targets_that_write_addresses_literally_refuse_placeholders(tmp_path: Pa
 
 def test_serve_refuses_a_node_whose_peer_address_is_unknown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(serving, "engine_env_for", lambda profile, path: None)
-    monkeypatch.setattr(serving, "plan_here", lambda profile: plan_profile(profile))
+    monkeypatch.setattr(serving, "plan_here", lambda profile, allow: plan_profile(profile, allow=allow))
     path = without_addresses(tmp_path)
     with pytest.raises(UserInputError, match=r"node 1 needs the addresses it connects to: set network\.nodes\[0\]"):
         serving.load_target(path, [], 1)

@@ -82,5 +82,5 @@ class CheckContext:
         """The graph mode the plan resolved; else the profile's intent; `auto` without a profile (vLLM captures
         graphs by default)."""
         if self.plan is not None:
-            return str(self.plan.deployment.settings["engine.graph.mode"].value)
+            return str(self.plan.serving.settings.graph_mode.value)
         return self.profile.engine.graph.mode if self.profile is not None else "auto"

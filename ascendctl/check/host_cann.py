@@ -162,7 +162,7 @@ def npu_graph_min_cann(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
     if ctx.plan is not None:
-        return skipped("the plan applies this limit (plan.supported)")
+        return skipped("the plan applies this limit (plan.matrix.*)")
     hw, cann = ctx.hardware, ctx.facts.cann.version
     need = hw.limits.graph_min_cann if hw is not None else None
     if hw is None or need is None or ctx.graph_mode == "eager":

@@ -222,37 +222,29 @@ def npu_device_count(ctx: CheckContext) -> Outcome:
     return passed(f"{need} needed, {have} visible")
 
 
-@rule("host.npu.visible-devices", "error", "Device mask (ASCEND_RT_VISIBLE_DEVICES) is valid")
-def npu_visible_devices(ctx: CheckContext) -> Outcome:
-    if (skip := not_npu(ctx)) is not None:
-        return skip
-    count = len(ctx.facts.devices)
-    known = ctx.facts.npu is not None
-    problems: list[str] = []
-    mask = ctx.env.get("ASCEND_RT_VISIBLE_DEVICES")
-    ids = parse_mask(mask) if mask is not None else None
-    if mask is not None:
-        if ids is None:
-            problems.append(f"ASCEND_RT_VISIBLE_DEVICES={mask!r} is not a comma-separated list of device ids")
-        elif len(set(ids)) != len(ids):
-            problems.append(f"ASCEND_RT_VISIBLE_DEVICES={mask} repeats a device")
-        elif known and any(i >= count for i in ids):
-            problems.append(
-                f"ASCEND_RT_VISIBLE_DEVICES={mask} names devices beyond the {count} present (0-{count - 1})"
-            )
-    wanted = list(ctx.profile.target.visible_devices or []) if ctx.profile is not None else []
-    if wanted and known:
-        usable = len(ids) if ids is not None and not problems else count
-        over = [i for i in wanted if i >= usable]
-        if over:
-            problems.append(f"target.visible_devices {over} exceed the {usable} devices visible here")
-    if problems:
-        example = ",".join(str(i) for i in range(max(min(count, 4), 1)))
-        return problem(
-            "; ".join(problems),
-            f"use ids 0-{max(count - 1, 0)} (logical ids among the devices this host or container sees), "
-            f"e.g. ASCEND_RT_VISIBLE_DEVICES={example}",
-        )
+def _mask_problem(mask: str | None, ids: list[int] | None, count: int, known: bool) -> str | None:
+    """What is wrong with a set ASCEND_RT_VISIBLE_DEVICES: not a list, a repeat, or ids beyond the devices."""
+    if mask is None:
+        return None
+    if ids is None:
+        return f"ASCEND_RT_VISIBLE_DEVICES={mask!r} is not a comma-separated list of device ids"
+    if len(set(ids)) != len(ids):
+        return f"ASCEND_RT_VISIBLE_DEVICES={mask} repeats a device"
+    if known and any(i >= count for i in ids):
+        return f"ASCEND_RT_VISIBLE_DEVICES={mask} names devices beyond the {count} present (0-{count - 1})"
+    return None
+
+
+def _wanted_problem(wanted: list[int], usable: int) -> str | None:
+    """target.visible_devices that name devices beyond the `usable` ones."""
+    over = [i for i in wanted if i >= usable]
+    if over:
+        return f"target.visible_devices {over} exceed the {usable} devices visible here"
+    return None
+
+
+def _mask_valid(mask: str | None, wanted: list[int], known: bool, count: int) -> Outcome:
+    """The pass message once the mask and target.visible_devices are valid."""
     if mask is None and not wanted:
         return passed("no mask set: all devices visible")
     shown = [f"ASCEND_RT_VISIBLE_DEVICES={mask}"] if mask is not None else []
@@ -260,6 +252,31 @@ def npu_visible_devices(ctx: CheckContext) -> Outcome:
     if not known:
         return passed(f"{' and '.join(shown)} well-formed (no device list to compare with)")
     return passed(f"{' and '.join(shown)} valid for {count} devices")
+
+
+@rule("host.npu.visible-devices", "error", "Device mask (ASCEND_RT_VISIBLE_DEVICES) is valid")
+def npu_visible_devices(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    count = len(ctx.facts.devices)
+    known = ctx.facts.npu is not None
+    mask = ctx.env.get("ASCEND_RT_VISIBLE_DEVICES")
+    ids = parse_mask(mask) if mask is not None else None
+    mask_problem = _mask_problem(mask, ids, count, known)
+    problems = [mask_problem] if mask_problem else []
+    wanted = list(ctx.profile.target.visible_devices or []) if ctx.profile is not None else []
+    if wanted and known:
+        usable = len(ids) if ids is not None and not problems else count
+        if over := _wanted_problem(wanted, usable):
+            problems.append(over)
+    if problems:
+        example = ",".join(str(i) for i in range(max(min(count, 4), 1)))
+        return problem(
+            "; ".join(problems),
+            f"use ids 0-{max(count - 1, 0)} (logical ids among the devices this host or container sees), "
+            f"e.g. ASCEND_RT_VISIBLE_DEVICES={example}",
+        )
+    return _mask_valid(mask, wanted, known, count)
 
 
 @rule("host.npu.busy", "warn", "NPUs free of other processes")
@@ -298,7 +315,7 @@ def npu_hbm(ctx: CheckContext) -> Outcome:
     if ctx.profile is None:
         return skipped("no profile")
     if ctx.plan is None:
-        return skipped("the profile could not be planned against this host (see plan.supported)")
+        return skipped("the profile could not be planned against this host (see plan.plannable)")
     fit = ctx.plan.fit
     if fit is None:
         return undecided(f"skipped: {ctx.plan.fit_error}")

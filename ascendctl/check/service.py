@@ -1,5 +1,6 @@
 """`check` end to end: load the profile, then check the host against it (`host_check.check_host`), the profile
-planned against the probed facts by the planner (broken constraints allowed: they become findings).
+planned against the probed facts by the planner (its failing findings are reported, the profile's `allow`
+applied).
 
 Without a profile the CLI calls `host_check.check_host` itself, and no profile loader or planner is loaded.
 """
@@ -58,9 +59,9 @@ def _plan(profile: Profile, facts: HostFacts, matrix: SupportMatrix) -> tuple[Pl
     """The profile planned against these host facts (broken constraints allowed: they become findings), or
     why it could not be planned (an unknown release pin is already `host.matrix.release`'s failure)."""
     try:
-        return plan_profile(profile, matrix=matrix, host=facts, allow_unsupported=True), None
+        return plan_profile(profile, matrix=matrix, host=facts), None
     except UserInputError as exc:
-        rule = RULES["plan.supported"]
+        rule = RULES["plan.plannable"]
         return None, Finding(
             rule.id, "error", "fail", rule.title, f"the profile cannot be planned: {exc}",
             "fix the profile (see `ascendctl plan PROFILE`)", rule.source,

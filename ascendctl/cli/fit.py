@@ -7,13 +7,14 @@ from typing import Annotated
 
 import typer
 
-from ascendctl.cli.plan import AllowOption, FactsOption, OverridesOption, ReleaseOption, build_plan
+from ascendctl.cli.plan import AllowIdsOption, AllowOption, FactsOption, OverridesOption, ReleaseOption, build_plan
 
 
 def fit(
     profile: Annotated[Path, typer.Argument(help="Profile YAML file.", show_default=False)],
     overrides: OverridesOption = None,
     release: ReleaseOption = None,
+    allow: AllowIdsOption = None,
     allow_unsupported: AllowOption = False,
     facts: FactsOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the estimate as JSON (a stable contract).")] = False,
@@ -24,7 +25,9 @@ def fit(
     from ascendctl.core.errors import EXIT_FAILED, OperationFailed
     from ascendctl.plan.fit.report import render_fit
 
-    plan = build_plan(profile, overrides or [], release=release, allow_unsupported=allow_unsupported, facts=facts)
+    plan = build_plan(
+        profile, overrides or [], release=release, allow=allow, allow_unsupported=allow_unsupported, facts=facts
+    )
     result = plan.fit
     if result is None:
         raise OperationFailed(f"cannot estimate the fit: {plan.fit_error}")

@@ -27,7 +27,18 @@ ReleaseOption = Annotated[
 ]
 AllowOption = Annotated[
     bool,
-    typer.Option("--allow-unsupported", help="Plan combinations the matrix marks unsupported (as warnings)."),
+    typer.Option(
+        "--allow-unsupported",
+        help="Deprecated: accept every failing finding that can be accepted (prints their ids: use --allow ID).",
+    ),
+]
+AllowIdsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow",
+        metavar="ID",
+        help="Accept this failing finding, by the id the plan prints (`plan.refused.graph`; repeatable).",
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the plan as JSON (a stable contract).")]
 FactsOption = Annotated[
@@ -49,15 +60,20 @@ def build_plan(
     overrides: list[str],
     *,
     release: str | None = None,
+    allow: list[str] | None = None,
     allow_unsupported: bool = False,
     facts: Path | None = None,
 ) -> Plan:
-    """Load the profile and plan it (the one core call of `plan` and `serve --dry-run`)."""
-    from ascendctl.plan.planner import plan_profile
+    """Load the profile and plan it (the one core call of `plan`, `fit` and `serve --dry-run`); exit 2 while a
+    failing finding is left that neither the profile's `allow` nor `--allow` accepts."""
+    from ascendctl.plan.planner import plan_profile, require_startable
     from ascendctl.schema.loader import load_profile
 
     profile = load_profile(profile_path, overrides)
-    return plan_profile(profile, host=_load_facts(facts), release=release, allow_unsupported=allow_unsupported)
+    host = _load_facts(facts)
+    plan = plan_profile(profile, host=host, release=release, allow=allow or (), allow_unsupported=allow_unsupported)
+    require_startable(plan)
+    return plan
 
 
 def _emit(plan: Plan, *, as_json: bool, node: int | None, why: bool) -> None:
@@ -79,12 +95,15 @@ def print_dry_run(
     node: int | None = None,
     as_json: bool = False,
     release: str | None = None,
+    allow: list[str] | None = None,
     allow_unsupported: bool = False,
     why: bool = False,
     facts: Path | None = None,
 ) -> None:
     """`ascendctl serve PROFILE --dry-run`: the same output as `ascendctl plan` (the same facts, if any)."""
-    plan = build_plan(profile_path, overrides, release=release, allow_unsupported=allow_unsupported, facts=facts)
+    plan = build_plan(
+        profile_path, overrides, release=release, allow=allow, allow_unsupported=allow_unsupported, facts=facts
+    )
     if node is not None and node >= len(plan.commands):
         from ascendctl.core.errors import UserInputError
 
@@ -96,13 +115,16 @@ def plan(
     profile: Annotated[Path, typer.Argument(help="Profile YAML file to plan.", show_default=False)],
     overrides: OverridesOption = None,
     release: ReleaseOption = None,
+    allow: AllowIdsOption = None,
     allow_unsupported: AllowOption = False,
     as_json: JsonOption = False,
     facts: FactsOption = None,
     why: Annotated[bool, typer.Option("--why", help="Also list the reason for every flag and value.")] = False,
 ) -> None:
     """Plan a profile: the pinned release and, per node, the engine env and argv with their reasons."""
-    result = build_plan(profile, overrides or [], release=release, allow_unsupported=allow_unsupported, facts=facts)
+    result = build_plan(
+        profile, overrides or [], release=release, allow=allow, allow_unsupported=allow_unsupported, facts=facts
+    )
     _emit(result, as_json=as_json, node=None, why=why)
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ascendctl.cli.plan import AllowIdsOption, AllowOption
 from ascendctl.outputs.targets import TARGETS, targets_help
 
 if TYPE_CHECKING:
@@ -43,22 +44,22 @@ def render(
     ascendctl_bin: Annotated[
         str, typer.Option("--ascendctl-bin", help="systemd: path of ascendctl on the host.")
     ] = "/usr/local/bin/ascendctl",
-    allow_unsupported: Annotated[
-        bool, typer.Option("--allow-unsupported", help="Render combinations the matrix marks unsupported.")
-    ] = False,
+    allow: AllowIdsOption = None,
+    allow_unsupported: AllowOption = False,
 ) -> None:
     """Render the plan of PROFILE for a deployment target (see --target): manifests, units or scripts."""
     from ascendctl.facts.matrix import load_matrix
     from ascendctl.outputs.render import RenderOptions
     from ascendctl.outputs.render import render as render_files
     from ascendctl.outputs.targets import render_overrides
-    from ascendctl.plan.planner import plan_profile
+    from ascendctl.plan.planner import plan_profile, require_startable
     from ascendctl.schema.loader import load_profile
 
     plan_overrides = render_overrides(target, overrides or [])  # refuses an unknown target first
     loaded = load_profile(profile, plan_overrides)
     matrix = load_matrix()
-    plan = plan_profile(loaded, matrix=matrix, release=release, allow_unsupported=allow_unsupported)
+    plan = plan_profile(loaded, matrix=matrix, release=release, allow=allow or (), allow_unsupported=allow_unsupported)
+    require_startable(plan)
     options = RenderOptions(
         installed_profile=installed_profile,
         ascendctl_bin=ascendctl_bin,

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ascendctl.cli.plan import AllowIdsOption
+
 if TYPE_CHECKING:
     from ascendctl.run.serve import ServeTarget
     from ascendctl_engine.phases import Diagnosis
@@ -46,13 +48,14 @@ def serve(
         Path | None,
         typer.Option("--facts", metavar="FILE", help="With --dry-run: plan against these host facts (`check --json`)."),
     ] = None,
+    allow: AllowIdsOption = None,
     internal_run_id: Annotated[str | None, typer.Option("--internal-run-id", hidden=True)] = None,
 ) -> None:
     """Serve a profile: start the engine, show start-up phases, wait for /health, supervise until stopped."""
     if dry_run:
         from ascendctl.cli.plan import print_dry_run
 
-        print_dry_run(profile, overrides or [], node=node, as_json=as_json, facts=facts)
+        print_dry_run(profile, overrides or [], node=node, as_json=as_json, facts=facts, allow=allow)
         return
     if as_json or facts is not None:
         from ascendctl.core.errors import UserInputError
@@ -66,7 +69,7 @@ def serve(
     from ascendctl.run.serve import load_target, plan_notes, preflight
     from ascendctl_engine.state import StateStore
 
-    target = load_target(profile, overrides or [], node)
+    target = load_target(profile, overrides or [], node, allow or ())
     store = StateStore()
     if internal_run_id is not None:
         _supervise(target, store, run_id=internal_run_id, foreground=False, warmup=False)
@@ -142,6 +145,8 @@ def _detach(target: ServeTarget, store: StateStore, *, warmup: bool) -> None:
     argv = [sys.executable, "-m", "ascendctl", "serve", str(target.profile_path.resolve())]
     for text in target.overrides:
         argv += ["--set", text]
+    for finding_id in target.allow:
+        argv += ["--allow", finding_id]
     argv += ["--node", str(target.node), "--internal-run-id", run_id]
     child = spawn_detached(argv, log_path)
     typer.echo(f"ascendctl: starting {target.name} in the background (supervisor pid {child.pid}), log {log_path}")

@@ -12,6 +12,12 @@ A rule is a pure function of its scope's input returning one `Outcome`: `passed(
 model's config.json) or `problem(message, fix)`. Evaluating it gives a `Finding` (id, severity, status,
 message, fix, source), the shape `check --json` and `plan --json` print. A rule that raises becomes a
 failing finding that names the bug: applying rules never crashes a command.
+
+A rule that checks many constraints of one kind (the matrix's feature constraints, the release's refusals per
+topic) returns a list of `Each` instead: one finding per broken constraint, with the id `<rule id>.<key>`, so
+an operator can accept exactly that one (`allow: [ids]`, `allowed()`); no broken constraint is one passing
+finding under the rule's id. A rule registered `allowable=False` guarantees a failed start when it fails (the
+release's parser rejects an argument): no `allow` accepts it.
 """
 
 from __future__ import annotations
@@ -62,6 +68,15 @@ def problem(message: str, fix: str | None = None, *, severity: Severity | None =
 
 
 @dataclass(frozen=True)
+class Each:
+    """One constraint of a rule that checks many: its finding's id is the rule's id + "." + `key`."""
+
+    key: str  # kebab-case, e.g. a matrix feature combination `quant-w4a8-and-eplb`
+    outcome: Outcome
+    source: str | None = None  # the constraint's own reference (default: the rule's)
+
+
+@dataclass(frozen=True)
 class Finding:
     """One applied rule: the item of `check --json` `results[]` and `plan --json` `findings[]`."""
 
@@ -102,55 +117,101 @@ class Rule(Generic[Ctx]):
     severity: Severity
     title: str
     source: str
-    fn: Callable[[Ctx], Outcome]
+    fn: Callable[[Ctx], Outcome | list[Each]]
+    allowable: bool = True  # False: failing guarantees a failed start, no `allow` accepts it
 
     @property
     def scope(self) -> str:
         return self.id.split(".", 1)[0]
 
     def evaluate(self, ctx: Ctx) -> Finding:
+        """The rule's one finding (the first, for a rule that checks many)."""
+        return self.findings(ctx)[0]
+
+    def findings(self, ctx: Ctx) -> list[Finding]:
         try:
             out = self.fn(ctx)
         except Exception as exc:  # a rule bug must not crash the command
-            return Finding(
-                self.id,
-                "error",
-                "fail",
-                self.title,
-                f"the rule itself failed: {type(exc).__name__}: {exc}",
-                "this is a bug in ascendctl; rerun with --debug and report it",
-                self.source,
-            )
+            return [
+                Finding(
+                    self.id,
+                    "error",
+                    "fail",
+                    self.title,
+                    f"the rule itself failed: {type(exc).__name__}: {exc}",
+                    "this is a bug in ascendctl; rerun with --debug and report it",
+                    self.source,
+                )
+            ]
+        if isinstance(out, Outcome):
+            return [self._finding(self.id, out, self.source)]
+        if not out:
+            return [self._finding(self.id, passed("no broken constraint"), self.source)]
+        return [self._finding(f"{self.id}.{e.key}", e.outcome, e.source or self.source) for e in out]
+
+    def _finding(self, finding_id: str, out: Outcome, source: str) -> Finding:
         if out.kind in ("pass", "skip", "undecided"):
             status: Status = "pass" if out.kind == "pass" else "skip"
             return Finding(
-                self.id, self.severity, status, self.title, out.message, None, self.source,
+                finding_id, self.severity, status, self.title, out.message, None, source,
                 undecided=out.kind == "undecided",
             )  # fmt: skip
         severity = self.severity
         if out.severity is not None and _RANK[out.severity] < _RANK[severity]:
             severity = out.severity
         status = "fail" if severity == "error" else ("warn" if severity == "warn" else "pass")
-        return Finding(self.id, severity, status, self.title, out.message, out.fix, self.source, out.at)
+        return Finding(finding_id, severity, status, self.title, out.message, out.fix, source, out.at)
 
 
 RULES: dict[str, Rule[Any]] = {}
 
 
+RuleFn = TypeVar("RuleFn", bound=Callable[..., "Outcome | list[Each]"])
+
+
 def rule(
-    rule_id: str, severity: Severity, title: str, *, source: str = ""
-) -> Callable[[Callable[[Ctx], Outcome]], Callable[[Ctx], Outcome]]:
+    rule_id: str, severity: Severity, title: str, *, source: str = "", allowable: bool = True
+) -> Callable[[RuleFn], RuleFn]:
     """Register a rule function under `rule_id` (`profile.*`, `plan.*` or `host.*`, unique)."""
     if not _ID.match(rule_id):
         raise ValueError(f"rule id {rule_id!r} is not <scope>.<dotted-kebab-name> with scope in {get_args(Scope)}")
 
-    def register(fn: Callable[[Ctx], Outcome]) -> Callable[[Ctx], Outcome]:
+    def register(fn: RuleFn) -> RuleFn:
         if rule_id in RULES:
             raise ValueError(f"duplicate rule id {rule_id!r}")
-        RULES[rule_id] = Rule(rule_id, severity, title, source, fn)
+        RULES[rule_id] = Rule(rule_id, severity, title, source, fn, allowable)
         return fn
 
     return register
+
+
+def rule_of(finding_id: str) -> Rule[Any] | None:
+    """The registered rule a finding id belongs to: the id itself, or the rule it is one constraint of."""
+    parts = finding_id.split(".")
+    for n in range(len(parts), 1, -1):
+        found = RULES.get(".".join(parts[:n]))
+        if found is not None:
+            return found
+    return None
+
+
+def is_id(text: str) -> bool:
+    """Whether `text` is spelled like a finding id (`<scope>.<dotted-kebab-name>`)."""
+    return _ID.match(text) is not None
+
+
+def accepts(allow: Iterable[str], finding_id: str) -> bool:
+    """Whether an `allow` list accepts this finding: its id, or the id of a rule (or constraint group) it
+    belongs to (`plan.matrix.combination` accepts every broken combination). Never for an unallowable rule."""
+    owner = rule_of(finding_id)
+    if owner is not None and not owner.allowable:
+        return False
+    return any(finding_id == a or finding_id.startswith(a + ".") for a in allow)
+
+
+def kebab(text: str) -> str:
+    """A constraint key from free text: lower case, runs of other characters as one `-`."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "unnamed"
 
 
 def rules_of(scope: Scope) -> dict[str, Rule[Any]]:
@@ -161,21 +222,26 @@ def rules_of(scope: Scope) -> dict[str, Rule[Any]]:
 def evaluate(scope: Scope, ctx: object, rules: Mapping[str, Rule[Any]] | None = None) -> list[Finding]:
     """Apply every rule of `scope` (or the given rules) to `ctx`."""
     chosen: Iterable[Rule[Any]] = (rules if rules is not None else rules_of(scope)).values()
-    return [r.evaluate(ctx) for r in chosen]
+    return [f for r in chosen for f in r.findings(ctx)]
 
 
 __all__ = [
     "RULES",
+    "Each",
     "Finding",
     "Outcome",
     "Rule",
     "Scope",
     "Severity",
     "Status",
+    "accepts",
     "evaluate",
+    "is_id",
+    "kebab",
     "passed",
     "problem",
     "rule",
+    "rule_of",
     "rules_of",
     "skipped",
     "undecided",

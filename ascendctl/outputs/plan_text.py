@@ -13,6 +13,7 @@ from ascendctl.plan.types import Plan
 if TYPE_CHECKING:
     from ascendctl.facts.matrix.schema import Release
     from ascendctl_engine.install_plan import InstallPlan
+    from ascendctl_engine.spec import EngineCommand
 
 
 def _release_line(plan: Plan) -> str:
@@ -31,6 +32,46 @@ def _fit_line(plan: Plan) -> str:
     return summary_line(plan.fit) + "  [`ascendctl fit` for the table]"
 
 
+def _command_lines(plan: Plan, command: EngineCommand) -> list[str]:
+    """One node's section: its env (each variable with its source), commands run before, argv and health URL."""
+    layout = plan.deployment.nodes[command.node]
+    addr = f", {layout.address}" if layout.address else ""
+    out = ["", f"node {command.node} ({command.role}{addr}):"]
+    sources = plan.env_sources.get(command.node, {})
+    env = command.display_env()
+    if env:
+        out.append("  env:")
+        width = max(len(f"{k}={v}") for k, v in env.items())
+        for name, value in env.items():
+            text = f"{name}={value}"
+            out.append(f"    {text:<{width}}  # {sources.get(name, '')}")
+    for pre in command.pre_commands:
+        out.append(f"  before: {shlex.join(pre)}")
+    out.append(f"  run: {shlex.join(command.argv)}")
+    out.append(f"  health: {command.health_url or '(none: this node serves no HTTP)'}")
+    return out
+
+
+def _why_lines(plan: Plan) -> list[str]:
+    """Where each planned value came from."""
+    return ["", "why:", *(f"  {key}: {text}" for key, text in plan.provenance.items())]
+
+
+def _findings_lines(plan: Plan) -> list[str]:
+    """The notable findings that do not refuse the plan, and the plan's warnings."""
+    out: list[str] = []
+    # failures are refusals (or, allowed, warnings below); show what works but deserves a look
+    findings = [f for f in plan.deployment.findings if f.notable and f.status != "fail"]
+    if findings:
+        out.append("")
+        out.append("findings:")
+        out += [f"  [{'info' if f.undecided else f.status}] {f.id}: {f.message}" for f in findings]
+    if plan.warnings:
+        out.append("")
+        out += [f"warning: {w}" for w in plan.warnings]
+    return out
+
+
 def render_plan(plan: Plan, *, node: int | None = None, why: bool = False) -> list[str]:
     d = plan.deployment
     where = f"{d.hardware} (npu)" if d.hardware else d.backend
@@ -42,41 +83,15 @@ def render_plan(plan: Plan, *, node: int | None = None, why: bool = False) -> li
     ]
     if d.release.image:
         out.append(f"image: {d.release.image}")
-    out.append(f"graph: {d.settings['engine.graph.mode'].value}  [{d.settings['engine.graph.mode'].source}]")
+    graph = plan.serving.settings.graph_mode
+    out.append(f"graph: {graph.value}  [{graph.source}]")
     out.append(f"fit: {_fit_line(plan)}")
     for command in plan.commands:
-        if node is not None and command.node != node:
-            continue
-        layout = d.nodes[command.node]
-        addr = f", {layout.address}" if layout.address else ""
-        out.append("")
-        out.append(f"node {command.node} ({command.role}{addr}):")
-        sources = plan.env_sources.get(command.node, {})
-        env = command.display_env()
-        if env:
-            out.append("  env:")
-            width = max(len(f"{k}={v}") for k, v in env.items())
-            for name, value in env.items():
-                text = f"{name}={value}"
-                out.append(f"    {text:<{width}}  # {sources.get(name, '')}")
-        for pre in command.pre_commands:
-            out.append(f"  before: {shlex.join(pre)}")
-        out.append(f"  run: {shlex.join(command.argv)}")
-        out.append(f"  health: {command.health_url or '(none: this node serves no HTTP)'}")
+        if node is None or command.node == node:
+            out += _command_lines(plan, command)
     if why:
-        out.append("")
-        out.append("why:")
-        for key, text in plan.provenance.items():
-            out.append(f"  {key}: {text}")
-    # failures are refusals (or, allowed, warnings below); show what works but deserves a look
-    findings = [f for f in d.findings if f.notable and f.status != "fail"]
-    if findings:
-        out.append("")
-        out.append("findings:")
-        out += [f"  [{'info' if f.undecided else f.status}] {f.id}: {f.message}" for f in findings]
-    if plan.warnings:
-        out.append("")
-        out += [f"warning: {w}" for w in plan.warnings]
+        out += _why_lines(plan)
+    out += _findings_lines(plan)
     return out
 
 

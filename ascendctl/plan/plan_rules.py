@@ -1,9 +1,14 @@
 """`plan.*` rules: the resolved plan against the model's config.json and the matrix's hardware limits.
 
-A failing `error` rule is a broken constraint (the planner refuses unless `allow_unsupported`); `warn` rules
-work but not as recommended; a rule that applies but lacks the model's config.json is `undecided` and shown.
+A failing `error` rule is a broken constraint (`plan`, `serve` and `render` exit 2 unless the profile's `allow`
+or `--allow` names its id); `warn` rules work but not as recommended; a rule that applies but lacks the model's
+config.json is `undecided` and shown. The verdicts gathered before the rules run are findings too, one per
+constraint: `plan.matrix.*` (the support matrix: release × hardware, the model table, quantization, each feature
+combination), `plan.host.*` (the profile against the probed host), `plan.refused.<topic>` (an era adapter cannot
+express the intent on this release) and `plan.rejected.*` (the release's own parser or config rejects what
+would be launched: never allowable, the engine would not start).
 Hardware limits come from the matrix's hardware table (`PlanFacts.hardware`), never from family names; which
-quantizations break which features is the matrix's `feature_constraints` (reported through `plan.supported`).
+quantizations break which features is the matrix's `feature_constraints` (`plan.matrix.combination.*`).
 Facts (vllm-ascend): main:docs/source/faqs.md #13 (MLA heads), the main EPLB guide
 (docs/source/user_guide/feature_guide/expert_parallelism_load_balancer.md), main graph_mode.md, the main
 Qwen-VL-Dense.md tutorial (300I Duo: float16 only), v0.18.0:docs/source/tutorials/hardwares/310p.md,
@@ -19,10 +24,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from ascendctl.core.findings import Finding, Outcome, evaluate, passed, problem, rule, skipped, undecided
+from ascendctl.core.findings import Each, Finding, Outcome, evaluate, kebab, passed, problem, rule, skipped, undecided
 from ascendctl_engine.adapters import quantization_rule
+from ascendctl_engine.adapters.builder import Refusal
 from ascendctl_engine.adapters.eras import Era, era_for_release
 from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, SnapshotMissing, parser_distribution, snapshot_for
 from ascendctl_engine.argv_items import ArgItem, PrefixProblem, find, resolve_prefixes
@@ -44,6 +50,17 @@ LONG_CONTEXT = 32768
 
 
 @dataclass(frozen=True)
+class Broken:
+    """One constraint a verdict found broken (or only partly met): `key` is its finding id below its rule."""
+
+    key: str
+    message: str
+    source: str = ""
+    level: Literal["error", "warning"] = "error"
+    fix: str | None = None
+
+
+@dataclass(frozen=True)
 class PlanFacts:
     """What the plan rules see: the profile, the resolved plan's decisions and the model's own config."""
 
@@ -56,7 +73,9 @@ class PlanFacts:
     in_matrix: bool = True  # the model family is in the support matrix (npu targets)
     verified_max_len: int | None = None  # the context the matrix verifies for this family on this hardware
     env: Mapping[str, str] = field(default_factory=dict)  # the environment the engine gets
-    broken: tuple[str, ...] = ()  # matrix verdict, host and adapter problems the planner collected
+    matrix: tuple[Broken, ...] = ()  # the support matrix's verdict on this combination
+    host: tuple[Broken, ...] = ()  # the profile against the probed host
+    refusals: tuple[Refusal, ...] = ()  # what the era adapters and the release's acceptance checks refused
     fit: FitResult | None = None  # the memory fit of this plan (ascendctl.plan.fit), when it could be made
     release: Release | None = None  # the resolved release row (for the era registry's answers)
 
@@ -92,11 +111,52 @@ def _ep_size(p: Profile) -> int:
     return p.engine.parallel.tensor * p.engine.parallel.data
 
 
-@rule("plan.supported", "error", "The matrix and the release accept this deployment")
-def supported(f: PlanFacts) -> Outcome:
-    if f.broken:
-        return problem("; ".join(dict.fromkeys(f.broken)), "see `ascendctl plan PROFILE` for the suggestions")
-    return passed("no broken constraint")
+@rule("plan.plannable", "error", "The profile can be planned: its release and model resolve")
+def plannable(f: PlanFacts) -> Outcome:
+    # A profile that cannot be planned has no PlanFacts: `check` reports this rule failing with the reason.
+    return passed(f"planned for {f.release.version if f.release else 'its release'}")
+
+
+def _each(broken: tuple[Broken, ...]) -> list[Each]:
+    return [
+        Each(b.key, problem(b.message, b.fix, severity="warn" if b.level == "warning" else None), b.source or None)
+        for b in broken
+    ]
+
+
+@rule("plan.matrix", "error", "The support matrix accepts this combination", source="ascendctl/facts/data/matrix.yaml")
+def matrix_verdict(f: PlanFacts) -> list[Each]:
+    return _each(f.matrix)
+
+
+@rule("plan.host", "error", "The profile targets this host's backend and hardware")
+def host_verdict(f: PlanFacts) -> list[Each]:
+    return _each(f.host)
+
+
+@rule(
+    "plan.refused",
+    "error",
+    "This release can express every intent of the profile",
+    source="engine/ascendctl_engine/adapters (the era registry)",
+)
+def adapter_refusals(f: PlanFacts) -> list[Each]:
+    return [Each(kebab(r.kind), problem(r.message)) for r in f.refusals if not r.fatal]
+
+
+@rule(
+    "plan.rejected",
+    "error",
+    "The release's own parser and config accept every argument and key",
+    source="engine/ascendctl_engine/data/parsers (real-parser snapshots), data/ascend_keys (key tables)",
+    allowable=False,
+)
+def release_rejections(f: PlanFacts) -> list[Each]:
+    return [
+        Each(kebab(r.kind), problem(r.message, "the engine would not start: change or remove it"))
+        for r in f.refusals
+        if r.fatal
+    ]
 
 
 @rule(

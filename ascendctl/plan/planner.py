@@ -1,29 +1,31 @@
 """The planner: a validated profile × the support matrix (× host facts, optional) → a `Plan`.
 
     plan = plan_profile(profile)                       # matrix loaded from package data, no host
-    plan = plan_profile(profile, host=facts, release="v0.13.0", allow_unsupported=True)
+    plan = plan_profile(profile, host=facts, release="v0.13.0", allow=["plan.refused.graph"])
+    require_startable(plan)                             # exit 2 (UnsupportedPlan) on a failing finding left
 
-Steps: pick the release row (the pinned version set); check model × hardware × release × quantization ×
-features against the matrix; resolve the model source, read its config.json when it is a local
-directory; fill the engine's `EngineIntent` (every value with its provenance); run the era adapters of
-`ascendctl_engine.adapters` (one `EngineCommand` per node); run the lint rules. Every broken constraint
-(matrix errors, adapter `unsupported`, lint errors) fails the plan with `UnsupportedPlan` — listing the
-constraint and the nearest supported options — unless unsupported combinations are allowed, which turns
-them into warnings. The planner does no I/O beyond the named boundaries it is given (matrix loader,
-`read_model_config`, the prepared-model resolver).
+`plan_profile` is a short pipeline of named steps: the release row (the pinned version set) → the model (its
+source, config.json, matrix family, traits, quantization method) → the node layout → the era adapters of
+`ascendctl_engine.adapters` (one `EngineCommand` per node) → the instance's typed settings → the memory fit →
+the findings (the matrix's verdict, the host, the adapters' refusals and the release's own rejections, then the
+`plan.*` rules), each with an id from the one rule registry. It never raises on findings: a failing one the
+profile's `allow` (or `--allow`) names becomes a warning, the rest stay failing in `Plan.blocking`, which
+`plan`, `serve` and `render` refuse. The planner does no I/O beyond the named boundaries it is given (matrix
+loader, `read_model_config`, the prepared-model resolver).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
 from ascendctl.core.errors import UserInputError
-from ascendctl.core.findings import Finding
+from ascendctl.core.findings import Finding, accepts, is_id, rule_of
 from ascendctl.facts.matrix import (
     find_models,
     fit_row,
@@ -35,57 +37,64 @@ from ascendctl.facts.matrix import (
     release_for_pin,
 )
 from ascendctl.facts.matrix.explainer import explain
-from ascendctl.facts.matrix.features import constraint_hits
+from ascendctl.facts.matrix.features import constraint_hits, constraint_key
 from ascendctl.facts.matrix.launch import hardware_traits
 from ascendctl.facts.matrix.model_tables import judge
-from ascendctl.facts.model_inspect import ModelConfig, identity_warnings, model_traits, read_model_config
+from ascendctl.facts.model_inspect import ModelConfig, ModelTraits, identity_warnings, model_traits, read_model_config
 from ascendctl.plan.fit.estimate import FitError, estimate
 from ascendctl.plan.fit.inputs import fit_inputs
-from ascendctl.plan.plan_rules import PlanFacts, plan_findings
-from ascendctl.plan.types import Deployment, ModelFacts, NodeLayout, Plan, ReleasePin, Setting
+from ascendctl.plan.plan_rules import Broken, PlanFacts, plan_findings
+from ascendctl.plan.types import (
+    Deployment,
+    EngineSettings,
+    Instance,
+    ModelFacts,
+    NodeLayout,
+    Plan,
+    ReleasePin,
+    Setting,
+)
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.profile_rules import profile_findings
-from ascendctl_engine.adapters import (
-    AscendIntent,
-    EngineIntent,
-    EplbIntent,
-    HardwareTraits,
-    ModelIntent,
-    NodeIntent,
-    ParallelIntent,
-    SchedulerIntent,
-    ServerIntent,
-    SpeculativeIntent,
-    plan_commands,
-)
-from ascendctl_engine.adapters.intent import LoraIntent, ServingIntent
+from ascendctl_engine.adapters import EngineIntent, HardwareTraits, LoadedModel, plan_commands
+from ascendctl_engine.adapters.builder import AdapterResult
+from ascendctl_engine.adapters.intent import layout_nodes
 from ascendctl_engine.prepared_models import ModelError, model_dir, resolve_model_source
-from ascendctl_engine.spec import RestartPolicy, SecretRef, Supervision
+from ascendctl_engine.spec import RestartPolicy, Supervision
 
 if TYPE_CHECKING:
     from ascendctl.facts.matrix.schema import Hardware, ModelFamily, Release, SupportMatrix
     from ascendctl.plan.fit.result import FitResult
     from ascendctl_engine.host.facts import HostFacts
-    from ascendctl_engine.spec import EngineCommand
 
 PREPARED = "prepared:"
-_Intent = TypeVar("_Intent")
 ConfigReader = Callable[[str], ModelConfig | None]
 
 
 class UnsupportedPlan(UserInputError):
-    """The profile asks for something the target release / hardware cannot do (exit 2)."""
+    """Failing findings nothing accepted: the profile asks for what the target release / hardware cannot do
+    (exit 2). Each line names the finding's id, the one to accept it with when it can be accepted."""
 
-    def __init__(self, problems: list[str], suggestions: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
-        self.suggestions = suggestions
+    def __init__(self, blocking: Sequence[Finding], suggestions: Sequence[str] = ()) -> None:
+        super().__init__("; ".join(f"{f.message} [{f.id}]" for f in blocking))
+        self.findings = tuple(blocking)
+        self.suggestions = tuple(suggestions)
+
+    @property
+    def problems(self) -> list[str]:
+        return [f.message for f in self.findings]
 
     def lines(self) -> list[str]:
-        out = [f"error: unsupported: {p}" for p in self.problems]
+        out = [f"error: unsupported: {f.message} [{f.id}]" for f in self.findings]
         if self.suggestions:
             out.append(f"error: nearest supported options: {'; '.join(self.suggestions)}")
-        out.append("error: to plan it anyway: allow_unsupported: true in the profile, or --allow-unsupported")
+        ids = [f.id for f in self.findings if _allowable(f)]
+        never = [f.id for f in self.findings if not _allowable(f)]
+        if ids:
+            listed = ", ".join(dict.fromkeys(ids))
+            out.append(f"error: to plan it anyway, accept them by id: allow: [{listed}] in the profile, or --allow ID")
+        if never:
+            out.append(f"error: {', '.join(dict.fromkeys(never))}: cannot be accepted, the engine would not start")
         return out
 
 
@@ -192,69 +201,49 @@ def _quant_method(matrix: SupportMatrix, profile: Profile, config: ModelConfig |
 # --------------------------------------------------------------------------------------------------
 # matrix verdict
 
-
+# Which profile intent uses which matrix feature (the matrix's `features` vocabulary): each entry is a test of the
+# profile and the feature ids it adds.
 _GRAPH_FEATURES = {
-    "piecewise": ["piecewise-graph"],
-    "full": ["full-graph"],
-    "full-decode-only": ["full-decode-only-graph"],
-    "full-and-piecewise": ["piecewise-graph", "full-graph"],
+    "piecewise": ("piecewise-graph",),
+    "full": ("full-graph",),
+    "full-decode-only": ("full-decode-only-graph",),
+    "full-and-piecewise": ("piecewise-graph", "full-graph"),
 }
+_FEATURE_TESTS: tuple[tuple[str, Callable[[Profile], bool]], ...] = (
+    ("tp", lambda p: p.engine.parallel.tensor > 1),
+    ("pp", lambda p: p.engine.parallel.pipeline > 1),
+    ("dp", lambda p: p.engine.parallel.data > 1),
+    ("ep", lambda p: p.engine.parallel.expert),
+    ("ray", lambda p: p.engine.parallel.executor == "ray"),
+    ("eplb", lambda p: p.engine.eplb.mode != "off" and p.engine.eplb.implementation != "upstream"),
+    ("eplb-mrv2", lambda p: p.engine.eplb.mode != "off" and p.engine.eplb.implementation == "upstream"),
+    ("speculative", lambda p: p.engine.speculative is not None),
+    ("prefix-cache", lambda p: bool(p.engine.scheduler.prefix_caching)),
+    ("chunked-prefill", lambda p: bool(p.engine.scheduler.chunked_prefill)),
+    ("pooling", lambda p: p.model.task != "generate"),
+    ("lora", lambda p: p.serving.lora is not None),
+    ("pcp", lambda p: (p.serving.prefill_context_parallel or 1) > 1),
+    ("dcp", lambda p: (p.serving.decode_context_parallel or 1) > 1),
+)
 
 
 def _features(profile: Profile) -> list[str]:
-    e = profile.engine
-    out = list(_GRAPH_FEATURES.get(e.graph.mode, []))
-    par = e.parallel
-    if par.tensor > 1:
-        out.append("tp")
-    if par.pipeline > 1:
-        out.append("pp")
-    if par.data > 1:
-        out.append("dp")
-    if par.expert:
-        out.append("ep")
-    if par.executor == "ray":
-        out.append("ray")
-    if e.eplb.mode != "off":
-        out.append("eplb-mrv2" if e.eplb.implementation == "upstream" else "eplb")
-    if e.speculative is not None:
-        out.append("speculative")
-    if e.scheduler.prefix_caching:
-        out.append("prefix-cache")
-    if e.scheduler.chunked_prefill:
-        out.append("chunked-prefill")
-    if profile.model.task != "generate":
-        out.append("pooling")
-    serving = profile.serving
-    if serving.lora is not None:
-        out.append("lora")
-    if (serving.prefill_context_parallel or 1) > 1:
-        out.append("pcp")
-    if (serving.decode_context_parallel or 1) > 1:
-        out.append("dcp")
-    return out
+    graph = list(_GRAPH_FEATURES.get(profile.engine.graph.mode, ()))
+    return graph + [feature for feature, uses in _FEATURE_TESTS if uses(profile)]
 
 
-def _verdict(
-    matrix: SupportMatrix, profile: Profile, row: Release, family: ModelFamily | None
-) -> tuple[list[str], list[str], list[str]]:
-    """(problems, warnings, suggestions) of the matrix for this combination."""
-    problems: list[str] = []
-    warnings: list[str] = []
-    suggestions: list[str] = []
+@dataclass(frozen=True)
+class MatrixVerdict:
+    """What the support matrix says of this combination: broken (or partly met) constraints, nearest options."""
+
+    broken: tuple[Broken, ...] = ()
+    suggestions: tuple[str, ...] = ()
+
+
+def _verdict(matrix: SupportMatrix, profile: Profile, row: Release, family: ModelFamily | None) -> MatrixVerdict:
     hw = profile.target.hardware
     if family is None:
-        # No family to judge, but the combination rules still hold (a W4A8 checkpoint breaks EPLB whatever it is).
-        if row.backend == "npu" and hw is not None:
-            hardware = hardware_by_id(matrix, hw)
-            if not hardware_supported(hardware, row):
-                problems.append(f"{row.version} does not support {hardware.name} (supported: {hardware.releases})")
-            for c in constraint_hits(
-                matrix, row, features=_features(profile), quant=profile.model.quantization, hardware=hw
-            ):
-                text = f"matrix: {c.message} ({c.verdict}) ({c.source})"
-                (problems if c.verdict == "unsupported" else warnings).append(text)
-        return problems, warnings, suggestions
+        return _verdict_without_family(matrix, profile, row)
     verdict = explain(
         matrix,
         model=family.id,
@@ -265,14 +254,37 @@ def _verdict(
         features=_features(profile),
         task=profile.model.task,
     )
-    for reason in verdict.reasons:
-        text = f"matrix: {reason.message} ({reason.reference})"
-        if reason.level == "error":
-            problems.append(text)
-        elif reason.level == "warning":
-            warnings.append(text)
-    suggestions += verdict.suggestions
-    return problems, warnings, suggestions
+    fix = f"nearest supported: {'; '.join(verdict.suggestions)}" if verdict.suggestions else None
+    broken = tuple(
+        Broken(
+            r.constraint,
+            f"matrix: {r.message} ({r.reference})",
+            r.reference,
+            "error" if r.level == "error" else "warning",
+            fix,
+        )
+        for r in verdict.reasons
+        if r.level in ("error", "warning")
+    )
+    return MatrixVerdict(broken, tuple(verdict.suggestions))
+
+
+def _verdict_without_family(matrix: SupportMatrix, profile: Profile, row: Release) -> MatrixVerdict:
+    """No family to judge, but the combination rules still hold (a W4A8 checkpoint breaks EPLB whatever it is)."""
+    hw = profile.target.hardware
+    if row.backend != "npu" or hw is None:
+        return MatrixVerdict()
+    broken: list[Broken] = []
+    hardware = hardware_by_id(matrix, hw)
+    if not hardware_supported(hardware, row):
+        text = f"{row.version} does not support {hardware.name} (supported: {hardware.releases})"
+        broken.append(Broken("hardware", text, "ascendctl/facts/data/matrix.yaml"))
+    hits = constraint_hits(matrix, row, features=_features(profile), quant=profile.model.quantization, hardware=hw)
+    for c in hits:
+        level: Literal["error", "warning"] = "error" if c.verdict == "unsupported" else "warning"
+        text = f"matrix: {c.message} ({c.verdict}) ({c.source})"
+        broken.append(Broken(constraint_key(c), text, c.source, level))
+    return MatrixVerdict(tuple(broken))
 
 
 def _support_table(matrix: SupportMatrix, family: ModelFamily | None, row: Release, hardware: str | None) -> str | None:
@@ -283,44 +295,37 @@ def _support_table(matrix: SupportMatrix, family: ModelFamily | None, row: Relea
     return judged.row.source if judged.row is not None else judged.table_ref
 
 
-def _host_problems(profile: Profile, host: HostFacts | None) -> list[str]:
+def _host_mismatch(profile: Profile, host: HostFacts | None) -> tuple[Broken, ...]:
     if host is None:
-        return []
-    out: list[str] = []
+        return ()
+    out: list[Broken] = []
     t = profile.target
     if host.backend != t.backend and t.backend != "cpu":  # a CPU plan runs anywhere
-        out.append(f"the profile targets {t.backend} but this host looks like {host.backend}")
+        out.append(Broken("backend", f"the profile targets {t.backend} but this host looks like {host.backend}"))
     if t.backend == "npu" and host.family is not None and t.hardware is not None and host.family != t.hardware:
-        out.append(f"the profile targets {t.hardware} but this host has {host.family} NPUs")
-    return out
+        out.append(Broken("hardware", f"the profile targets {t.hardware} but this host has {host.family} NPUs"))
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------------------------------
 # intent
 
 
-def _sources(settings: Mapping[str, Setting]) -> dict[str, str]:
-    return {path: s.source for path, s in settings.items()}
-
-
 def _nodes(profile: Profile) -> tuple[NodeLayout, ...]:
-    t, par, net = profile.target, profile.engine.parallel, profile.network
-    local = par.data_per_node or max(1, par.data // t.nodes)
-    out = []
-    for i in range(t.nodes):
-        entry = net.nodes[i] if i < len(net.nodes) else None
-        out.append(
-            NodeLayout(
-                index=i,
-                role="head" if i == 0 else "worker",
-                address=entry.address if entry else None,
-                interface=(entry.interface if entry and entry.interface else None) or net.interface,
-                devices=t.devices_per_node,
-                dp_ranks=local,
-                dp_start_rank=i * local,
-            )
+    par = profile.engine.parallel
+    local = par.data_per_node or max(1, par.data // profile.target.nodes)
+    return tuple(
+        NodeLayout(
+            index=n.index,
+            role="head" if n.index == 0 else "worker",
+            address=n.address,
+            interface=n.interface,
+            devices=profile.target.devices_per_node,
+            dp_ranks=local,
+            dp_start_rank=n.index * local,
         )
-    return tuple(out)
+        for n in layout_nodes(profile.target, profile.network)
+    )
 
 
 def _traits(matrix: SupportMatrix, hardware: str | None) -> HardwareTraits:
@@ -333,102 +338,31 @@ def build_intent(
     row: Release,
     *,
     matrix: SupportMatrix,
-    model_source: str,
-    traits_arch: str,
-    multimodal: bool,
-    quant_method: str | None,
-    config: ModelConfig | None,
-    nodes: tuple[NodeLayout, ...],
+    loaded: LoadedModel,
     sources: Mapping[str, str],
     host: HostFacts | None,
 ) -> EngineIntent:
-    """The engine's intent for one profile on one release row (pure)."""
-    m, e, t, s = profile.model, profile.engine, profile.target, profile.server
-    api_key = SecretRef(env=s.api_key.env, file=s.api_key.file) if s.api_key else None
+    """The engine's intent for one profile on one release row (pure): the profile's sections as they are, and
+    what the planner resolved beside them."""
     cann = (host.cann.version if host and host.cann.version else None) or row.cann
     return EngineIntent(
-        backend=t.backend,
-        hardware=t.hardware,
-        traits=_traits(matrix, t.hardware),
         vllm=row.vllm,
+        model=profile.model,
+        target=profile.target,
+        engine=profile.engine,
+        network=profile.network,
+        server=profile.server,
+        serving=profile.serving,
+        runtime=profile.runtime,
+        loaded=loaded,
+        traits=_traits(matrix, profile.target.hardware),
         vllm_ascend=row.vllm_ascend,
         cann=cann,
         driver=host.driver.version if host else None,
-        model=_section(
-            ModelIntent,
-            m,
-            source=model_source,
-            quant_method=quant_method,
-            arch=traits_arch,
-            multimodal=multimodal,
-            num_heads=config.num_attention_heads if config else None,
-            num_experts=config.num_experts if config else None,
-        ),
-        graph_mode=e.graph.mode,
-        capture_sizes=tuple(e.graph.capture_sizes) if e.graph.capture_sizes else None,
-        parallel=_section(ParallelIntent, e.parallel, executor_explicit="executor" in e.parallel.model_fields_set),
-        nodes=tuple(_node_intent(profile, n) for n in nodes),
-        devices_per_node=t.devices_per_node,
-        visible_devices=tuple(t.visible_devices) if t.visible_devices is not None else None,
-        dp_rpc_port=profile.network.dp_rpc_port,
-        ray_port=profile.network.ray_port,
-        eplb=_section(EplbIntent, e.eplb),
-        scheduler=_section(SchedulerIntent, e.scheduler),
-        speculative=_section(SpeculativeIntent, e.speculative) if e.speculative else None,
-        ascend=_section(AscendIntent, e.ascend),
-        serving=_serving(profile),
-        device_utilization=e.memory.device_utilization,
-        cpu_kv_cache_gib=e.memory.cpu_kv_cache_gib,
-        kv_cache_dtype=e.memory.kv_cache_dtype,
+        nodes=layout_nodes(profile.target, profile.network),
         cpu_cores=host.cpu.cores if host else None,
-        seed=e.seed,
-        server=_section(
-            ServerIntent, s, api_key=api_key, shutdown_timeout_explicit="shutdown_timeout" in s.model_fields_set
-        ),
         supervision=supervision_of(profile),
-        extra_args=tuple(e.extra_args),
-        additional_config=dict(e.additional_config),
-        user_env=dict(profile.runtime.env),
-        secret_env={n: SecretRef(env=src.env, file=src.file) for n, src in profile.runtime.secrets.items()},
         sources=sources,
-    )
-
-
-def _node_intent(profile: Profile, node: NodeLayout) -> NodeIntent:
-    """A node's layout with its per-node overrides (`network.nodes[i]`: memory fraction, env, extra args)."""
-    entry = profile.network.nodes[node.index] if node.index < len(profile.network.nodes) else None
-    if entry is None:
-        return NodeIntent(node.index, node.address, node.interface)
-    return NodeIntent(
-        node.index,
-        node.address,
-        node.interface,
-        device_utilization=entry.device_utilization,
-        env=dict(entry.env),
-        extra_args=tuple(entry.extra_args),
-    )
-
-
-def _section(cls: type[_Intent], section: BaseModel, **computed: Any) -> _Intent:
-    """An intent dataclass from the profile section that spells its fields the same way (one name per concept
-    end to end, no default restated here); `computed` gives what the planner derives or converts."""
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    copied = {n: getattr(section, n) for n in names if n in type(section).model_fields and n not in computed}
-    return cls(**copied, **computed)
-
-
-def _serving(profile: Profile) -> ServingIntent:
-    """The `serving` section as the engine's intent (LoRA adapters as (name, path) pairs)."""
-    s = profile.serving
-    lora = None
-    if s.lora is not None:
-        lora = _section(LoraIntent, s.lora, adapters=tuple((a.name, a.path) for a in s.lora.adapters))
-    return _section(ServingIntent, s, limit_mm_per_prompt=dict(s.limit_mm_per_prompt), lora=lora)
-
-
-def _allowed(finding: Finding) -> Finding:
-    return dataclasses.replace(
-        finding, severity="warn", status="warn", message=f"{finding.message} (allowed by allow_unsupported)"
     )
 
 
@@ -442,7 +376,198 @@ def supervision_of(profile: Profile) -> Supervision:
 
 
 # --------------------------------------------------------------------------------------------------
-# the planner
+# the steps
+
+
+@dataclass(frozen=True)
+class ReleaseChoice:
+    row: Release
+    why: str
+
+
+def choose_release(profile: Profile, matrix: SupportMatrix, release: str | None) -> ReleaseChoice:
+    """The support-matrix row the plan pins (`--release` wins over the profile's), and why."""
+    pin = release or profile.release
+    row = release_for_pin(matrix, profile.target.backend, pin)
+    if release:
+        why = f"--release {pin}"
+    else:
+        why = f"{'user' if 'release' in profile.model_fields_set else 'profile default'}: release {pin}"
+    if row.version != pin:
+        why += f" → {row.version}"
+    return ReleaseChoice(row, why)
+
+
+@dataclass(frozen=True, eq=False)
+class ResolvedModel:
+    """The model as the plan loads it: its source, config.json, matrix family, traits and quantization method."""
+
+    resolved: str
+    is_local: bool
+    config: ModelConfig | None
+    family: ModelFamily | None
+    traits: ModelTraits
+    quant_method: str | None
+    quant_why: str
+    warnings: tuple[str, ...]
+
+    def loaded(self) -> LoadedModel:
+        c = self.config
+        return LoadedModel(
+            source=self.resolved,
+            quant_method=self.quant_method,
+            arch=self.traits.arch,
+            multimodal=self.traits.multimodal,
+            num_heads=c.num_attention_heads if c else None,
+            num_experts=c.num_experts if c else None,
+        )
+
+
+def resolve_model(
+    profile: Profile, matrix: SupportMatrix, data_root: Path | None, read_config: ConfigReader
+) -> ResolvedModel:
+    m = profile.model
+    warnings: list[str] = []
+    resolved = resolve_source(m.source, data_root, warnings)
+    is_local = resolved != m.source or resolved.startswith(("/", ".", "~"))
+    if is_local:
+        config = read_config(resolved)
+    else:  # a hub id: its config.json from the Hugging Face / ModelScope cache when there (a few stats when not)
+        config = read_model_config(resolved, m.revision) if read_config is read_model_config else None
+    # The matrix records model support for Ascend only: cpu/cuda plans take their traits from config.json.
+    npu = profile.target.backend == "npu"
+    family = _family(matrix, m.source, config, m.task, m.architecture) if npu else None
+    types = tuple(family.types) if family else None
+    traits = model_traits(m.source, config, types, family.id if family else None, m.architecture)
+    warnings += identity_warnings(m.source, traits, config, m.architecture)
+    method, why = _quant_method(matrix, profile, config)
+    return ResolvedModel(resolved, is_local, config, family, traits, method, why, tuple(warnings))
+
+
+def engine_settings(
+    profile: Profile, result: AdapterResult, settings: Mapping[str, Setting], hardware: Hardware | None
+) -> EngineSettings:
+    """The instance's resolved settings, typed: the profile's values with the adapters' resolutions over them, and
+    what `runtime.env` overrides (it wins over every default the plan injects)."""
+
+    def setting(path: str) -> Setting:
+        if path in result.resolved:
+            value, why = result.resolved[path]
+            return Setting(value, why)
+        return settings[path]
+
+    return EngineSettings(
+        graph_mode=Setting(result.graph_mode, result.graph_why),
+        kv_cache_dtype=setting("engine.memory.kv_cache_dtype"),
+        hccl_buffer_mb=_hccl_buffer(profile, result),
+        device_utilization=setting("engine.memory.device_utilization"),
+        cpu_kv_cache_gib=_cpu_kv_gib(profile, setting("engine.memory.cpu_kv_cache_gib")),
+        max_model_len=setting("model.max_model_len"),
+        max_num_seqs=setting("engine.scheduler.max_num_seqs"),
+        max_num_batched_tokens=setting("engine.scheduler.max_num_batched_tokens"),
+        capture_sizes=setting("engine.graph.capture_sizes"),
+        host=profile.server.host,
+        port=profile.server.port,
+        devices_per_node=profile.target.devices_per_node,
+        hardware=hardware,
+    )
+
+
+def _env_mb(profile: Profile, name: str) -> Setting | None:
+    """A whole number `runtime.env` sets for `name`, which wins over the plan's own value."""
+    value = profile.runtime.env.get(name)
+    if value is not None and value.strip().isdigit():
+        return Setting(int(value), f"user: runtime.env {name}")
+    return None
+
+
+def _hccl_buffer(profile: Profile, result: AdapterResult) -> Setting:
+    planned = Setting(*result.hccl_buffer_mb) if result.hccl_buffer_mb else Setting(None, "HCCL's default")
+    return _env_mb(profile, "HCCL_BUFFSIZE") or planned
+
+
+def _cpu_kv_gib(profile: Profile, planned: Setting) -> Setting:
+    return _env_mb(profile, "VLLM_CPU_KVCACHE_SPACE") or planned
+
+
+def _plan_settings(
+    profile: Profile, release: ReleaseChoice, model: ResolvedModel, result: AdapterResult, engine: EngineSettings
+) -> dict[str, Setting]:
+    """The dotted view `--why` and `--json` print: every profile leaf, the planner's and the adapters' resolutions
+    over them, and the instance's typed settings at their paths."""
+    settings = profile_settings(profile)
+    settings["release"] = Setting(release.row.version, release.why)
+    settings["model.quant_method"] = Setting(model.quant_method, model.quant_why)
+    if "decision:eplb.implementation" in result.provenance:
+        settings["engine.eplb.implementation"] = Setting("ascend", result.provenance["decision:eplb.implementation"])
+    for path, (value, why) in result.resolved.items():
+        settings[path] = Setting(value, why)
+    settings.update({path: getattr(engine, name) for name, path in EngineSettings.paths.items()})
+    settings["model.source"] = Setting(model.resolved, settings["model.source"].source)
+    return settings
+
+
+def _adapt(
+    profile: Profile, release: ReleaseChoice, matrix: SupportMatrix, model: ResolvedModel, host: HostFacts | None
+) -> AdapterResult:
+    """The era adapters' commands for this profile on this release (provenance from the profile's settings)."""
+    settings = profile_settings(profile)
+    sources = {path: s.source for path, s in settings.items()}
+    sources["release"] = release.why
+    sources["model.quant_method"] = model.quant_why
+    nodes = profile.target.nodes
+    if profile.engine.parallel.data_per_node is None and nodes > 1:
+        local = max(1, profile.engine.parallel.data // nodes)
+        sources["engine.parallel.data_per_node"] = f"profile default: data / nodes = {local}"
+    intent = build_intent(profile, release.row, matrix=matrix, loaded=model.loaded(), sources=sources, host=host)
+    return plan_commands(intent)
+
+
+def _verified_len(model: ResolvedModel, hardware: str | None) -> int | None:
+    if model.family is None or hardware is None:
+        return None
+    support = model_support(model.family, hardware)
+    return support.max_len if support else None
+
+
+@dataclass(frozen=True, eq=False)
+class _Judged:
+    findings: tuple[Finding, ...]
+    allowed: tuple[str, ...]
+    notes: tuple[str, ...]  # what the deprecated allow_unsupported covered
+
+
+def _findings(facts: PlanFacts, profile: Profile, allow: Sequence[str], allow_unsupported: bool) -> _Judged:
+    """Every `plan.*` finding, the profile's own warnings first; failing ones the allow list accepts lowered."""
+    raw = [*(f for f in profile_findings(profile) if f.status == "warn"), *plan_findings(facts)]
+    accepted = [*profile.allow, *allow]
+    everything = allow_unsupported or profile.allow_unsupported
+    out: list[Finding] = []
+    allowed: list[str] = []
+    for f in raw:
+        if f.status == "fail" and (accepts(accepted, f.id) or (everything and _allowable(f))):
+            allowed.append(f.id)
+            f = dataclasses.replace(f, severity="warn", status="warn", message=f"{f.message} (allowed: {f.id})")
+        out.append(f)
+    notes = [_unknown_allow(a) for a in accepted if _unknown_allow(a)]
+    if everything:
+        covered = ", ".join(allowed) or "nothing here"
+        notes.append(f"allow_unsupported is deprecated: it accepted {covered}; name them in `allow:` (or --allow)")
+    return _Judged(tuple(out), tuple(dict.fromkeys(allowed)), tuple(notes))
+
+
+def _allowable(finding: Finding) -> bool:
+    owner = rule_of(finding.id)
+    return finding.scope == "plan" and (owner is None or owner.allowable)
+
+
+def _unknown_allow(allow_id: str) -> str:
+    owner = rule_of(allow_id)
+    if owner is None:
+        return f"allow: {allow_id} names no finding (ids: `ascendctl plan --json` findings[].id, README rules)"
+    if not owner.allowable:
+        return f"allow: {allow_id} can never be accepted: the release would not start with it"
+    return ""
 
 
 def plan_profile(
@@ -451,180 +576,121 @@ def plan_profile(
     matrix: SupportMatrix | None = None,
     host: HostFacts | None = None,
     release: str | None = None,
+    allow: Sequence[str] = (),
     allow_unsupported: bool = False,
     data_root: Path | None = None,
     read_config: ConfigReader = read_model_config,
 ) -> Plan:
     """Resolve `profile` into a `Plan` (see the module docstring). Raises `UserInputError` for an unknown
-    release and `UnsupportedPlan` for broken constraints (unless allowed)."""
+    release or model name; broken constraints are findings (`Plan.blocking`), never exceptions."""
+    for finding_id in allow:
+        if not is_id(finding_id):
+            raise UserInputError(f"--allow {finding_id!r}: not a finding id (the ids `ascendctl plan` prints)")
     matrix = matrix or load_matrix()
-    backend = profile.target.backend
-    pin = release or profile.release
-    row = release_for_pin(matrix, backend, pin)
-    release_why = (
-        f"--release {pin}"
-        if release
-        else (f"user: release {pin}" if "release" in profile.model_fields_set else f"profile default: release {pin}")
+    chosen = choose_release(profile, matrix, release)
+    model = resolve_model(profile, matrix, data_root, read_config)
+    layout = _nodes(profile)
+    result = _adapt(profile, chosen, matrix, model, host)
+    hw_id = profile.target.hardware
+    hardware = hardware_by_id(matrix, hw_id) if hw_id is not None else None
+    engine = engine_settings(profile, result, profile_settings(profile), hardware)
+    fit, fit_error = _fit(profile, engine, chosen.row, model.resolved, host)
+    verdict = _verdict(matrix, profile, chosen.row, model.family)
+    facts = PlanFacts(
+        profile=profile,
+        graph_mode=result.graph_mode,
+        arch=model.traits.arch,
+        config=model.config,
+        model_is_local=model.is_local,
+        hardware=hardware,
+        in_matrix=model.family is not None,
+        verified_max_len=_verified_len(model, hw_id),
+        env={**(dict(host.env) if host is not None else {}), **profile.runtime.env},
+        matrix=verdict.broken,
+        host=_host_mismatch(profile, host),
+        refusals=result.refusals,
+        release=chosen.row,
+        fit=fit,
     )
-    if row.version != pin:
-        release_why += f" → {row.version}"
-    hardware = profile.target.hardware
-    warnings: list[str] = []
-    settings = profile_settings(profile)
-    settings["release"] = Setting(row.version, release_why)
+    judged = _findings(facts, profile, allow, allow_unsupported)
+    return _assemble(profile, chosen, model, layout, result, engine, judged, verdict, host, matrix, fit, fit_error)
 
-    resolved = resolve_source(profile.model.source, data_root, warnings)
-    is_local = resolved != profile.model.source or resolved.startswith(("/", ".", "~"))
-    if is_local:
-        config = read_config(resolved)
-    else:  # a hub id: its config.json from the Hugging Face / ModelScope cache when there (a few stats when not)
-        config = read_model_config(resolved, profile.model.revision) if read_config is read_model_config else None
-    architecture = profile.model.architecture
-    # The matrix records model support for Ascend only: cpu/cuda plans take their traits from config.json.
-    family = (
-        _family(matrix, profile.model.source, config, profile.model.task, architecture) if backend == "npu" else None
-    )
-    traits = model_traits(
-        profile.model.source,
-        config,
-        tuple(family.types) if family else None,
-        family.id if family else None,
-        architecture,
-    )
-    warnings += identity_warnings(profile.model.source, traits, config, architecture)
-    quant_method, quant_why = _quant_method(matrix, profile, config)
-    settings["model.quant_method"] = Setting(quant_method, quant_why)
 
-    problems, matrix_warnings, suggestions = _verdict(matrix, profile, row, family)
-    warnings += matrix_warnings
-    problems += _host_problems(profile, host)
-    if host is not None and host.backend == row.backend:
-        warnings += [f"host: {c} (plan against the host's facts; `ascendctl matrix --here` lists what fits)"
-                     for c in fit_row(matrix, row, host).host_changes]  # fmt: skip
-    nodes = _nodes(profile)
-    sources = _sources(settings)
-    if profile.engine.parallel.data_per_node is None and profile.target.nodes > 1:
-        sources["engine.parallel.data_per_node"] = f"profile default: data / nodes = {nodes[0].dp_ranks}"
-    intent = build_intent(
-        profile,
-        row,
-        matrix=matrix,
-        model_source=resolved,
-        traits_arch=traits.arch,
-        multimodal=traits.multimodal,
-        quant_method=quant_method,
-        config=config,
-        nodes=nodes,
-        sources=sources,
-        host=host,
+def _assemble(
+    profile: Profile,
+    chosen: ReleaseChoice,
+    model: ResolvedModel,
+    layout: tuple[NodeLayout, ...],
+    result: AdapterResult,
+    engine: EngineSettings,
+    judged: _Judged,
+    verdict: MatrixVerdict,
+    host: HostFacts | None,
+    matrix: SupportMatrix,
+    fit: FitResult | None,
+    fit_error: str | None,
+) -> Plan:
+    hardware, row = profile.target.hardware, chosen.row
+    warnings = [*model.warnings, *judged.notes, *_host_changes(matrix, row, host), *result.warnings]
+    facts = ModelFacts(
+        source=profile.model.source,
+        resolved=model.resolved,
+        family=model.family.id if model.family else None,
+        arch=model.traits.arch,
+        multimodal=model.traits.multimodal,
+        traits_from=model.traits.why,
+        config_path=model.config.path if model.config else None,
+        support_table=_support_table(matrix, model.family, row, hardware),
     )
-    result = plan_commands(intent)
-    problems += list(result.unsupported)
-    warnings += list(result.warnings)
-
-    verified_len = None
-    if family is not None and hardware is not None:
-        support = model_support(family, hardware)
-        verified_len = support.max_len if support else None
-    graph_why = result.provenance.get("decision:graph.mode") or next(
-        (
-            result.provenance[k]
-            for k in ("--enforce-eager", "--compilation-config.cudagraph_mode")
-            if k in result.provenance
-        ),
-        settings["engine.graph.mode"].source,
-    )
-    settings["engine.graph.mode"] = Setting(result.graph_mode, graph_why)
-    if "decision:eplb.implementation" in result.provenance:
-        settings["engine.eplb.implementation"] = Setting("ascend", result.provenance["decision:eplb.implementation"])
-    for path, (value, why) in result.resolved.items():
-        settings[path] = Setting(value, why)
-    settings["model.source"] = Setting(resolved, settings["model.source"].source)
-    hw = hardware_by_id(matrix, hardware) if hardware is not None else None
-    fit, fit_error = _fit(profile, settings, result.commands, row, resolved, hw, host)
-    host_env = dict(host.env) if host is not None else {}
-    findings = plan_findings(
-        PlanFacts(
-            profile=profile,
-            graph_mode=result.graph_mode,
-            arch=traits.arch,
-            config=config,
-            model_is_local=is_local,
-            hardware=hw,
-            in_matrix=family is not None,
-            verified_max_len=verified_len,
-            env={**host_env, **profile.runtime.env},
-            broken=tuple(problems),
-            release=row,
-            fit=fit,
-        )
-    )
-    problems += [
-        f"{f.message} [{f.id}; {f.source}]" for f in findings if f.status == "fail" and f.id != "plan.supported"
-    ]
-
-    allowed = allow_unsupported or profile.allow_unsupported
-    if problems and not allowed:
-        raise UnsupportedPlan(list(dict.fromkeys(problems)), list(dict.fromkeys(suggestions)))
-    if problems:
-        warnings = [f"unsupported (allowed): {p}" for p in dict.fromkeys(problems)] + warnings
-    if profile.allow_unsupported:
-        # The profile itself accepts its broken constraints: they are warnings wherever findings are shown
-        # (`check PROFILE` included), not failures. A `--allow-unsupported` flag lowers nothing: it is a one-off.
-        findings = [_allowed(f) if f.status == "fail" else f for f in findings]
-
     deployment = Deployment(
         name=profile.metadata.name,
-        release=_release_pin(row, hardware, release_why),
-        backend=backend,
+        release=_release_pin(row, hardware, chosen.why),
+        backend=profile.target.backend,
         hardware=hardware,
-        model=ModelFacts(
-            source=profile.model.source,
-            resolved=resolved,
-            family=family.id if family else None,
-            arch=traits.arch,
-            multimodal=traits.multimodal,
-            traits_from=traits.why,
-            config_path=config.path if config else None,
-            support_table=_support_table(matrix, family, row, profile.target.hardware),
-        ),
-        nodes=nodes,
-        settings=settings,
+        model=facts,
+        nodes=layout,
+        settings=_plan_settings(profile, chosen, model, result, engine),
         warnings=tuple(dict.fromkeys(warnings)),
-        # The profile's own warnings (e.g. a typed field said through an escape hatch) print with the plan's.
-        findings=(*(f for f in profile_findings(profile) if f.status == "warn"), *findings),
+        findings=judged.findings,
     )
-    provenance = {"release": release_why, **result.provenance}
-    for topic, label in result.eras.items():
-        provenance[f"era:{topic}"] = label
+    provenance = {"release": chosen.why, **result.provenance}
+    provenance.update({f"era:{topic}": label for topic, label in result.eras.items()})
+    instance = Instance("serve", "serve", layout, result.commands, engine, facts)
     return Plan(
         deployment=deployment,
-        commands=result.commands,
+        instances=(instance,),
         provenance=provenance,
         env_sources=result.env_sources,
         eras=result.eras,
         warnings=tuple(dict.fromkeys(warnings)),
-        unsupported=tuple(dict.fromkeys(problems)) if allowed else (),
+        allowed=judged.allowed,
+        suggestions=verdict.suggestions,
         fit=fit,
         fit_error=fit_error,
     )
 
 
+def _host_changes(matrix: SupportMatrix, row: Release, host: HostFacts | None) -> list[str]:
+    if host is None or host.backend != row.backend:
+        return []
+    return [f"host: {c} (plan against the host's facts; `ascendctl matrix --here` lists what fits)"
+            for c in fit_row(matrix, row, host).host_changes]  # fmt: skip
+
+
+def require_startable(plan: Plan) -> None:
+    """Raise `UnsupportedPlan` (exit 2) when a failing finding is left that nothing accepted."""
+    if plan.blocking:
+        raise UnsupportedPlan(plan.blocking, plan.suggestions)
+
+
 def _fit(
-    profile: Profile,
-    settings: Mapping[str, Setting],
-    commands: Sequence[EngineCommand],
-    row: Release,
-    resolved: str,
-    hardware: Hardware | None,
-    host: HostFacts | None,
+    profile: Profile, engine: EngineSettings, row: Release, resolved: str, host: HostFacts | None
 ) -> tuple[FitResult | None, str | None]:
     """The memory fit of the resolved plan (`ascendctl.plan.fit`), or why there is none."""
     try:
         inputs = fit_inputs(
-            profile, settings=settings, env=commands[0].env if commands else {}, vllm=row.vllm,
-            vllm_ascend=row.version if row.backend == "npu" else None, model_source=resolved,
-            hardware=hardware, facts=host,
+            profile, engine=engine, vllm=row.vllm, vllm_ascend=row.version if row.backend == "npu" else None,
+            model_source=resolved, facts=host,
         )  # fmt: skip
         return estimate(inputs), None
     except FitError as exc:

@@ -1,6 +1,8 @@
-"""What the planner produces: a `Deployment` (the resolution: pinned release, backend, hardware, node
-layout, every effective setting with its provenance, the plan rules' findings) and a `Plan` (the deployment plus one
-`EngineCommand` per node and the reasons for each flag and variable).
+"""What the planner produces: a `Plan` of cooperating engine `Instance`s (today one, the `serve` instance; prefill
+and decode groups build on it) and the `Service`s in front of them (a router; none today), each instance with
+its nodes, their `EngineCommand`s and its resolved `EngineSettings` (typed: what fit, rules, render and serve
+read), plus a `Deployment` (pinned release, backend, hardware, the dotted settings view `--why` prints, the
+findings).
 
 `Plan.to_json()` is the `--json` contract of `ascendctl plan` and `ascendctl serve --dry-run` (pinned by
 tests; keys may be added; a rename or removal bumps `PLAN_JSON_SCHEMA`). The classes are output only:
@@ -12,18 +14,25 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ascendctl.core.findings import Finding
 from ascendctl_engine.spec import REDACTED, EngineCommand
 from ascendctl_engine.vocab import Role
 
 if TYPE_CHECKING:
+    from ascendctl.facts.matrix.schema import Hardware
     from ascendctl.plan.fit.result import FitResult
+
+InstanceRole = Literal["serve", "prefill", "decode"]
+# The rules that carry the verdicts gathered before the plan rules (`ascendctl.plan.plan_rules`).
+VERDICT_RULES = ("plan.matrix", "plan.host", "plan.refused", "plan.rejected")
 
 # The `plan --json` shape version: bump it (and say so in the CHANGELOG) whenever a key is renamed or removed
 # or a value changes meaning. 2: `lint` (rule/level/reference) became `findings` (the one finding type).
-PLAN_JSON_SCHEMA = 2
+# 3: `instances` and `services` added; `unsupported` removed (an accepted failing finding is a `warn` finding,
+# its id listed in `allowed`); `plan.supported` split into one finding per constraint.
+PLAN_JSON_SCHEMA = 3
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,6 +133,87 @@ class ModelFacts:
 
 
 @dataclass(frozen=True, eq=False)
+class EngineSettings:
+    """One instance's resolved engine settings, each with why: what the fit, the rules, render and serve read
+    (never the argv or env back). `paths` names each in the dotted settings view."""
+
+    graph_mode: Setting  # resolved by the graph era: eager / piecewise / full / ... / torchair / default
+    kv_cache_dtype: Setting
+    hccl_buffer_mb: Setting  # None: HCCL's own default
+    device_utilization: Setting  # None: vLLM's default
+    cpu_kv_cache_gib: Setting  # the CPU backend's KV space (None elsewhere)
+    max_model_len: Setting  # None: the model's own context
+    max_num_seqs: Setting  # None: vLLM's batch defaults
+    max_num_batched_tokens: Setting
+    capture_sizes: Setting  # None: the engine's own list
+    host: str
+    port: int
+    devices_per_node: int
+    hardware: Hardware | None  # the support matrix's hardware family row (devices per server, HBM, limits)
+
+    # each typed setting's key in the dotted view (`Deployment.settings`, which renders this object for `--why`)
+    paths: ClassVar[Mapping[str, str]] = {
+        "graph_mode": "engine.graph.mode",
+        "kv_cache_dtype": "engine.memory.kv_cache_dtype",
+        "device_utilization": "engine.memory.device_utilization",
+        "cpu_kv_cache_gib": "engine.memory.cpu_kv_cache_gib",
+        "max_model_len": "model.max_model_len",
+        "max_num_seqs": "engine.scheduler.max_num_seqs",
+        "max_num_batched_tokens": "engine.scheduler.max_num_batched_tokens",
+        "capture_sizes": "engine.graph.capture_sizes",
+    }
+
+    @property
+    def devices_per_server(self) -> int | None:
+        return self.hardware.devices_per_server if self.hardware is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {name: getattr(self, name).to_json() for name in (*self.paths, "hccl_buffer_mb")}
+        out.update(
+            host=self.host,
+            port=self.port,
+            devices_per_node=self.devices_per_node,
+            hardware=self.hardware.id if self.hardware is not None else None,
+            devices_per_server=self.devices_per_server,
+        )
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """One engine instance: its role, its nodes (layout and command each) and its resolved settings."""
+
+    name: str
+    role: InstanceRole
+    nodes: tuple[NodeLayout, ...]
+    commands: tuple[EngineCommand, ...]
+    settings: EngineSettings
+    model: ModelFacts
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "role": self.role,
+            "nodes": [n.index for n in self.nodes],
+            "model": self.model.to_json(),
+            "settings": self.settings.to_json(),
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class Service:
+    """Something in front of instances (a router or proxy): what it runs and which instances it routes to."""
+
+    name: str
+    kind: str
+    routes_to: tuple[str, ...]
+    command: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "routes_to": list(self.routes_to), "command": list(self.command)}
+
+
+@dataclass(frozen=True, eq=False)
 class Deployment:
     name: str
     release: ReleasePin
@@ -139,14 +229,38 @@ class Deployment:
 @dataclass(frozen=True, eq=False)
 class Plan:
     deployment: Deployment
-    commands: tuple[EngineCommand, ...]
+    instances: tuple[Instance, ...]
     provenance: Mapping[str, str]
     env_sources: Mapping[int, Mapping[str, str]]
     eras: Mapping[str, str]
+    services: tuple[Service, ...] = ()
     warnings: tuple[str, ...] = ()
-    unsupported: tuple[str, ...] = ()  # broken constraints that were allowed (allow_unsupported)
+    allowed: tuple[str, ...] = ()  # ids of failing findings the profile's `allow` or `--allow` accepted
+    suggestions: tuple[str, ...] = ()  # the matrix's nearest supported options, when a matrix constraint broke
     fit: FitResult | None = None  # the memory fit (`ascendctl fit`); None when it cannot be estimated
     fit_error: str | None = None  # why there is no fit
+
+    @property
+    def commands(self) -> tuple[EngineCommand, ...]:
+        """Every node's command, instance by instance."""
+        return tuple(c for i in self.instances for c in i.commands)
+
+    @property
+    def serving(self) -> Instance:
+        """The instance that serves the API (today the only one)."""
+        return self.instances[0]
+
+    @property
+    def verdict_notes(self) -> tuple[str, ...]:
+        """The verdicts that hold with a caveat (a matrix warning, an accepted failure): what a rendered file notes."""
+        return tuple(
+            f.message for f in self.deployment.findings if f.status == "warn" and f.id.startswith(VERDICT_RULES)
+        )
+
+    @property
+    def blocking(self) -> tuple[Finding, ...]:
+        """The failing findings nothing accepted: `plan`, `serve` and `render` refuse the plan while any remain."""
+        return tuple(f for f in self.deployment.findings if f.status == "fail")
 
     def command_for(self, node: int) -> EngineCommand:
         for command in self.commands:
@@ -164,10 +278,12 @@ class Plan:
             "hardware": d.hardware,
             "model": d.model.to_json(),
             "layout": [n.to_json() for n in d.nodes],
+            "instances": [i.to_json() for i in self.instances],
+            "services": [s.to_json() for s in self.services],
             "nodes": [_command_json(c, self.env_sources.get(c.node, {})) for c in self.commands],
             "warnings": list(self.warnings),
-            "unsupported": list(self.unsupported),
             "findings": [f.to_dict() for f in d.findings],
+            "allowed": list(self.allowed),
             "eras": dict(self.eras),
             "settings": {k: s.to_json() for k, s in sorted(d.settings.items())},
             "provenance": dict(self.provenance),
@@ -214,9 +330,13 @@ __all__ = [
     "PLAN_JSON_SCHEMA",
     "REDACTED",
     "Deployment",
+    "EngineSettings",
+    "Instance",
+    "InstanceRole",
     "ModelFacts",
     "NodeLayout",
     "Plan",
     "ReleasePin",
+    "Service",
     "Setting",
 ]

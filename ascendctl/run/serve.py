@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ascendctl.core.errors import OperationFailed, UserInputError
-from ascendctl.plan.planner import plan_profile
+from ascendctl.plan.planner import plan_profile, require_startable
 from ascendctl.plan.types import Plan
 from ascendctl.run.deployments import listed
 from ascendctl.run.engine_envs import engine_spec_for
@@ -34,6 +34,7 @@ class ServeTarget:
     profile: Profile
     profile_path: Path
     overrides: tuple[str, ...]
+    allow: tuple[str, ...]  # `--allow ID`s (the profile's own `allow` is in the profile)
     node: int
     command: EngineCommand
     node_count: int
@@ -56,11 +57,13 @@ class ServeTarget:
         return f"[{self.name}] " if self.node_count == 1 else f"[{self.name}/node{self.node}] "
 
 
-def plan_here(profile: Profile) -> Plan:
+def plan_here(profile: Profile, allow: Sequence[str] = ()) -> Plan:
     """The profile planned against this host's facts (probed now: NPUs, driver, CANN, CPU cores), so what
-    runs is what `ascendctl plan --facts <this host's check --json>` prints."""
+    runs is what `ascendctl plan --facts <this host's check --json>` prints; exit 2 on a failing finding left."""
     facts = gather_host_facts(LocalHostProbe("/", os.environ))
-    return plan_profile(profile, host=facts)
+    plan = plan_profile(profile, host=facts, allow=allow)
+    require_startable(plan)
+    return plan
 
 
 def plan_notes(plan: Plan) -> list[str]:
@@ -100,12 +103,14 @@ def engine_env_for(profile: Profile, profile_path: Path) -> EngineEnv:
     return env
 
 
-def load_target(profile_path: Path, overrides: Sequence[str], node: int | None) -> ServeTarget:
+def load_target(
+    profile_path: Path, overrides: Sequence[str], node: int | None, allow: Sequence[str] = ()
+) -> ServeTarget:
     profile = load_profile(profile_path, overrides)
     # The engine first: `ascendctl model prepare` itself runs inside the engine environment.
     engine = engine_env_for(profile, profile_path)
     check_prepared_model(profile)
-    plan = plan_here(profile)
+    plan = plan_here(profile, allow)
     commands = list(plan.commands)
     if node is None:
         if len(commands) > 1:
@@ -123,7 +128,9 @@ def load_target(profile_path: Path, overrides: Sequence[str], node: int | None) 
     if command.symbols is not None and command.symbols.unresolved:
         fields = ", ".join(f"network.nodes[{n}].address" for n in command.symbols.unresolved)
         raise UserInputError(f"node {node} needs the addresses it connects to: set {fields}")
-    return ServeTarget(profile, profile_path, tuple(overrides), node, command, len(commands), engine, plan)
+    return ServeTarget(
+        profile, profile_path, tuple(overrides), tuple(allow), node, command, len(commands), engine, plan
+    )
 
 
 def preflight(target: ServeTarget, store: StateStore) -> None:

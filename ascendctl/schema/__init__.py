@@ -1,5 +1,5 @@
-"""What users write: the profile schema (one strict pydantic model per section, each field declared once with
-its default and description), the boundary validators it uses (`fields`), secret sources (`secrets`), the
+"""What users write: the profile document (`profile.Profile`, composed of the sections declared once in
+`ascendctl_engine.sections`, which the era adapters read as they are), secret handling (`secrets`), the
 profile loader (`loader`: YAML → `Profile` with `file:line:col` errors) and the `profile.*` cross-field rules
 (`profile_rules`).
 

@@ -17,31 +17,28 @@ KEY, APIKEY, TOKEN, SECRET(S), or one containing PASSWORD/PASSWD) unless its val
 
 from __future__ import annotations
 
-import re
 import shlex
 import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from pydantic import BaseModel, Field, model_validator
-
-from ascendctl.schema.base import StrictModel
 from ascendctl_engine.argv_items import ArgItem
+from ascendctl_engine.sections.secret_source import (
+    INLINE_REFUSED,
+    POSIX_NAME,
+    SecretSource,
+    is_posix_name,
+    is_switch,
+)
 from ascendctl_engine.spec import is_secret_name, secret_name_part
 
 if TYPE_CHECKING:
     from ascendctl_engine.spec import EngineCommand
 
-# A POSIX shell "Name" (ASCII only): renderers write it as `export NAME=` / `${NAME:?}` and cannot quote it.
-POSIX_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-POSIX_NAME_TEXT = "[A-Za-z_][A-Za-z0-9_]*"
-
 # The variable vLLM reads its API key from; the planner fills it from `server.api_key` only.
 API_KEY_VAR = "VLLM_API_KEY"
-
-INLINE_REFUSED = "secrets are never written inline: give {env: VAR} or {file: PATH}"
 
 # `vllm serve` flags whose value is a secret → (the shortest prefix vLLM's parser still reads as that flag,
 # what to use instead, whether the bare flag is harmless). vLLM's argparse takes unique-prefix abbreviations
@@ -52,39 +49,6 @@ SECRET_FLAGS: Mapping[str, tuple[str, str, bool]] = {
     "--api-key": ("--api-k", "set server.api_key: {env: VAR} or {file: PATH}", False),
     "--hf-token": ("--hf-t", "use runtime.secrets: {HF_TOKEN: {env: VAR}} or {HF_TOKEN: {file: PATH}}", True),
 }
-
-
-def is_posix_name(name: str) -> bool:
-    return POSIX_NAME.fullmatch(name) is not None
-
-
-class SecretSource(StrictModel):
-    """Where one secret's value comes from at launch: exactly one of an env var or a file."""
-
-    env: Annotated[
-        str | None,
-        Field(description="Environment variable of the shell that starts the engine holding the value."),
-    ] = None
-    file: Annotated[
-        str | None, Field(min_length=1, description="File holding the value (first line), read at launch.")
-    ] = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _not_inline(cls, data: Any) -> Any:
-        # Refused before the type check: pydantic's "should be a valid dictionary" error would quote the value.
-        if not isinstance(data, (Mapping, BaseModel)):
-            raise ValueError(INLINE_REFUSED)
-        return data
-
-    @model_validator(mode="after")
-    def _exactly_one_source(self) -> SecretSource:
-        if (self.env is None) == (self.file is None):
-            raise ValueError(f"set exactly one of `env` or `file` ({INLINE_REFUSED})")
-        if self.env is not None and not is_posix_name(self.env):
-            # The value is not quoted: a name that is not a name may be the secret itself, pasted here.
-            raise ValueError(f"`env` names an environment variable ({POSIX_NAME_TEXT}); it never holds the value")
-        return self
 
 
 def secret_label(name: str) -> str:
@@ -116,17 +80,6 @@ def declared_secret_names(api_key: Source | None, secrets: Mapping[str, Source])
         if source.env:
             names.add(source.env)
     return frozenset(names)
-
-
-# Values that switch something on or off hold no secret, whatever the name says: `HF_HUB_DISABLE_IMPLICIT_TOKEN=1`
-# is a switch of huggingface_hub, not a token.
-SWITCH_VALUES = frozenset({"", "0", "1", "true", "false", "yes", "no", "on", "off"})
-
-
-def is_switch(value: object) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in SWITCH_VALUES
-    return isinstance(value, bool) or value in (0, 1)
 
 
 def inline_secret_env(env: Mapping[str, str]) -> list[tuple[str, str]]:

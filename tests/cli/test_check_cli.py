@@ -182,7 +182,8 @@ def test_a2_host_runs_the_qwen_profile_at_its_installed_release(fixture_host) ->
     assert report["next"] == f"ascendctl serve {QWEN_A2}"
     # the plan rules run too, against the same host facts (one registry, one finding shape)
     assert report["schema"] == 2
-    assert statuses["plan.supported"] == "pass" and statuses["plan.hardware.dtype"] == "pass"
+    assert statuses["plan.matrix"] == "pass" and statuses["plan.hardware.dtype"] == "pass"
+    assert statuses["plan.refused"] == statuses["plan.rejected"] == statuses["plan.plannable"] == "pass"
     assert {r["id"].split(".")[0] for r in report["results"]} == {"host", "plan"}
 
 

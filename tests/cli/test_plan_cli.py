@@ -35,8 +35,12 @@ def test_plan_json_contract_for_every_curated_profile(profile: Path) -> None:
         assert all(isinstance(v, str) for v in node["env"].values())
     assert data["nodes"][0]["role"] == "head"
     assert isinstance(data["warnings"], list) and isinstance(data["provenance"], dict)
-    # schema 2: the plan rules' findings in the shape `check --json` uses for its results
-    assert data["schema"] == 2 and "lint" not in data
+    # schema 3: instances (typed settings) and services; accepted failures by id, no `unsupported` strings
+    assert data["schema"] == 3 and "lint" not in data and "unsupported" not in data
+    [instance] = data["instances"]
+    assert instance["role"] == "serve" and instance["nodes"] == [n["node"] for n in data["layout"]]
+    assert instance["settings"]["graph_mode"]["value"] == data["settings"]["engine.graph.mode"]["value"]
+    assert data["services"] == [] and isinstance(data["allowed"], list)
     for finding in data["findings"]:
         assert set(finding) == {"id", "severity", "status", "title", "message", "fix", "source"}
         # plan.* rules, and the profile's own warn-level findings (profile.*), which the plan carries
@@ -90,7 +94,7 @@ def test_secrets_are_redacted(tmp_path: Path) -> None:
         assert "--api-key" not in result.output
 
 
-def test_unsupported_exits_2_unless_allowed(tmp_path: Path) -> None:
+def test_unsupported_exits_2_unless_allowed_by_id(tmp_path: Path) -> None:
     profile = tmp_path / "p.yaml"
     profile.write_text(
         "apiVersion: ascendctl/v1\nkind: Profile\nmetadata: {name: u}\nmodel: {source: Qwen/Qwen3-8B}\n"
@@ -99,10 +103,36 @@ def test_unsupported_exits_2_unless_allowed(tmp_path: Path) -> None:
     failed = run("plan", str(profile))
     assert failed.exit_code == 2
     assert "error: unsupported:" in failed.output and "v0.21.0rc1" in failed.output
-    assert "--allow-unsupported" in failed.output
-    allowed = run("plan", str(profile), "--allow-unsupported", "--json")
+    assert "[plan.refused.graph]" in failed.output and "--allow ID" in failed.output
+    # another id accepts nothing: still refused, and the unknown id is named
+    other = run("plan", str(profile), "--allow", "plan.matrix.hardware")
+    assert other.exit_code == 2
+    allowed = run("plan", str(profile), "--allow", "plan.refused.graph", "--json")
     assert allowed.exit_code == 0, allowed.output
-    assert any("unsupported (allowed)" in w for w in json.loads(allowed.stdout)["warnings"])
+    data = json.loads(allowed.stdout)
+    assert data["allowed"] == ["plan.refused.graph"]
+    [graph] = [f for f in data["findings"] if f["id"] == "plan.refused.graph"]
+    assert graph["status"] == "warn" and "(allowed: plan.refused.graph)" in graph["message"]
+    # the deprecated spelling still works and says which ids it covered
+    legacy = run("plan", str(profile), "--allow-unsupported", "--json")
+    assert legacy.exit_code == 0, legacy.output
+    warnings = json.loads(legacy.stdout)["warnings"]
+    assert any("deprecated" in w and "plan.refused.graph" in w for w in warnings)
+    assert run("plan", str(profile), "--allow", "Not An Id").exit_code == 2
+
+
+def test_a_parser_rejection_is_never_allowed(tmp_path: Path) -> None:
+    # `--no-such-flag` fails vLLM's own parser: the engine cannot start, so no allow accepts it
+    profile = tmp_path / "p.yaml"
+    profile.write_text(
+        "apiVersion: ascendctl/v1\nkind: Profile\nmetadata: {name: u}\nmodel: {source: Qwen/Qwen3-8B}\n"
+        "target: {backend: npu, hardware: a2}\nrelease: v0.18.0\nengine: {extra_args: [--no-such-flag]}\n"
+        "allow: [plan.rejected]\nallow_unsupported: true\n"
+    )
+    for extra in ([], ["--allow", "plan.rejected.parser"], ["--allow-unsupported"]):
+        result = run("plan", str(profile), *extra)
+        assert result.exit_code == 2, (extra, result.output)
+        assert "[plan.rejected.parser]" in result.output and "cannot be accepted" in result.output
 
 
 def test_release_and_set_overrides() -> None:

@@ -4,24 +4,15 @@ defaults that never override the user, secrets kept out of argv."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from ascendctl_engine.adapters import (
-    EngineIntent,
-    EplbIntent,
-    HardwareTraits,
-    ModelIntent,
-    NodeIntent,
-    ParallelIntent,
-    SchedulerIntent,
-    ServerIntent,
-    SpeculativeIntent,
-    plan_commands,
-)
+from ascendctl_engine.adapters import EngineIntent, HardwareTraits, LoadedModel, plan_commands
 from ascendctl_engine.adapters.builder import deep_merge
+from ascendctl_engine.adapters.intent import SECTIONS, intent_from_sections
 from ascendctl_engine.spec import NodeAddress, NodeRankBase, SecretRef
 
 VLLM_OF = {  # vllm-ascend → vLLM, as in the support matrix (vllm-ascend versioning_policy.md)
@@ -52,23 +43,26 @@ def traits(hardware: str) -> HardwareTraits:
     return hardware_traits(hardware_by_id(load_matrix(), hardware))
 
 
-def npu(release: str = "v0.23.0", **kw: Any) -> EngineIntent:
-    model = kw.pop("model", ModelIntent(source="org/model"))
-    hardware = kw.pop("hardware", "a2")
-    return EngineIntent(
-        backend="npu",
-        hardware=hardware,
-        traits=traits(hardware),
-        vllm=VLLM_OF[release],
-        vllm_ascend=release,
-        model=model,
-        **kw,
-    )
+def intent_of(document: Mapping[str, Any], loaded: Mapping[str, Any] | None, **kw: Any) -> EngineIntent:
+    """`document` with the profile sections among `kw` merged in; the other keywords are what the planner
+    resolves (`loaded` model facts, `cann`, `driver`, `cpu_cores`, ...)."""
+    sections = {name: kw.pop(name) for name in SECTIONS if name in kw}
+    document = deep_merge(document, sections)[0]
+    model = LoadedModel(**{"source": document["model"]["source"], **loaded}) if loaded is not None else None
+    return intent_from_sections(document, loaded=model, **kw)
 
 
-def cpu(**kw: Any) -> EngineIntent:
-    model = kw.pop("model", ModelIntent(source="/m"))
-    return EngineIntent(backend="cpu", vllm=kw.pop("vllm", "0.32.0"), model=model, **kw)
+def npu(
+    release: str = "v0.23.0", *, hardware: str = "a2", loaded: Mapping[str, Any] | None = None, **kw: Any
+) -> EngineIntent:
+    base = {"model": {"source": "org/model"}, "target": {"backend": "npu", "hardware": hardware}}
+    kw.setdefault("traits", traits(hardware))
+    return intent_of(base, loaded, vllm=VLLM_OF[release], vllm_ascend=release, **kw)
+
+
+def cpu(*, loaded: Mapping[str, Any] | None = None, **kw: Any) -> EngineIntent:
+    base = {"model": {"source": "/m"}, "target": {"backend": "cpu"}}
+    return intent_of(base, loaded, vllm=kw.pop("vllm", "0.32.0"), **kw)
 
 
 def argv(intent: EngineIntent) -> tuple[str, ...]:
@@ -83,10 +77,15 @@ def config(args: tuple[str, ...], flag: str) -> dict[str, Any]:
     return json.loads(value(args, flag))  # type: ignore[no-any-return]
 
 
+def graph(mode: str, **more: Any) -> dict[str, Any]:
+    """An `engine` section with this graph mode (and `capture_sizes=[...]` when given)."""
+    return {"graph": {"mode": mode, **more}}
+
+
 # ------------------------------------------------------------------------------------------ graph
 def test_eager_everywhere() -> None:
     for release in ("v0.7.3", "v0.9.1", "v0.11.0", "v0.23.0"):
-        args = argv(npu(release, graph_mode="eager"))
+        args = argv(npu(release, engine=graph("eager")))
         assert "--enforce-eager" in args and "--compilation-config" not in args
 
 
@@ -94,93 +93,94 @@ def test_auto_graph_mode_recommendation_per_era() -> None:
     assert "--enforce-eager" in argv(npu("v0.8.4rc2"))  # no graph mode before v0.9.0rc1
     dense_v11 = plan_commands(npu("v0.11.0"))
     assert dense_v11.graph_mode == "piecewise" and "--compilation-config" not in dense_v11.commands[0].argv
-    mla = ModelIntent(source="deepseek", arch="mla")
-    torchair = config(argv(npu("v0.11.0", model=mla)), "--additional-config")
+    mla: dict[str, Any] = {"model": {"source": "deepseek"}, "loaded": {"arch": "mla"}}
+    torchair = config(argv(npu("v0.11.0", **mla)), "--additional-config")
     assert torchair == {"torchair_graph_config": {"enabled": True}, "ascend_scheduler_config": {"enabled": True}}
-    rc1 = config(argv(npu("v0.9.0rc1", model=mla)), "--additional-config")
+    rc1 = config(argv(npu("v0.9.0rc1", **mla)), "--additional-config")
     assert rc1["torchair_graph_config"] == {"enabled": True}  # the code reads `enabled` (its docs say `enable`)
     for release in ("v0.12.0rc1", "v0.13.0", "v0.23.0"):
-        result = plan_commands(npu(release, model=mla))
+        result = plan_commands(npu(release, **mla))
         assert config(result.commands[0].argv, "--compilation-config") == {"cudagraph_mode": "FULL_DECODE_ONLY"}
         assert result.provenance["--compilation-config.cudagraph_mode"].startswith("auto: ")
 
 
 def test_pooling_auto_keeps_engine_default() -> None:
-    args = argv(npu("v0.23.0", model=ModelIntent(source="emb", task="embed")))
+    args = argv(npu("v0.23.0", model={"source": "emb", "task": "embed"}))
     assert "--compilation-config" not in args and "--enforce-eager" not in args
 
 
 def test_full_modes_need_their_release() -> None:
-    assert plan_commands(npu("v0.10.2rc1", graph_mode="full-decode-only")).unsupported
-    fdo_v11 = plan_commands(npu("v0.11.0", graph_mode="full-decode-only"))
+    assert plan_commands(npu("v0.10.2rc1", engine=graph("full-decode-only"))).unsupported
+    fdo_v11 = plan_commands(npu("v0.11.0", engine=graph("full-decode-only")))
     assert not fdo_v11.unsupported and any("experimental" in w for w in fdo_v11.warnings)
-    assert plan_commands(npu("v0.11.0", graph_mode="full")).unsupported
-    assert not plan_commands(npu("v0.13.0", graph_mode="full")).unsupported
-    fp_old = plan_commands(npu("v0.18.0", graph_mode="full-and-piecewise"))
+    assert plan_commands(npu("v0.11.0", engine=graph("full"))).unsupported
+    assert not plan_commands(npu("v0.13.0", engine=graph("full"))).unsupported
+    fp_old = plan_commands(npu("v0.18.0", engine=graph("full-and-piecewise")))
     assert any("v0.21.0rc1" in u for u in fp_old.unsupported)
-    fp_new = plan_commands(npu("v0.23.0", graph_mode="full-and-piecewise"))
+    fp_new = plan_commands(npu("v0.23.0", engine=graph("full-and-piecewise")))
     assert not fp_new.unsupported
     assert any("HDK ≥ 25.5.1" in w for w in fp_new.warnings)  # driver not probed
-    fine_host = plan_commands(npu("v0.23.0", graph_mode="full-and-piecewise", driver="25.5.1", cann="9.1.0"))
+    fine_host = plan_commands(npu("v0.23.0", engine=graph("full-and-piecewise"), driver="25.5.1", cann="9.1.0"))
     assert not any("HDK" in w for w in fine_host.warnings)
-    old_host = plan_commands(npu("v0.23.0", graph_mode="full-and-piecewise", driver="25.2.0", cann="8.3.RC2"))
+    old_host = plan_commands(npu("v0.23.0", engine=graph("full-and-piecewise"), driver="25.2.0", cann="8.3.RC2"))
     assert any("driver (HDK) 25.2.0 < 25.5.1" in w for w in old_host.warnings)
     # PIECEWISE spends the same stream budget: the same minimums, the same warning (one owner, one scope)
-    piecewise = plan_commands(npu("v0.23.0", graph_mode="piecewise", driver="25.2.0", cann="9.1.0"))
+    piecewise = plan_commands(npu("v0.23.0", engine=graph("piecewise"), driver="25.2.0", cann="9.1.0"))
     assert any("graph mode piecewise" in w and "25.2.0 < 25.5.1" in w for w in piecewise.warnings)
-    decode_only = plan_commands(npu("v0.23.0", graph_mode="full-decode-only", driver="25.2.0", cann="8.3.RC2"))
+    decode_only = plan_commands(npu("v0.23.0", engine=graph("full-decode-only"), driver="25.2.0", cann="8.3.RC2"))
     assert not any("25.5.1" in w for w in decode_only.warnings)
 
 
 def test_capture_sizes_spelling_per_vllm() -> None:
-    sizes = (1, 2, 4)
-    v11 = argv(npu("v0.11.0", graph_mode="piecewise", capture_sizes=sizes))
+    sizes = [1, 2, 4]
+    v11 = argv(npu("v0.11.0", engine=graph("piecewise", capture_sizes=sizes)))
     assert v11[v11.index("--cuda-graph-sizes") + 1 : v11.index("--cuda-graph-sizes") + 4] == ("1", "2", "4")
-    v13 = argv(npu("v0.13.0", graph_mode="piecewise", capture_sizes=sizes))
+    v13 = argv(npu("v0.13.0", engine=graph("piecewise", capture_sizes=sizes)))
     assert "--cuda-graph-sizes" not in v13
     assert config(v13, "--compilation-config")["cudagraph_capture_sizes"] == [1, 2, 4]
     # vLLM 0.10.2's real parser has `--cuda-graph-sizes` (its snapshot): emitted, no warning
-    v10 = plan_commands(npu("v0.10.2rc1", capture_sizes=sizes))
+    v10 = plan_commands(npu("v0.10.2rc1", engine={"graph": {"capture_sizes": sizes}}))
     assert "--cuda-graph-sizes" in v10.commands[0].argv
     assert not any("--cuda-graph-sizes" in w for w in v10.warnings)
     # CPU: no graphs at all
-    assert any("captures no graphs" in w for w in plan_commands(cpu(capture_sizes=sizes)).warnings)
+    no_graphs = plan_commands(cpu(engine={"graph": {"capture_sizes": sizes}}))
+    assert any("captures no graphs" in w for w in no_graphs.warnings)
 
 
 def test_300i_duo_rules() -> None:
-    duo = plan_commands(npu("v0.23.0", hardware="300i-duo", graph_mode="full-decode-only"))
+    duo = plan_commands(npu("v0.23.0", hardware="300i-duo", engine=graph("full-decode-only")))
     args = duo.commands[0].argv
     assert value(args, "--dtype") == "float16"
     assert config(args, "--additional-config") == {"ascend_compilation_config": {"enable_npugraph_ex": False}}
     assert config(args, "--compilation-config")["cudagraph_capture_sizes"] == [1, 2, 4, 8, 16, 32]
     assert "HCCL_OP_EXPANSION_MODE" not in duo.commands[0].env
-    v15 = argv(npu("v0.15.0rc1", hardware="300i-duo", graph_mode="full-decode-only"))
+    v15 = argv(npu("v0.15.0rc1", hardware="300i-duo", engine=graph("full-decode-only")))
     assert config(v15, "--additional-config") == {"npugraph_ex_config": {"enable": False}}
-    v14 = argv(npu("v0.14.0rc1", hardware="300i-duo", graph_mode="full-decode-only"))
+    v14 = argv(npu("v0.14.0rc1", hardware="300i-duo", engine=graph("full-decode-only")))
     assert "--additional-config" not in v14  # npugraph_ex off by default in v0.14
-    pool = argv(npu("v0.23.0", hardware="300i-duo", model=ModelIntent(source="e", task="embed")))
+    pool = argv(npu("v0.23.0", hardware="300i-duo", model={"source": "e", "task": "embed"}))
     assert config(pool, "--compilation-config") == {"cudagraph_capture_sizes": [1024, 512]}
     old_cann = plan_commands(npu("v0.23.0", hardware="300i-duo", cann="8.5.1"))
     assert "--enforce-eager" in old_cann.commands[0].argv and old_cann.graph_mode == "eager"
-    assert plan_commands(npu("v0.23.0", hardware="300i-duo", cann="8.5.1", graph_mode="full")).unsupported
+    assert plan_commands(npu("v0.23.0", hardware="300i-duo", cann="8.5.1", engine=graph("full"))).unsupported
 
 
 def test_950_keeps_four_capture_sizes() -> None:
-    sizes = (1, 2, 4, 8, 16, 32, 64, 128)
-    result = plan_commands(npu("v0.23.0", hardware="950", graph_mode="full-decode-only", capture_sizes=sizes))
+    sizes = [1, 2, 4, 8, 16, 32, 64, 128]
+    result = plan_commands(npu("v0.23.0", hardware="950", engine=graph("full-decode-only", capture_sizes=sizes)))
     assert config(result.commands[0].argv, "--compilation-config")["cudagraph_capture_sizes"] == [
         1,
         4,
         32,
         128,
     ]  # indices round(i × 7/3): 0, 2, 5, 7
-    before_cap = argv(npu("v0.21.0rc1", hardware="950", graph_mode="full-decode-only", capture_sizes=sizes))
-    assert config(before_cap, "--compilation-config")["cudagraph_capture_sizes"] == list(sizes)
+    before_cap = argv(npu("v0.21.0rc1", hardware="950", engine=graph("full-decode-only", capture_sizes=sizes)))
+    assert config(before_cap, "--compilation-config")["cudagraph_capture_sizes"] == sizes
 
 
 # ------------------------------------------------------------------------------------ quantization
 def quant(release: str, q: str = "w8a8", method: str | None = "ascend") -> Any:
-    return plan_commands(npu(release, model=ModelIntent(source="m", quantization=q, quant_method=method)))
+    return plan_commands(npu(release, model={"source": "m", "quantization": q}, loaded={"quant_method": method}))
 
 
 def test_quantization_eras() -> None:
@@ -208,14 +208,15 @@ def test_quantization_auto() -> None:
 
 
 def test_modelslim_weights_are_npu_only() -> None:
-    result = plan_commands(cpu(model=ModelIntent(source="m", quantization="w8a8", quant_method="ascend")))
+    modelslim = cpu(model={"source": "m", "quantization": "w8a8"}, loaded={"quant_method": "ascend"})
+    result = plan_commands(modelslim)
     assert any("only on Ascend" in u for u in result.unsupported)
 
 
 # ------------------------------------------------------------------------------------- pooling etc.
 def test_pooling_spelling() -> None:
-    embed = ModelIntent(source="e", task="embed")
-    rerank = ModelIntent(source="r", task="rerank")
+    embed = {"source": "e", "task": "embed"}
+    rerank = {"source": "r", "task": "rerank"}
     assert value(argv(npu("v0.11.0", model=embed)), "--task") == "embed"
     assert value(argv(npu("v0.12.0rc1", model=rerank)), "--task") == "score"
     assert value(argv(npu("v0.13.0", model=embed)), "--runner") == "pooling"
@@ -223,20 +224,20 @@ def test_pooling_spelling() -> None:
 
 
 def test_prefix_caching_spelling() -> None:
-    off = SchedulerIntent(prefix_caching=False, chunked_prefill=False)
-    assert {"--no-enable-prefix-caching", "--no-enable-chunked-prefill"} <= set(argv(npu("v0.13.0", scheduler=off)))
-    cuda = EngineIntent(backend="cuda", vllm="0.33.0", model=ModelIntent(source="m"), scheduler=off)
+    off = {"scheduler": {"prefix_caching": False, "chunked_prefill": False}}
+    assert {"--no-enable-prefix-caching", "--no-enable-chunked-prefill"} <= set(argv(npu("v0.13.0", engine=off)))
+    cuda = intent_from_sections({"model": {"source": "m"}, "target": {"backend": "cuda"}, "engine": off}, vllm="0.33.0")
     cuda_args = argv(cuda)
     assert {"--disable-prefix-caching", "--disable-chunked-prefill"} <= set(cuda_args)
     assert "--no-enable-prefix-caching" not in cuda_args
-    on = argv(npu("v0.13.0", scheduler=SchedulerIntent(prefix_caching=True, async_scheduling=True)))
+    on = argv(npu("v0.13.0", engine={"scheduler": {"prefix_caching": True, "async_scheduling": True}}))
     assert {"--enable-prefix-caching", "--async-scheduling"} <= set(on)
 
 
 def test_speculative_mtp_name() -> None:
-    spec = SpeculativeIntent("mtp", 2)
-    assert config(argv(npu("v0.9.1", speculative=spec)), "--speculative-config")["method"] == "deepseek_mtp"
-    assert config(argv(npu("v0.13.0", speculative=spec)), "--speculative-config") == {
+    spec = {"speculative": {"method": "mtp", "num_tokens": 2}}
+    assert config(argv(npu("v0.9.1", engine=spec)), "--speculative-config")["method"] == "deepseek_mtp"
+    assert config(argv(npu("v0.13.0", engine=spec)), "--speculative-config") == {
         "method": "mtp",
         "num_speculative_tokens": 2,
     }
@@ -244,7 +245,7 @@ def test_speculative_mtp_name() -> None:
 
 def test_shutdown_timeout_only_where_it_exists() -> None:
     assert "--shutdown-timeout" in argv(npu("v0.18.0"))
-    old = plan_commands(npu("v0.13.0", server=ServerIntent(shutdown_timeout=60, shutdown_timeout_explicit=True)))
+    old = plan_commands(npu("v0.13.0", server={"shutdown_timeout": 60}))  # written in the profile: explicit
     assert "--shutdown-timeout" not in old.commands[0].argv
     assert any("shutdown_timeout not applied" in w for w in old.warnings)
     quiet = plan_commands(npu("v0.13.0"))  # the profile default: noted, not warned
@@ -257,11 +258,20 @@ def test_v1_engine_env() -> None:
 
 
 # ----------------------------------------------------------------------------------------- parallel
-TWO_NODES = (NodeIntent(0, "10.0.0.1", "eth0"), NodeIntent(1, "10.0.0.2", "eth1"))
+TWO_NODES: dict[str, Any] = {
+    "target": {"nodes": 2},
+    "network": {"nodes": [{"address": "10.0.0.1", "interface": "eth0"}, {"address": "10.0.0.2", "interface": "eth1"}]},
+}
+
+
+def two_nodes(**kw: Any) -> dict[str, Any]:
+    """`TWO_NODES` with more profile sections merged in (e.g. `target={"devices_per_node": 8}`)."""
+    return deep_merge(TWO_NODES, kw)[0]
 
 
 def test_multinode_data_parallel() -> None:
-    intent = npu("v0.13.0", parallel=ParallelIntent(tensor=4, data=4, expert=True), nodes=TWO_NODES, devices_per_node=8)
+    layout = {"parallel": {"tensor": 4, "data": 4, "expert": True}}
+    intent = npu("v0.13.0", engine=layout, **two_nodes(target={"devices_per_node": 8}))
     head, worker = plan_commands(intent).commands
     assert value(head.argv, "--data-parallel-size-local") == "2"
     assert value(head.argv, "--data-parallel-address") == "10.0.0.1"
@@ -274,18 +284,17 @@ def test_multinode_data_parallel() -> None:
 
 
 def test_multinode_tp_without_dp() -> None:
-    layout = ParallelIntent(tensor=16)
-    old = plan_commands(npu("v0.11.0", parallel=layout, nodes=TWO_NODES))
+    layout = {"parallel": {"tensor": 16}}
+    old = plan_commands(npu("v0.11.0", engine=layout, **TWO_NODES))
     assert any("needs Ray" in u for u in old.unsupported)
-    new = plan_commands(npu("v0.13.0", parallel=layout, nodes=TWO_NODES)).commands
+    new = plan_commands(npu("v0.13.0", engine=layout, **TWO_NODES)).commands
     assert value(new[0].argv, "--nnodes") == "2" and value(new[1].argv, "--node-rank") == "1"
     assert value(new[1].argv, "--master-addr") == "10.0.0.1" and "--headless" in new[1].argv
 
 
 def test_an_unknown_head_address_stays_symbolic() -> None:
     # no network.nodes: the plan still plans, writes the head's address as a placeholder and keeps the reference
-    nodes = (NodeIntent(0), NodeIntent(1))
-    result = plan_commands(npu("v0.13.0", parallel=ParallelIntent(data=2), nodes=nodes))
+    result = plan_commands(npu("v0.13.0", engine={"parallel": {"data": 2}}, target={"nodes": 2}))
     assert not result.unsupported and any("network.nodes[0].address is not set" in w for w in result.warnings)
     worker = result.commands[1]
     assert value(worker.argv, "--data-parallel-address") == "<node0-address>"
@@ -297,7 +306,7 @@ def test_an_unknown_head_address_stays_symbolic() -> None:
 
 
 def test_known_addresses_resolve_in_place() -> None:
-    result = plan_commands(npu("v0.13.0", parallel=ParallelIntent(data=4), nodes=TWO_NODES))
+    result = plan_commands(npu("v0.13.0", engine={"parallel": {"data": 4}}, **TWO_NODES))
     head, worker = result.commands
     assert head.symbols is not None and head.symbols.unresolved == ()
     assert value(worker.argv, "--data-parallel-address") == "10.0.0.1"
@@ -307,22 +316,21 @@ def test_known_addresses_resolve_in_place() -> None:
 
 
 def test_ray_is_refused_on_cpu() -> None:
-    result = plan_commands(cpu(parallel=ParallelIntent(tensor=2, executor="ray")))
+    result = plan_commands(cpu(engine={"parallel": {"tensor": 2, "executor": "ray"}}))
     assert any("refuses Ray" in u for u in result.unsupported)
 
 
 # --------------------------------------------------------------------------------------------- eplb
+TP16_EP = {"tensor": 16, "expert": True}
+
+
 def eplb(release: str, **kw: Any) -> Any:
-    e = EplbIntent(**{"mode": "dynamic", **kw})
-    return plan_commands(
-        npu(release, parallel=ParallelIntent(tensor=16, expert=True), eplb=e, user_env=kw.pop("env", {}))
-    )
+    return plan_commands(npu(release, engine={"parallel": TP16_EP, "eplb": {"mode": "dynamic", **kw}}))
 
 
 def test_eplb_eras() -> None:
-    static = plan_commands(
-        npu("v0.9.1", parallel=ParallelIntent(expert=True), eplb=EplbIntent(mode="static", expert_map_path="/m.json"))
-    )
+    static_eplb = {"parallel": {"expert": True}, "eplb": {"mode": "static", "expert_map_path": "/m.json"}}
+    static = plan_commands(npu("v0.9.1", engine=static_eplb))
     assert config(static.commands[0].argv, "--additional-config") == {"expert_map_path": "/m.json"}
     assert eplb("v0.9.1").unsupported  # dynamic needs v0.11.0rc0
     no_guard = eplb("v0.11.0rc0")
@@ -347,18 +355,16 @@ def test_upstream_eplb_and_never_mixing() -> None:
     mixed = plan_commands(
         npu(
             "v0.25.1rc1",
-            parallel=ParallelIntent(tensor=16, expert=True),
-            eplb=EplbIntent(mode="dynamic", implementation="upstream"),
-            user_env={"DYNAMIC_EPLB": "true"},
+            engine={"parallel": TP16_EP, "eplb": {"mode": "dynamic", "implementation": "upstream"}},
+            runtime={"env": {"DYNAMIC_EPLB": "true"}},
         )
     )
     assert any("MRv1 EPLB guard" in u for u in mixed.unsupported)
     mrv1_on_v2 = plan_commands(
         npu(
             "v0.23.0",
-            parallel=ParallelIntent(tensor=16, expert=True),
-            eplb=EplbIntent(mode="dynamic"),
-            user_env={"VLLM_USE_V2_MODEL_RUNNER": "1"},
+            engine={"parallel": TP16_EP, "eplb": {"mode": "dynamic"}},
+            runtime={"env": {"VLLM_USE_V2_MODEL_RUNNER": "1"}},
         )
     )
     assert any("never mix" in u for u in mrv1_on_v2.unsupported)
@@ -366,7 +372,7 @@ def test_upstream_eplb_and_never_mixing() -> None:
 
 # ----------------------------------------------------------------------------------- env and output
 def test_env_defaults_never_override_the_user() -> None:
-    result = plan_commands(npu("v0.23.0", user_env={"OMP_NUM_THREADS": "10", "MY_VAR": "x"}))
+    result = plan_commands(npu("v0.23.0", runtime={"env": {"OMP_NUM_THREADS": "10", "MY_VAR": "x"}}))
     command = result.commands[0]
     assert command.env["OMP_NUM_THREADS"] == "10" and command.env["MY_VAR"] == "x"
     assert command.env["TASK_QUEUE_ENABLE"] == "1"
@@ -376,18 +382,17 @@ def test_env_defaults_never_override_the_user() -> None:
 def test_cpu_env() -> None:
     single = plan_commands(cpu())
     assert single.commands[0].env == {"VLLM_CPU_KVCACHE_SPACE": "2"}  # always set
-    frac = plan_commands(cpu(cpu_kv_cache_gib=1.5))
+    frac = plan_commands(cpu(engine={"memory": {"cpu_kv_cache_gib": 1.5}}))
     assert frac.commands[0].env["VLLM_CPU_KVCACHE_SPACE"] == "2" and frac.warnings
-    tp2 = plan_commands(cpu(parallel=ParallelIntent(tensor=2)))
+    tp2 = plan_commands(cpu(engine={"parallel": {"tensor": 2}}))
     assert tp2.commands[0].env["VLLM_CPU_OMP_THREADS_BIND"] == "0|1"
-    cores = plan_commands(cpu(parallel=ParallelIntent(data=2), cpu_cores=8))
+    cores = plan_commands(cpu(engine={"parallel": {"data": 2}}, cpu_cores=8))
     assert cores.commands[0].env["VLLM_CPU_OMP_THREADS_BIND"] == "0-3|4-7"
 
 
 def test_api_key_is_a_secret_reference() -> None:
-    key = SecretRef(env="MY_KEY")
-    command = plan_commands(npu("v0.23.0", server=ServerIntent(api_key=key))).commands[0]
-    assert command.secret_env == {"VLLM_API_KEY": key}
+    command = plan_commands(npu("v0.23.0", server={"api_key": {"env": "MY_KEY"}})).commands[0]
+    assert command.secret_env == {"VLLM_API_KEY": SecretRef(env="MY_KEY")}
     assert "--api-key" not in command.argv and "VLLM_API_KEY" not in command.env
     assert command.display_env()["VLLM_API_KEY"] == "<redacted>"
 
@@ -396,8 +401,10 @@ def test_additional_config_merge_user_wins() -> None:
     intent = npu(
         "v0.23.0",
         hardware="300i-duo",
-        graph_mode="full-decode-only",
-        additional_config={"ascend_compilation_config": {"enable_npugraph_ex": True, "fuse_norm_quant": False}},
+        engine={
+            **graph("full-decode-only"),
+            "additional_config": {"ascend_compilation_config": {"enable_npugraph_ex": True, "fuse_norm_quant": False}},
+        },
     )
     result = plan_commands(intent)
     merged = config(result.commands[0].argv, "--additional-config")
@@ -412,22 +419,22 @@ def test_deep_merge() -> None:
 
 
 def test_extra_args_are_checked() -> None:
-    absent = plan_commands(npu("v0.13.0", extra_args=("--shutdown-timeout", "5")))
+    absent = plan_commands(npu("v0.13.0", engine={"extra_args": ["--shutdown-timeout", "5"]}))
     assert any(u.startswith("engine.extra_args: vLLM 0.13.0") and "--shutdown-timeout" in u for u in absent.unsupported)
-    unknown = plan_commands(npu("v0.23.0", extra_args=("--made-up-flag",)))
+    unknown = plan_commands(npu("v0.23.0", engine={"extra_args": ["--made-up-flag"]}))
     assert any("no option --made-up-flag" in u for u in unknown.unsupported)  # the real parser would exit 2
-    bad_choice = plan_commands(npu("v0.23.0", extra_args=("--dtype", "float7")))
+    bad_choice = plan_commands(npu("v0.23.0", engine={"extra_args": ["--dtype", "float7"]}))
     assert any("--dtype" in u for u in bad_choice.unsupported)
-    repeated = plan_commands(npu("v0.23.0", extra_args=("--port", "9000")))
+    repeated = plan_commands(npu("v0.23.0", engine={"extra_args": ["--port", "9000"]}))
     assert any("repeats the planned `--port`" in w for w in repeated.warnings)
     assert repeated.commands[0].argv[-2:] == ("--port", "9000")
-    config_file = plan_commands(npu("v0.23.0", extra_args=("--config", "x.yaml")))
+    config_file = plan_commands(npu("v0.23.0", engine={"extra_args": ["--config", "x.yaml"]}))
     assert any("drops `false`" in w for w in config_file.warnings)
 
 
 def test_health_url_uses_loopback_for_wildcards() -> None:
     for host, expected in (("0.0.0.0", "127.0.0.1"), ("10.1.2.3", "10.1.2.3"), ("::1", "[::1]")):
-        command = plan_commands(replace(npu("v0.23.0"), server=ServerIntent(host=host, port=9))).commands[0]
+        command = plan_commands(npu("v0.23.0", server={"host": host, "port": 9})).commands[0]
         assert command.health_url == f"http://{expected}:9/health"
 
 
@@ -440,11 +447,11 @@ def test_every_result_names_its_eras(release: str) -> None:
 def test_adapters_read_hardware_traits_not_family_names() -> None:
     # A made-up family limit reaches the plan only through the traits the planner passes in.
     fp16_only = replace(traits("a2"), dtypes=("float16",), hccl_aiv=False, label="Test family")
-    args = plan_commands(replace(npu("v0.23.0"), traits=fp16_only)).commands[0]
+    args = plan_commands(npu("v0.23.0", traits=fp16_only)).commands[0]
     assert value(args.argv, "--dtype") == "float16" and "HCCL_OP_EXPANSION_MODE" not in args.env
     capped = replace(traits("a2"), max_capture_sizes=2)
-    sizes = (1, 2, 4, 8)
-    result = plan_commands(replace(npu("v0.23.0", graph_mode="full-decode-only", capture_sizes=sizes), traits=capped))
+    sizes = [1, 2, 4, 8]
+    result = plan_commands(npu("v0.23.0", engine=graph("full-decode-only", capture_sizes=sizes), traits=capped))
     assert config(result.commands[0].argv, "--compilation-config")["cudagraph_capture_sizes"] == [1, 8]
     # ... and no adapter module names a hardware family (the vocabulary literal in intent.py aside).
     import re

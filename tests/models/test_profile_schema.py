@@ -11,8 +11,8 @@ import pydantic
 import pytest
 import yaml
 
-from ascendctl.schema.base import LenientModel, StrictModel
 from ascendctl.schema.profile import API_VERSION, Profile, profile_json_schema
+from ascendctl_engine.sections.base import LenientModel, StrictModel
 
 PROFILES = sorted((Path(__file__).resolve().parents[2] / "profiles").glob("*.yaml"))
 

@@ -549,7 +549,7 @@ vllm serve Qwen/Qwen3-30B-A3B --tensor-parallel-size 16 --enable-expert-parallel
         "profile spells v0.25.1rc1's `eplb_heat_collection_stage` "
         "(engine/ascendctl_engine/data/ascend_keys/v0.25.1rc1.json)",
     },
-    warnings=("unsupported (allowed): engine.eplb.implementation upstream",),
+    warnings=("engine.eplb.implementation upstream",),
 )
 
 QWEN3_VL = Tutorial(
@@ -1201,7 +1201,7 @@ vllm serve Eco-Tech/Kimi-K2.5-w4a8 \\
         "(see --additional-config)",
     },
     warnings=(
-        "unsupported (allowed): matrix: W4A8 quantization does not work for multimodal models",
+        "matrix: W4A8 quantization does not work for multimodal models",
         "engine.ascend.mlapo: planned as",
     ),
 )

@@ -21,11 +21,14 @@ RELEASES = ("v0.11.0", "v0.13.0", "v0.18.0", "v0.23.0")
 
 
 # v0.11.0 does not read the profile's `VLLM_ASCEND_BALANCE_SCHEDULING` (its key table has no such variable): that
-# plan is an error unless unsupported plans are allowed; the other eras read it.
+# plan fails `plan.refused.env` unless that id is allowed; the other eras read it.
 @pytest.fixture(scope="module")
 def plans() -> dict[str, object]:
     profile = load_profile(PROFILE)
-    return {r: plan_profile(profile, release=r, allow_unsupported=r == "v0.11.0") for r in RELEASES}
+    planned = {r: plan_profile(profile, release=r) for r in RELEASES}
+    assert [f.id for f in planned["v0.11.0"].blocking] == ["plan.refused.env"]
+    assert all(not planned[r].blocking for r in RELEASES[1:])
+    return planned
 
 
 def flags(plans: dict[str, object], release: str) -> dict[str, object]:
@@ -90,8 +93,8 @@ def test_drain_flag_only_from_vllm_0_18(plans: dict[str, object]) -> None:
 
 def test_a_variable_the_release_does_not_read_is_reported(plans: dict[str, object]) -> None:
     needle = "does not read `VLLM_ASCEND_BALANCE_SCHEDULING`"
-    assert any(needle in w for w in plans["v0.11.0"].warnings)  # type: ignore[attr-defined]
-    assert plans["v0.11.0"].unsupported  # type: ignore[attr-defined]
+    [refused] = plans["v0.11.0"].blocking  # type: ignore[attr-defined]
+    assert refused.id == "plan.refused.env" and needle in refused.message
     for release in ("v0.13.0", "v0.18.0", "v0.23.0"):
         assert not any(needle in w for w in plans[release].warnings)  # type: ignore[attr-defined]
 

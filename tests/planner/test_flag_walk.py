@@ -14,83 +14,105 @@ from ascendctl.facts.matrix.launch import hardware_traits, quantization_launch
 from ascendctl_engine.adapters import (
     TOPICS,
     EngineIntent,
-    EplbIntent,
     HardwareTraits,
-    ModelIntent,
-    NodeIntent,
-    ParallelIntent,
-    SchedulerIntent,
-    ServerIntent,
-    SpeculativeIntent,
+    LoadedModel,
     acceptance_for,
     eras_for,
     plan_commands,
 )
+from ascendctl_engine.adapters.builder import deep_merge
 from ascendctl_engine.adapters.eras import REGISTRY
+from ascendctl_engine.adapters.intent import SECTIONS, intent_from_sections
 
 MATRIX = load_matrix()
 ROWS = MATRIX.releases
+MODEL = {"source": "org/m", "served_name": "m", "max_model_len": 4096}
+# Two nodes of eight devices, each with its address and NIC.
+TWO_NODES: dict[str, Any] = {
+    "target": {"nodes": 2, "devices_per_node": 8},
+    "network": {"nodes": [{"address": "10.0.0.1", "interface": "eth0"}, {"address": "10.0.0.2", "interface": "eth0"}]},
+}
 
 
-def base(row: Any, **kw: Any) -> EngineIntent:
-    hardware = kw.pop("hardware", "a2" if row.backend == "npu" else None)
-    return EngineIntent(
-        backend=row.backend,
-        hardware=hardware,
+def base(
+    row: Any,
+    *,
+    model: dict[str, Any] = MODEL,
+    loaded: dict[str, Any] | None = None,
+    hardware: str | None = None,
+    **kw: Any,
+) -> EngineIntent:
+    """The row's plain intent with these profile sections (`model` replaces the default model whole, the others
+    are merged in) and these resolved values (`loaded` model facts beside `model.source`, ...)."""
+    hardware = hardware or ("a2" if row.backend == "npu" else None)
+    target = {"backend": row.backend, **({"hardware": hardware} if hardware else {})}
+    sections = {name: kw.pop(name) for name in SECTIONS if name in kw}
+    document = deep_merge({"model": model, "target": target}, sections)[0]
+    return intent_from_sections(
+        document,
         traits=hardware_traits(hardware_by_id(MATRIX, hardware)) if hardware else HardwareTraits(),
         vllm=row.vllm,
         vllm_ascend=row.vllm_ascend,
         cann=row.cann,
-        model=kw.pop("model", ModelIntent(source="org/m", served_name="m", max_model_len=4096)),
+        loaded=LoadedModel(model["source"], **loaded) if loaded is not None else None,
         **kw,
     )
 
 
 def intents(row: Any) -> list[EngineIntent]:
-    two = (NodeIntent(0, "10.0.0.1", "eth0"), NodeIntent(1, "10.0.0.2", "eth0"))
-    rich_model = ModelIntent(
-        source="org/m",
-        served_name="m",
-        max_model_len=4096,
-        trust_remote_code=True,
-        hf_overrides={"a": 1},
-        dtype="bfloat16",
-        quantization="w8a8" if row.backend == "npu" else "none",
-        quant_method="ascend" if row.backend == "npu" else None,
-    )
+    npu = row.backend == "npu"
+    rich_model = {
+        **MODEL,
+        "trust_remote_code": True,
+        "hf_overrides": {"a": 1},
+        "dtype": "bfloat16",
+        "quantization": "w8a8" if npu else "none",
+    }
+    scheduler = {
+        "max_num_seqs": 8,
+        "max_num_batched_tokens": 2048,
+        "prefix_caching": False,
+        "chunked_prefill": True,
+        "async_scheduling": True,
+    }
     out = [
         base(row),
         base(
             row,
             model=rich_model,
-            capture_sizes=(1, 2, 4),
-            parallel=ParallelIntent(tensor=2),
-            scheduler=SchedulerIntent(8, 2048, False, True, True),
-            speculative=SpeculativeIntent("ngram", 2),
-            seed=1,
-            device_utilization=0.9,
-            server=ServerIntent(shutdown_timeout=10, shutdown_timeout_explicit=True),
+            loaded={"quant_method": "ascend" if npu else None},
+            engine={
+                "graph": {"capture_sizes": [1, 2, 4]},
+                "parallel": {"tensor": 2},
+                "scheduler": scheduler,
+                "speculative": {"method": "ngram", "num_tokens": 2},
+                "seed": 1,
+                "memory": {"device_utilization": 0.9},
+            },
+            server={"shutdown_timeout": 10},  # written in the profile: explicit
         ),
-        base(row, graph_mode="eager", model=ModelIntent(source="e", task="embed")),
-        base(row, model=ModelIntent(source="r", task="rerank"), scheduler=SchedulerIntent(prefix_caching=True)),
-        base(row, parallel=ParallelIntent(tensor=4, data=4, expert=True), nodes=two, devices_per_node=8),
+        base(row, model={"source": "e", "task": "embed"}, engine={"graph": {"mode": "eager"}}),
+        base(row, model={"source": "r", "task": "rerank"}, engine={"scheduler": {"prefix_caching": True}}),
+        base(row, engine={"parallel": {"tensor": 4, "data": 4, "expert": True}}, **TWO_NODES),
     ]
-    if row.backend == "npu":
+    if npu:
         out += [
             base(
                 row,
-                model=ModelIntent(source="deepseek", arch="mla"),
-                parallel=ParallelIntent(tensor=4, data=4, expert=True),
-                nodes=two,
-                devices_per_node=8,
-                eplb=EplbIntent(mode="dynamic", redundant_experts=16),
-                speculative=SpeculativeIntent("mtp", 1),
+                model={"source": "deepseek"},
+                loaded={"arch": "mla"},
+                engine={
+                    "parallel": {"tensor": 4, "data": 4, "expert": True},
+                    "eplb": {"mode": "dynamic", "redundant_experts": 16},
+                    "speculative": {"method": "mtp", "num_tokens": 1},
+                },
+                **TWO_NODES,
             ),
-            base(row, parallel=ParallelIntent(tensor=8, pipeline=2, executor="ray"), nodes=two, devices_per_node=8),
-            base(row, hardware="300i-duo", graph_mode="full-decode-only"),
+            base(row, engine={"parallel": {"tensor": 8, "pipeline": 2, "executor": "ray"}}, **TWO_NODES),
+            base(row, hardware="300i-duo", engine={"graph": {"mode": "full-decode-only"}}),
         ]
     else:
-        out.append(base(row, parallel=ParallelIntent(tensor=16), nodes=two, devices_per_node=8))
+        out.append(base(row, engine={"parallel": {"tensor": 16}}, **TWO_NODES))
     return out
 
 
@@ -126,8 +148,8 @@ QUANTS = [q for q in MATRIX.quantizations if q.method not in ("none", "auto")]
 @pytest.mark.parametrize("row", [r for r in ROWS if r.backend == "npu"], ids=lambda r: r.version)
 def test_explain_and_plan_launch_every_quantization_alike(row: Any) -> None:
     for qt in QUANTS:
-        model = ModelIntent(source="m", quantization=qt.id, quant_method=qt.method)
-        result = plan_commands(base(row, model=model))
+        model = {"source": "m", "quantization": qt.id}
+        result = plan_commands(base(row, model=model, loaded={"quant_method": qt.method}))
         argv = result.commands[0].argv
         try:
             launch = quantization_launch(MATRIX, row, qt.id)

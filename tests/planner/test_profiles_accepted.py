@@ -1,7 +1,8 @@
 """Every curated and fixture profile, planned for every release of its backend: what a successful plan carries
 (each argv, the keys inside JSON-valued flags, every `--additional-config` key, every `VLLM_ASCEND_*` variable)
-is accepted by that release's real-parser snapshot and key table — or the plan says, as an allowed unsupported
-combination, exactly what the release would reject. No plan carries a rejected value silently."""
+is accepted by that release's real-parser snapshot and key table — or the plan says, as an accepted warning
+finding, exactly what the release would not read. No plan carries a rejected value silently, and no `allow`
+lets through what the release's parser rejects or a key that makes it raise: such a plan stays blocked."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ascendctl.facts.matrix import load_matrix, releases
-from ascendctl.plan.planner import UnsupportedPlan, plan_profile
+from ascendctl.plan.planner import plan_profile
 from ascendctl.schema.loader import load_profile
 from ascendctl_engine.adapters import acceptance_for
 
@@ -32,19 +33,20 @@ def test_every_release_accepts_what_its_plan_carries(path: Path) -> None:
     profile = load_profile(path)
     planned = 0
     for row in releases(load_matrix(), profile.target.backend):
-        try:
-            plan = plan_profile(profile, release=row.version)
-        except UnsupportedPlan:
+        plan = plan_profile(profile, release=row.version)
+        if plan.blocking:
             continue  # the release cannot do this profile, and says so
         planned += 1
         accepted = acceptance_for(row.backend, row.vllm, row.vllm_ascend)
-        allowed = " ".join(plan.warnings)
+        allowed = " ".join([*plan.warnings, *(f.message for f in plan.deployment.findings if f.status == "warn")])
         for command in plan.commands:
             if command.argv[:2] == ("vllm", "serve"):
                 for problem in accepted.argv_problems(command.argv):
+                    assert problem.severity == "warning", (row.version, problem.message)  # never let through
                     assert problem.message in allowed, (row.version, problem.message)
-                for message in accepted.key_problems(_additional(command.argv)):
-                    assert message in allowed, (row.version, message)
+                for key in accepted.key_problems(_additional(command.argv)):
+                    assert key.kind == "not-read", (row.version, key.message)
+                    assert key.message in allowed, (row.version, key.message)
             for name in command.env:
                 message = accepted.env_problem(name)
                 assert message is None or message in allowed, (row.version, name)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from ascendctl.core.errors import UserInputError
-from ascendctl.facts.matrix.features import _feature_by_id, constraint_hits, feature_status
+from ascendctl.core.findings import kebab
+from ascendctl.facts.matrix.features import _feature_by_id, constraint_hits, constraint_key, feature_status
 from ascendctl.facts.matrix.hardware import hardware_by_id, hardware_supported
 from ascendctl.facts.matrix.launch import QuantLaunch, quantization_launch
 from ascendctl.facts.matrix.model_families import find_models, lookup_model
@@ -13,7 +15,14 @@ from ascendctl.facts.matrix.model_tables import TableJudgement, _model_status, j
 from ascendctl.facts.matrix.names import _did_you_mean, _suggest
 from ascendctl.facts.matrix.quantization import quantization_by_id, quantization_support
 from ascendctl.facts.matrix.release_pins import latest_stable, release_for_pin, releases
-from ascendctl.facts.matrix.schema import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
+from ascendctl.facts.matrix.schema import (
+    Hardware,
+    ModelFamily,
+    QuantizationType,
+    QuantSupport,
+    Release,
+    SupportMatrix,
+)
 from ascendctl.facts.matrix.verdicts import Level, Reason, Verdict
 from ascendctl_engine.adapters.ascend_switches import SWITCH_FIELDS, Switch, spelling_eras, spelling_for, switch
 from ascendctl_engine.versions import parse as parse_version
@@ -48,7 +57,12 @@ def explain(
     others = [f.name for f in find_models(matrix, model, task=task)[1:]]
     if others:
         reasons.append(
-            Reason(f"{model!r} also matches {', '.join(others)}; explained for {fam.name}", fam.source, "warning")
+            Reason(
+                f"{model!r} also matches {', '.join(others)}; explained for {fam.name}",
+                fam.source,
+                "warning",
+                constraint="model-name",
+            )
         )
     if backend != "npu":
         hw_id = None
@@ -59,10 +73,18 @@ def explain(
                 f"the matrix tracks model support for Ascend NPUs only; {fam.name} on {backend} is not verified",
                 fam.source,
                 "warning",
+                constraint="model-backend",
             )
         )
         if qt.id not in ("none", "auto") and backend not in qt.engines:
-            reasons.append(Reason(f"{qt.name} weights load only on Ascend (vllm-ascend)", qt.source, "error"))
+            reasons.append(
+                Reason(
+                    f"{qt.name} weights load only on Ascend (vllm-ascend)",
+                    qt.source,
+                    "error",
+                    constraint="quantization",
+                )
+            )
             suggestions.append("use float weights (quant none) or a compressed-tensors checkpoint")
         else:
             reasons.append(Reason(f"{qt.name}: loadable by the {rel.package} {rel.version} engine", qt.source, "ok"))
@@ -78,6 +100,25 @@ def explain(
     return Verdict(supported, backend, rel.version, hw_id, fam.id, qt.id, reasons, list(dict.fromkeys(suggestions)))
 
 
+@dataclass(frozen=True)
+class _NpuAsk:
+    """One npu question to `explain`: the rows it names, and the release's model-table judgement of the family."""
+
+    matrix: SupportMatrix
+    rel: Release
+    hw: Hardware
+    fam: ModelFamily
+    qt: QuantizationType
+    features: Sequence[str]
+    judged: TableJudgement
+
+
+# A step checks one constraint of an npu question, appending its reasons and suggestions in order.
+_Step = Callable[[_NpuAsk, list[Reason], list[str]], None]
+# A feature step checks one constraint of one asked feature (the steps run per feature, in order).
+_FeatureStep = Callable[[_NpuAsk, str, list[Reason], list[str]], None]
+
+
 def _explain_npu(
     matrix: SupportMatrix,
     rel: Release,
@@ -88,100 +129,266 @@ def _explain_npu(
     reasons: list[Reason],
     suggestions: list[str],
 ) -> None:
-    # 1. hardware × release
+    """Run every npu step, in order: hardware × release, model × hardware × release, quantization, constraints."""
+    ask = _NpuAsk(matrix, rel, hw, fam, qt, features, judge(matrix, fam, rel, hw.id))
+    for step in _NPU_STEPS:
+        step(ask, reasons, suggestions)
+
+
+# 1. hardware × release
+
+
+def _release_supports_hardware(ask: _NpuAsk, reasons: list[Reason], suggestions: list[str]) -> None:
+    """The release supports the hardware family (else: the newest final release that does)."""
+    rel, hw = ask.rel, ask.hw
     if hardware_supported(hw, rel):
-        reasons.append(Reason(f"{rel.version} supports {hw.name}", hw.source, "ok"))
-        if hw.id not in rel.images:
-            reasons.append(Reason(f"no prebuilt {hw.id} image is published for {rel.version}", rel.source, "warning"))
-    else:
-        reasons.append(
-            Reason(f"{rel.version} does not support {hw.name} (supported: {hw.releases})", hw.source, "error")
+        reasons.append(Reason(f"{rel.version} supports {hw.name}", hw.source, "ok", constraint="hardware"))
+        return
+    reasons.append(
+        Reason(
+            f"{rel.version} does not support {hw.name} (supported: {hw.releases})",
+            hw.source,
+            "error",
+            constraint="hardware",
         )
-        newer = [r.version for r in releases(matrix, "npu") if hardware_supported(hw, r) and r.status == "final"]
-        if newer:
-            suggestions.append(f"use release {newer[0]} (newest final release supporting {hw.id})")
-    if hw.status == "experimental":
-        reasons.append(Reason(f"{hw.name} support is experimental", hw.source, "warning"))
+    )
+    newer = [r.version for r in releases(ask.matrix, "npu") if hardware_supported(hw, r) and r.status == "final"]
+    if newer:
+        suggestions.append(f"use release {newer[0]} (newest final release supporting {hw.id})")
+
+
+def _prebuilt_image(ask: _NpuAsk, reasons: list[Reason], suggestions: list[str]) -> None:
+    """A release that supports the family publishes an image for it."""
+    rel, hw = ask.rel, ask.hw
+    if hardware_supported(hw, rel) and hw.id not in rel.images:
+        reasons.append(
+            Reason(
+                f"no prebuilt {hw.id} image is published for {rel.version}", rel.source, "warning", constraint="image"
+            )
+        )
+
+
+def _hardware_maturity(ask: _NpuAsk, reasons: list[Reason], suggestions: list[str]) -> None:
+    """The hardware family's support is not experimental."""
+    if ask.hw.status == "experimental":
+        reasons.append(
+            Reason(f"{ask.hw.name} support is experimental", ask.hw.source, "warning", constraint="hardware-maturity")
+        )
+
+
+def _hardware_dtypes(ask: _NpuAsk, reasons: list[Reason], suggestions: list[str]) -> None:
+    """The hardware family runs bfloat16 weights (else: the dtype to set)."""
+    hw = ask.hw
     if "bfloat16" not in hw.limits.dtypes:
         dtypes = "/".join(hw.limits.dtypes)
-        reasons.append(Reason(f"{hw.name} runs {dtypes} weights only (set dtype {dtypes})", hw.source, "warning"))
-
-    # 2. model × hardware × release (the release's model table, from the upstream extracts: NPU families only)
-    status, found = _model_status(matrix, fam, rel, hw.id)
-    reasons += found
-    judged = judge(matrix, fam, rel, hw.id)
-    if status in ("unsupported", "absent"):
-        ok_hw = sorted({h for s in fam.support if s.status in ("supported", "experimental") for h in s.hardware})
-        if ok_hw and hw.id not in ok_hw:
-            suggestions.append(f"run {fam.name} on {', '.join(ok_hw)}")
-        if fam.first_release and rel.key < parse_version(fam.first_release):
-            suggestions.append(f"use release {fam.first_release} or newer")
-        stable = latest_stable(matrix, "npu")
-        if rel.key < stable.key:
-            suggestions.append(f"use release {stable.version}")
-    row = judged.support
-    columns = set(matrix.model_table_columns.values())
-    for f in features:
-        cell = row.features.get(f) if row else None
-        if cell == "no":
-            reasons.append(Reason(f"{f} is not supported for {fam.name} on {hw.id}", _cite(judged), "error"))
-            suggestions.append(f"drop {f}")
-        elif cell in ("untested", "experimental"):
-            reasons.append(Reason(f"{f} is {cell} for {fam.name} on {hw.id}", _cite(judged), "warning"))
-        elif cell == "yes":
-            reasons.append(Reason(f"{f} is supported for {fam.name} on {hw.id}", _cite(judged), "ok"))
-        elif row is not None and f in columns:
-            msg = f"{judged.table_tag}'s model table states nothing about {f} for {fam.name} on {hw.id}"
-            reasons.append(Reason(msg, judged.table_ref, "warning"))
-        fstat = feature_status(matrix, f, rel)
-        if fstat in ("absent", "planned", "deprecated"):
-            reasons.append(Reason(f"{f} is {fstat} in {rel.version}", "supported_features.md at that tag", "error"))
-
-    # 3. quantization × hardware × release
-    if qt.id in ("none", "auto"):
-        reasons.append(Reason(f"{qt.name}: no quantization flag needed", qt.source, "ok"))
-    else:
-        sup = quantization_support(matrix, rel, hw.id, qt.id)
-        if sup is None:
-            where = "; ".join(f"{', '.join(s.hardware)} ({s.releases or 'all'})" for s in qt.support)
-            reasons.append(
-                Reason(f"{qt.name} does not run on {hw.id} with {rel.version} (runs on: {where})", qt.source, "error")
+        reasons.append(
+            Reason(
+                f"{hw.name} runs {dtypes} weights only (set dtype {dtypes})",
+                hw.source,
+                "warning",
+                constraint="hardware-dtype",
             )
-            alts = [
-                q.id
-                for q in matrix.quantizations
-                if q.id not in ("none", "auto", qt.id) and quantization_support(matrix, rel, hw.id, q.id)
-            ]
-            if alts:
-                suggestions.append(f"use quantization {' or '.join(alts[:4])}")
-            newer = [
-                r.version
-                for r in releases(matrix, "npu")
-                if hardware_supported(hw, r) and quantization_support(matrix, r, hw.id, qt.id)
-            ]
-            if newer:
-                suggestions.append(f"use release {newer[0]} for {qt.id} on {hw.id}")
-        else:
-            reasons.append(Reason(f"{qt.name} runs on {hw.id} with {rel.version}", sup.source, "ok"))
-            if sup.note:
-                reasons.append(Reason(f"{qt.name}: {sup.note}", sup.source, "warning"))
-            launch = quantization_launch(matrix, rel, qt.id)
-            how = _launch_phrase(launch)
-            pk = f"; install {', '.join(f'{k}=={v}' for k, v in launch.packages.items())}" if launch.packages else ""
-            reasons.append(Reason(f"launch: {how}{pk}", launch.reference, "ok"))
-        since = fam.quant_since.get(qt.id)
-        if since and rel.key < parse_version(since):
-            reasons.append(Reason(f"{fam.name} supports {qt.id} from {since}", fam.source, "error"))
-            suggestions.append(f"use release {since} or newer")
-        if qt.id in ("w8a8", "w8a8_dynamic") and row is not None and row.w8a8 == "no":
-            reasons.append(Reason(f"{fam.name} has no W8A8 support on {hw.id}", _cite(judged), "error"))
+        )
 
-    # 4. feature constraints
-    for c in constraint_hits(matrix, rel, features=features, quant=qt.id, model=fam, hardware=hw.id):
+
+# 2. model × hardware × release (the release's model table, from the upstream extracts: NPU families only)
+
+
+def _model_table_judgement(ask: _NpuAsk, reasons: list[Reason], suggestions: list[str]) -> None:
+    """The release's model table lists the family on the hardware (else: hardware or releases where it runs)."""
+    matrix, rel, hw, fam = ask.matrix, ask.rel, ask.hw, ask.fam
+    status, found = _model_status(matrix, fam, rel, hw.id)
+    reasons += [replace(r, constraint="model") for r in found]
+    if status not in ("unsupported", "absent"):
+        return
+    ok_hw = sorted({h for s in fam.support if s.status in ("supported", "experimental") for h in s.hardware})
+    if ok_hw and hw.id not in ok_hw:
+        suggestions.append(f"run {fam.name} on {', '.join(ok_hw)}")
+    if fam.first_release and rel.key < parse_version(fam.first_release):
+        suggestions.append(f"use release {fam.first_release} or newer")
+    stable = latest_stable(matrix, "npu")
+    if rel.key < stable.key:
+        suggestions.append(f"use release {stable.version}")
+
+
+def _asked_features(ask: _NpuAsk, reasons: list[Reason], suggestions: list[str]) -> None:
+    """Every feature step for each asked feature in turn (a feature's reasons stay together)."""
+    for f in ask.features:
+        for step in _FEATURE_STEPS:
+            step(ask, f, reasons, suggestions)
+
+
+def _feature_in_model_table(ask: _NpuAsk, f: str, reasons: list[Reason], suggestions: list[str]) -> None:
+    """The model table's cell for the feature, on the family's row for the hardware."""
+    row, fam, hw_id, judged = ask.judged.support, ask.fam, ask.hw.id, ask.judged
+    cell = row.features.get(f) if row else None
+    if cell == "no":
+        reasons.append(
+            Reason(
+                f"{f} is not supported for {fam.name} on {hw_id}",
+                _cite(judged),
+                "error",
+                constraint=f"feature.{kebab(f)}",
+            )
+        )
+        suggestions.append(f"drop {f}")
+    elif cell in ("untested", "experimental"):
+        reasons.append(
+            Reason(
+                f"{f} is {cell} for {fam.name} on {hw_id}", _cite(judged), "warning", constraint=f"feature.{kebab(f)}"
+            )
+        )
+    elif cell == "yes":
+        reasons.append(
+            Reason(f"{f} is supported for {fam.name} on {hw_id}", _cite(judged), "ok", constraint=f"feature.{kebab(f)}")
+        )
+    elif row is not None and f in ask.matrix.model_table_columns.values():
+        msg = f"{judged.table_tag}'s model table states nothing about {f} for {fam.name} on {hw_id}"
+        reasons.append(Reason(msg, judged.table_ref, "warning", constraint=f"feature.{kebab(f)}"))
+
+
+def _feature_in_release(ask: _NpuAsk, f: str, reasons: list[Reason], suggestions: list[str]) -> None:
+    """The release ships the feature (its supported_features.md status)."""
+    fstat = feature_status(ask.matrix, f, ask.rel)
+    if fstat in ("absent", "planned", "deprecated"):
+        reasons.append(
+            Reason(
+                f"{f} is {fstat} in {ask.rel.version}",
+                "supported_features.md at that tag",
+                "error",
+                constraint=f"release-feature.{kebab(f)}",
+            )
+        )
+
+
+# 3. quantization × hardware × release
+
+
+def _quantized(ask: _NpuAsk) -> bool:
+    """Whether the question names a quantization (not float weights, not auto-detection)."""
+    return ask.qt.id not in ("none", "auto")
+
+
+def _quant_entry(ask: _NpuAsk) -> QuantSupport | None:
+    """The support entry that lets the quantization run on the hardware with the release, or None."""
+    return quantization_support(ask.matrix, ask.rel, ask.hw.id, ask.qt.id)
+
+
+def _quantization_runs_on_hardware(ask: _NpuAsk, reasons: list[Reason], suggestions: list[str]) -> None:
+    """The quantization runs on the hardware with the release (else: other types, or a release where it does)."""
+    rel, hw, qt = ask.rel, ask.hw, ask.qt
+    if not _quantized(ask):
+        reasons.append(Reason(f"{qt.name}: no quantization flag needed", qt.source, "ok", constraint="quantization"))
+        return
+    sup = _quant_entry(ask)
+    if sup is not None:
+        reasons.append(
+            Reason(f"{qt.name} runs on {hw.id} with {rel.version}", sup.source, "ok", constraint="quantization")
+        )
+        if sup.note:
+            reasons.append(Reason(f"{qt.name}: {sup.note}", sup.source, "warning", constraint="quantization"))
+        return
+    where = "; ".join(f"{', '.join(s.hardware)} ({s.releases or 'all'})" for s in qt.support)
+    reasons.append(
+        Reason(
+            f"{qt.name} does not run on {hw.id} with {rel.version} (runs on: {where})",
+            qt.source,
+            "error",
+            constraint="quantization",
+        )
+    )
+    alts = _other_quantizations(ask)
+    if alts:
+        suggestions.append(f"use quantization {' or '.join(alts[:4])}")
+    newer = _releases_running_quantization(ask)
+    if newer:
+        suggestions.append(f"use release {newer[0]} for {qt.id} on {hw.id}")
+
+
+def _other_quantizations(ask: _NpuAsk) -> list[str]:
+    """The other quantization types that run on the hardware with the release."""
+    matrix, rel, hw, qt = ask.matrix, ask.rel, ask.hw, ask.qt
+    return [
+        q.id
+        for q in matrix.quantizations
+        if q.id not in ("none", "auto", qt.id) and quantization_support(matrix, rel, hw.id, q.id)
+    ]
+
+
+def _releases_running_quantization(ask: _NpuAsk) -> list[str]:
+    """The npu releases, newest first, on which the quantization runs on the hardware."""
+    matrix, hw, qt = ask.matrix, ask.hw, ask.qt
+    return [
+        r.version
+        for r in releases(matrix, "npu")
+        if hardware_supported(hw, r) and quantization_support(matrix, r, hw.id, qt.id)
+    ]
+
+
+def _quantization_launch(ask: _NpuAsk, reasons: list[Reason], suggestions: list[str]) -> None:
+    """How the plan switches a quantization that runs on (hardware, release) on, and what it installs."""
+    if not _quantized(ask) or _quant_entry(ask) is None:
+        return
+    launch = quantization_launch(ask.matrix, ask.rel, ask.qt.id)
+    how = _launch_phrase(launch)
+    pk = f"; install {', '.join(f'{k}=={v}' for k, v in launch.packages.items())}" if launch.packages else ""
+    reasons.append(Reason(f"launch: {how}{pk}", launch.reference, "ok", constraint="quantization"))
+
+
+def _model_quantization_since(ask: _NpuAsk, reasons: list[Reason], suggestions: list[str]) -> None:
+    """The release is at or after the one from which the family supports the quantization."""
+    fam, qt = ask.fam, ask.qt
+    since = fam.quant_since.get(qt.id) if _quantized(ask) else None
+    if since and ask.rel.key < parse_version(since):
+        reasons.append(
+            Reason(f"{fam.name} supports {qt.id} from {since}", fam.source, "error", constraint="model-quantization")
+        )
+        suggestions.append(f"use release {since} or newer")
+
+
+def _model_w8a8(ask: _NpuAsk, reasons: list[Reason], suggestions: list[str]) -> None:
+    """A W8A8 quantization needs the model table's W8A8 column for the family on the hardware."""
+    row = ask.judged.support
+    if ask.qt.id in ("w8a8", "w8a8_dynamic") and row is not None and row.w8a8 == "no":
+        reasons.append(
+            Reason(
+                f"{ask.fam.name} has no W8A8 support on {ask.hw.id}",
+                _cite(ask.judged),
+                "error",
+                constraint="model-quantization",
+            )
+        )
+
+
+# 4. feature constraints
+
+
+def _feature_constraints(ask: _NpuAsk, reasons: list[Reason], suggestions: list[str]) -> None:
+    """The combination (features, quantization, model, hardware) meets no unsupported feature constraint."""
+    hits = constraint_hits(
+        ask.matrix, ask.rel, features=ask.features, quant=ask.qt.id, model=ask.fam, hardware=ask.hw.id
+    )
+    for c in hits:
         level: Level = "error" if c.verdict == "unsupported" else "warning"
-        reasons.append(Reason(f"{c.message} ({c.verdict})", c.source, level))
+        reasons.append(Reason(f"{c.message} ({c.verdict})", c.source, level, constraint=constraint_key(c)))
         if level == "error":
             suggestions.append(f"avoid combining {' + '.join(c.combination)}")
+
+
+_FEATURE_STEPS: tuple[_FeatureStep, ...] = (_feature_in_model_table, _feature_in_release)
+_NPU_STEPS: tuple[_Step, ...] = (
+    _release_supports_hardware,
+    _prebuilt_image,
+    _hardware_maturity,
+    _hardware_dtypes,
+    _model_table_judgement,
+    _asked_features,
+    _quantization_runs_on_hardware,
+    _quantization_launch,
+    _model_quantization_since,
+    _model_w8a8,
+    _feature_constraints,
+)
 
 
 def _split_switches(matrix: SupportMatrix, features: Sequence[str]) -> tuple[list[Switch], list[str]]:
@@ -213,22 +420,44 @@ def _explain_switch(rel: Release, sw: Switch, reasons: list[Reason], suggestions
     """How `rel` spells switch `sw` (asked of the adapters' era, so the plan emits the same), and every era."""
     name = sw.path
     if rel.backend != "npu" or rel.vllm_ascend is None:
-        reasons.append(Reason(f"{name} is a vllm-ascend switch: {rel.backend} has none", sw.topic, "error"))
+        reasons.append(
+            Reason(
+                f"{name} is a vllm-ascend switch: {rel.backend} has none",
+                sw.topic,
+                "error",
+                constraint=f"switch.{kebab(name)}",
+            )
+        )
         return
     chosen, text = spelling_for(sw, rel.vllm_ascend)
     if chosen.status == "read":
-        reasons.append(Reason(f"{name}: {rel.version} reads `{text}` when on (0 / false when off)", chosen.era.source))
+        reasons.append(
+            Reason(
+                f"{name}: {rel.version} reads `{text}` when on (0 / false when off)",
+                chosen.era.source,
+                constraint=f"switch.{kebab(name)}",
+            )
+        )
         if chosen.note:
-            reasons.append(Reason(f"{name}: {chosen.note}", chosen.era.source, "warning"))
+            reasons.append(
+                Reason(f"{name}: {chosen.note}", chosen.era.source, "warning", constraint=f"switch.{kebab(name)}")
+            )
     else:
-        reasons.append(Reason(f"{name}: {text}", chosen.era.source, "error"))
+        reasons.append(Reason(f"{name}: {text}", chosen.era.source, "error", constraint=f"switch.{kebab(name)}"))
         first = sw.first_reader().first
         if chosen.status == "absent":
             suggestions.append(f"use release {first} or newer for {name}")
         else:
             suggestions.append(f"leave {name} unset on {rel.version} (read by {sw.readers()})")
     per_era = "; ".join(f"{s.releases}: {s.shown or 'none'}" for s in spelling_eras(sw))
-    reasons.append(Reason(f"{name} per vllm-ascend release: {per_era}", "docs/intent-to-flags.md", "ok"))
+    reasons.append(
+        Reason(
+            f"{name} per vllm-ascend release: {per_era}",
+            "docs/intent-to-flags.md",
+            "ok",
+            constraint=f"switch.{kebab(name)}",
+        )
+    )
 
 
 def _cite(judged: TableJudgement) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ascendctl.core.errors import UserInputError
+from ascendctl.core.findings import kebab
 from ascendctl.facts.matrix.names import _did_you_mean, _norm, _suggest
 from ascendctl.facts.matrix.quantization import quantization_by_id
 from ascendctl.facts.matrix.schema import (
@@ -81,3 +82,9 @@ def constraint_hits(
         if all(any(alt in atoms for alt in atom.split("|")) for atom in c.combination):
             hits.append(c)
     return hits
+
+
+def constraint_key(constraint: FeatureConstraint) -> str:
+    """The constraint's finding key (`combination.quant-w4a8-and-eplb`): its atoms, as the matrix lists them."""
+    atoms = ["-or-".join(kebab(part) for part in atom.split("|")) for atom in constraint.combination]
+    return "combination." + "-and-".join(atoms)

@@ -25,7 +25,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ascendctl.schema.base import Backend, HardwareFamily, Quantization, StrictModel
+from ascendctl_engine.sections.base import Backend, HardwareFamily, Quantization, StrictModel
 from ascendctl_engine.versions import parse as parse_version
 
 SCHEMA_VERSION = 1

@@ -15,9 +15,19 @@ class Reason:
     message: str
     reference: str
     level: Level = "ok"  # ok: a fact in favour; warning: works with caveats; error: blocks the combination
+    # the constraint it is about, as a finding key below `plan.matrix` (`hardware`, `model`, `quantization`,
+    # `combination.<atoms>`, ...): the id a profile's `allow` names to accept it
+    constraint: str = "support"
+
+    @property
+    def finding_id(self) -> str:
+        return f"plan.matrix.{self.constraint}"
 
     def to_dict(self) -> dict[str, str]:
-        return {"level": self.level, "message": self.message, "reference": self.reference}
+        out = {"level": self.level, "message": self.message, "reference": self.reference}
+        if self.level != "ok":
+            out["id"] = self.finding_id
+        return out
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ascendctl.core.errors import UserInputError
-from ascendctl.facts.matrix import load_matrix
 from ascendctl.outputs.quoting import Quoted, one_line
 from ascendctl.outputs.render.options import RenderOptions
 from ascendctl.schema.secrets import API_KEY_VAR
 
 if TYPE_CHECKING:
-    from ascendctl.plan.types import Plan
+    from ascendctl.plan.types import Deployment, EngineSettings, Plan
     from ascendctl_engine.spec import EngineCommand, SecretRef
 
 # Ascend device-plugin resource names. Clusters differ (HAMi, Volcano vNPU, vllm-ascend's own CI uses
@@ -125,22 +124,33 @@ class RenderContext:
         return tuple(one_line(n) for n in self.notes)
 
 
-def build_context(plan: Plan, options: RenderOptions) -> RenderContext:
-    d = plan.deployment
+def _image(d: Deployment, options: RenderOptions) -> str:
+    """--image, else the release's image for the hardware, else the non-NPU backend's; refused when none."""
     image = options.image or d.release.image or _non_npu_image(d.backend, d.release.version)
     if not image:
         raise UserInputError(f"no container image is published for {d.hardware} at {d.release.version}; pass --image")
-    devices = _int_setting(plan, "target.devices_per_node")
-    device_paths: tuple[str, ...] = ()
-    resource = None
-    mounts: tuple[tuple[str, str], ...] = ()
+    return image
+
+
+def _device_resources(
+    d: Deployment, options: RenderOptions, engine: EngineSettings
+) -> tuple[tuple[str, ...], str | None, tuple[tuple[str, str], ...]]:
+    """The container's device nodes, the device-plugin resource name and the host mounts of the backend."""
     if d.backend == "npu":
-        per_server = _devices_per_server(d.hardware) or devices
+        per_server = engine.devices_per_server or engine.devices_per_node
         device_paths = (*(f"/dev/davinci{i}" for i in range(per_server)), *ASCEND_CONTROL_DEVICES)
-        resource = options.resource_name or DEFAULT_RESOURCE[d.hardware or "a2"]
-        mounts = ASCEND_HOST_MOUNTS
-    elif d.backend == "cuda":
-        resource = options.resource_name or CUDA_RESOURCE
+        return device_paths, options.resource_name or DEFAULT_RESOURCE[d.hardware or "a2"], ASCEND_HOST_MOUNTS
+    if d.backend == "cuda":
+        return (), options.resource_name or CUDA_RESOURCE, ()
+    return (), None, ()
+
+
+def build_context(plan: Plan, options: RenderOptions) -> RenderContext:
+    d = plan.deployment
+    image = _image(d, options)
+    engine = plan.serving.settings
+    devices = engine.devices_per_node
+    device_paths, resource, mounts = _device_resources(d, options, engine)
     head = plan.commands[0]
     if head.listen is None or head.supervision is None:
         raise TypeError("the plan's head command has no listen address or supervision settings")
@@ -171,7 +181,7 @@ def build_context(plan: Plan, options: RenderOptions) -> RenderContext:
         secrets_secret=(options.secrets_secret or f"{d.name}-secrets") if has_runtime_secrets else None,
         installed_profile=options.installed_profile or f"/etc/ascendctl/{d.name}.yaml",
         ascendctl_bin=options.ascendctl_bin,
-        notes=(*_model_notes(plan), *plan.warnings),
+        notes=(*_model_notes(plan), *plan.warnings, *plan.verdict_notes),
     )
 
 
@@ -202,21 +212,6 @@ def _model_notes(plan: Plan) -> list[str]:
     return [f"{where}; copy it to the same path on every node"]
 
 
-def _int_setting(plan: Plan, key: str) -> int:
-    value = plan.deployment.settings[key].value
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"plan setting {key} is {value!r}, not an integer")
-    return value
-
-
 def _non_npu_image(backend: str, version: str) -> str | None:
     template = NON_NPU_IMAGE.get(backend)
     return template.format(version=version.removeprefix("v")) if template else None
-
-
-def _devices_per_server(hardware: str | None) -> int | None:
-    # Not in the plan (it describes the node, not the server): the matrix's hardware table owns it.
-    for hw in load_matrix().hardware:
-        if hw.id == hardware:
-            return hw.devices_per_server
-    return None

@@ -12,7 +12,8 @@ from ascendctl.outputs.quoting import Quoted, sh_join, sh_word, shell_name
 from ascendctl.outputs.render.context import MODEL_CACHE, EnvVar, NodeView, RenderContext, build_context
 from ascendctl.outputs.render.options import RenderedFile
 from ascendctl.outputs.render.templating import render_template
-from ascendctl.schema.secrets import API_KEY_VAR, POSIX_NAME_TEXT, is_posix_name, secret_label
+from ascendctl.schema.secrets import API_KEY_VAR, secret_label
+from ascendctl_engine.sections.secret_source import POSIX_NAME_TEXT, is_posix_name
 
 if TYPE_CHECKING:
     from ascendctl.outputs.render.options import RenderOptions

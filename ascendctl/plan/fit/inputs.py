@@ -13,12 +13,13 @@ from ascendctl.facts.model_inspect import inspect_model, param_breakdown
 from ascendctl.facts.published_shapes import published_config
 from ascendctl.plan.fit.budget import GIB, MIB, Layout
 from ascendctl.plan.fit.estimate import FitError, FitInputs
+from ascendctl.plan.types import EngineSettings
 from ascendctl_engine.adapters.eras import era_for_release
 from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, human_int, parser_distribution, snapshot_for
 from ascendctl_engine.argv_items import ArgItem, find
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
     from ascendctl.facts.matrix.schema import Hardware
     from ascendctl.plan.types import Setting
@@ -99,15 +100,15 @@ def device_memory(
 def fit_inputs(
     profile: Profile,
     *,
-    settings: Mapping[str, Setting],
-    env: Mapping[str, str],
+    engine: EngineSettings,
     vllm: str,
     vllm_ascend: str | None,
     model_source: str,
-    hardware: Hardware | None = None,
     facts: HostFacts | None = None,
 ) -> FitInputs:
-    """Everything `estimate` needs; raises FitError when the model's shapes or the device memory are unknown."""
+    """Everything `estimate` needs, from the plan's typed settings (`engine`), the model on disk and the host;
+    raises FitError when the model's shapes or the device memory are unknown."""
+    hardware = engine.hardware
     found = inspect_model(model_source, revision=profile.model.revision, weights=True)
     config = found.config
     inputs: dict[str, str] = {}
@@ -144,34 +145,35 @@ def fit_inputs(
     seqs_default, tokens_default = engine_batch_defaults(backend, device_bytes, par.tensor * par.pipeline)
     snapshot = _snapshot(vllm, backend)
 
-    def pick(key: str, default: Any, what: str) -> Any:
-        value = settings[key].value if key in settings else None
-        if value is None:
+    def pick(name: str, default: Any, what: str) -> Any:
+        key = EngineSettings.paths[name]
+        chosen: Setting = getattr(engine, name)
+        if chosen.value is None:
             if default is None:
                 raise FitError(f"{key} is unset and the engine's default is unknown ({what})")
             inputs[key] = f"engine default {default} ({what})"
             return default
-        inputs[key] = settings[key].source
-        return value
+        inputs[key] = chosen.source
+        return chosen.value
 
-    max_len = pick("model.max_model_len", config.derived_max_model_len, "config.json's context")
-    seqs = pick("engine.scheduler.max_num_seqs", seqs_default, "vLLM's batch defaults")
-    batched = pick("engine.scheduler.max_num_batched_tokens", tokens_default, "vLLM's batch defaults")
+    max_len = pick("max_model_len", config.derived_max_model_len, "config.json's context")
+    seqs = pick("max_num_seqs", seqs_default, "vLLM's batch defaults")
+    batched = pick("max_num_batched_tokens", tokens_default, "vLLM's batch defaults")
     util_option = snapshot.option("--gpu-memory-utilization") if snapshot is not None else None
     util = pick(
-        "engine.memory.device_utilization",
+        "device_utilization",
         util_option.default if util_option is not None else None,
         f"--gpu-memory-utilization in {snapshot.source if snapshot is not None else 'no parser snapshot'}",
     )
     cpu_kv = None
     if backend == "cpu":
-        space = env.get("VLLM_CPU_KVCACHE_SPACE")
-        if not space or not space.isdigit():
+        space = engine.cpu_kv_cache_gib.value
+        if not isinstance(space, int):
             raise FitError("the CPU KV cache size is unset: set engine.memory.cpu_kv_cache_gib")
-        cpu_kv = int(space) * GIB
+        cpu_kv = space * GIB
         inputs["kv_cache"] = f"VLLM_CPU_KVCACHE_SPACE={space} GiB (explicit on CPU)"
-    buffsize = env.get("HCCL_BUFFSIZE")
-    if buffsize:
+    buffsize = engine.hccl_buffer_mb.value
+    if buffsize is not None:
         inputs["hccl_buffsize"] = f"HCCL_BUFFSIZE={buffsize} MB (plan env)"
     spec = profile.engine.speculative
     mtp = config.mtp_layers if spec is not None and spec.method in MTP_METHODS else 0
@@ -202,11 +204,11 @@ def fit_inputs(
         weights_stats=found.weights,
         params=param_breakdown(config),
         quantization=profile.model.quantization,
-        graph_mode=str(settings["engine.graph.mode"].value),
-        capture_sizes=tuple(profile.engine.graph.capture_sizes) if profile.engine.graph.capture_sizes else None,
+        graph_mode=str(engine.graph_mode.value),
+        capture_sizes=tuple(engine.capture_sizes.value) if engine.capture_sizes.value else None,
         capture_cap=hardware.limits.max_capture_sizes if hardware is not None else None,
-        kv_cache_dtype=profile.engine.memory.kv_cache_dtype,
-        hccl_buffsize_mb=int(buffsize) if buffsize and buffsize.isdigit() else None,
+        kv_cache_dtype=str(engine.kv_cache_dtype.value),
+        hccl_buffsize_mb=buffsize,
         speculative_tokens=spec.num_tokens if spec is not None else 0,
         mtp_layers=mtp,
         kv_halved=halved,

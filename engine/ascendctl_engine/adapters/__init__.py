@@ -28,18 +28,8 @@ from ascendctl_engine.adapters import speculative as _speculative
 from ascendctl_engine.adapters.acceptance import ReleaseAcceptance, acceptance_for
 from ascendctl_engine.adapters.builder import AdapterResult, CommandBuilder
 from ascendctl_engine.adapters.eras import REGISTRY, TOPICS, Era, EraError, era_for_release, select
-from ascendctl_engine.adapters.intent import (
-    AscendIntent,
-    EngineIntent,
-    EplbIntent,
-    HardwareTraits,
-    ModelIntent,
-    NodeIntent,
-    ParallelIntent,
-    SchedulerIntent,
-    ServerIntent,
-    SpeculativeIntent,
-)
+from ascendctl_engine.adapters.intent import EngineIntent, HardwareTraits, LoadedModel, NodeIntent
+from ascendctl_engine.sections.deployment import ModelSpec, TargetSpec
 
 # The topic modules register their eras on import.
 _TOPIC_MODULES = (
@@ -60,20 +50,14 @@ __all__ = [
     "REGISTRY",
     "TOPICS",
     "AdapterResult",
-    "AscendIntent",
     "EngineIntent",
-    "EplbIntent",
     "Era",
     "EraError",
     "HardwareTraits",
-    "ModelIntent",
+    "LoadedModel",
     "NodeIntent",
-    "ParallelIntent",
     "QuantRule",
     "ReleaseAcceptance",
-    "SchedulerIntent",
-    "ServerIntent",
-    "SpeculativeIntent",
     "acceptance_for",
     "eras_for",
     "plan_commands",
@@ -114,8 +98,13 @@ def quantization_argv(
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the `vllm serve` arguments the quantization era plans for these weights, what it cannot do) — exactly
     what `plan_commands` emits for the quantization topic, for `matrix --explain` to print."""
-    model = ModelIntent(source="model", quantization=quantization, quant_method=method)
-    intent = EngineIntent(backend=backend, vllm=vllm, vllm_ascend=vllm_ascend, model=model)  # type: ignore[arg-type]
+    intent = EngineIntent(
+        vllm=vllm,
+        vllm_ascend=vllm_ascend,
+        model=ModelSpec(source="model", quantization=quantization),  # type: ignore[arg-type]
+        target=TargetSpec(backend=backend),  # type: ignore[arg-type]
+        loaded=LoadedModel("model", quant_method=method),
+    )
     builder = CommandBuilder(intent, acceptance_for(backend, vllm, vllm_ascend))
     chosen = select("quantization", intent)
     if chosen is not None:
@@ -140,5 +129,7 @@ def plan_commands(intent: EngineIntent, accepted: ReleaseAcceptance | None = Non
     builder = CommandBuilder(intent, accepted)
     for topic, chosen in eras_for(intent).items():
         builder.eras[topic] = chosen.label
+        builder.topic = topic
         chosen.apply(intent, builder)
+    builder.topic = ""
     return builder.finish()

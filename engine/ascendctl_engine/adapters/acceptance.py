@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ascendctl_engine.adapters.ascend_keys import KeyTable, key_table, tag_span, tags_defining_env
+from ascendctl_engine.adapters.ascend_keys import KeyProblem, KeyTable, key_table, tag_span, tags_defining_env
 from ascendctl_engine.adapters.parser_snapshot import ArgvProblem, ParserSnapshot, parser_distribution, snapshot_for
 
 # The only plugin-added `--quantization` choice: vllm-ascend's platform hook appends it to vLLM's list.
@@ -36,10 +36,10 @@ class ReleaseAcceptance:
     def argv_problems(self, argv: Sequence[str]) -> list[ArgvProblem]:
         return self.parser.check_argv(argv, extra_choices=self.extra_choices())
 
-    def key_problems(self, additional_config: Mapping[str, Any]) -> list[str]:
+    def key_problems(self, additional_config: Mapping[str, Any]) -> list[KeyProblem]:
         if self.keys is None or not additional_config:
             return []
-        return [p.message for p in self.keys.check(additional_config)]
+        return self.keys.check(additional_config)
 
     def env_problem(self, name: str) -> str | None:
         """Why variable `name` is not read by this release (None: it is, or it is not a vllm-ascend variable)."""

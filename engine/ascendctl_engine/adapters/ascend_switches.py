@@ -394,7 +394,7 @@ SWITCHES: tuple[Switch, ...] = (
         ),
         needs=lambda i: (
             None
-            if i.parallel.expert
+            if i.engine.parallel.expert
             else "every release ANDs it with expert parallelism (e.g. v0.23.0:vllm_ascend/ascend_config.py:114): "
             "without engine.parallel.expert it has no effect"
         ),
@@ -414,7 +414,7 @@ SWITCHES: tuple[Switch, ...] = (
         ),
         needs=lambda i: (
             None
-            if i.ascend.flashcomm1
+            if i.engine.ascend.flashcomm1
             else "DSA context parallelism builds on FlashComm1 (v0.23.0:docs/source/user_guide/configuration/"
             "additional_config.md): set engine.ascend.flashcomm1: true as well"
         ),
@@ -600,7 +600,7 @@ def _apply(sw: Switch, index: int) -> Apply:
     e = sw.eras[index]
 
     def apply(intent: EngineIntent, b: CommandBuilder) -> None:
-        on: bool | None = getattr(intent.ascend, sw.field)
+        on: bool | None = getattr(intent.engine.ascend, sw.field)
         if on is None:  # the release's own default: nothing to spell
             return
         why = intent.source(sw.path)
@@ -669,7 +669,7 @@ for _switch in SWITCHES:
     "(e.g. v0.25.1rc1:docs/source/tutorials/models/Qwen3-235B-A22B.md:765)",
 )
 def jemalloc(intent: EngineIntent, b: CommandBuilder) -> None:
-    path = intent.ascend.jemalloc
+    path = intent.engine.ascend.jemalloc
     if path is None:
         return
     # The plan's env is literal (no shell expands `$LD_PRELOAD`), so the library replaces whatever the engine would

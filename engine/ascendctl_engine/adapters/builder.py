@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ascendctl_engine.adapters.acceptance import ReleaseAcceptance
-from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.adapters.intent import EngineIntent, secret_ref
 from ascendctl_engine.argv_items import parse_args
 from ascendctl_engine.flags import canonical_flag, flag_tokens
 from ascendctl_engine.spec import (
@@ -52,6 +52,18 @@ def _has_refs(word: Word) -> bool:
     return any(not isinstance(part, str) for part in word)
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A constraint the intent breaks on this release. `kind` names the constraint: the topic whose era refused
+    (`graph`, `speculative`, ...) or the check that did (`parser`: the release's real parser rejects an
+    argument; `keys`: an `--additional-config` key; `env`: a variable; `node-args`: a per-node option).
+    `fatal`: the engine cannot start with it (the parser rejects the argument, the key raises at start-up)."""
+
+    kind: str
+    message: str
+    fatal: bool = False
+
+
 @dataclass(eq=False)
 class AdapterResult:
     """What the adapters made of one intent: one command per node, plus the reasons."""
@@ -59,11 +71,17 @@ class AdapterResult:
     commands: tuple[EngineCommand, ...]
     provenance: dict[str, str]  # "--flag" / "env:NAME" / "--additional-config.a.b" / "decision:x" → why
     warnings: tuple[str, ...]
-    unsupported: tuple[str, ...]  # broken constraints (the planner fails unless unsupported is allowed)
+    refusals: tuple[Refusal, ...]  # broken constraints (each a finding of the plan)
     eras: dict[str, str]  # topic → era name and range used
     env_sources: dict[int, dict[str, str]]  # node → env var → provenance
     graph_mode: str  # resolved: eager / piecewise / full / full-decode-only / full-and-piecewise / torchair / default
-    resolved: dict[str, tuple[str, str]] = field(default_factory=dict)  # intent path → (value the adapters chose, why)
+    graph_why: str  # why that mode: the graph era's decision, or the provenance of the flag that spells it
+    resolved: dict[str, tuple[Any, str]] = field(default_factory=dict)  # intent path → (value the adapters chose, why)
+    hccl_buffer_mb: tuple[int, str] | None = None  # the HCCL buffer the plan sets (MB, why); None: HCCL's default
+
+    @property
+    def unsupported(self) -> tuple[str, ...]:
+        return tuple(r.message for r in self.refusals)
 
 
 def _str(value: int | float | str) -> str:
@@ -138,13 +156,15 @@ class CommandBuilder:
     headless: set[int] = field(default_factory=set)
     provenance: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    unsupported: list[str] = field(default_factory=list)
+    refusals: list[Refusal] = field(default_factory=list)
+    topic: str = ""  # the topic whose era is applying (what its refusals are about)
     eras: dict[str, str] = field(default_factory=dict)
     # Set by the graph topic, spelled by the capture-sizes topic (None: the engine's own list).
     capture_sizes: tuple[int, ...] | None = None
     capture_sizes_why: str = ""
     graph_mode: str = "auto"  # resolved by the graph topic: eager / piecewise / full / ... / torchair / default
-    resolved: dict[str, tuple[str, str]] = field(default_factory=dict)
+    resolved: dict[str, tuple[Any, str]] = field(default_factory=dict)
+    hccl_buffer_mb: tuple[int, str] | None = None
     ascend_scheduler: bool = False  # TorchAir era: the Ascend scheduler is on (takes chunked prefill)
 
     # ---------------------------------------------------------------- queries
@@ -161,15 +181,20 @@ class CommandBuilder:
         if message not in self.warnings:
             self.warnings.append(message)
 
-    def fail(self, message: str) -> None:
-        """A constraint this intent breaks on this release (fatal unless unsupported is allowed)."""
+    def fail(self, message: str, *, kind: str | None = None, fatal: bool = False) -> None:
+        """A constraint this intent breaks on this release (a failing finding of the plan); `kind` defaults to
+        the topic applying."""
         if message not in self.unsupported:
-            self.unsupported.append(message)
+            self.refusals.append(Refusal(kind or self.topic or "plan", message, fatal))
+
+    @property
+    def unsupported(self) -> list[str]:
+        return [r.message for r in self.refusals]
 
     def decide(self, key: str, why: str) -> None:
         self.provenance[f"decision:{key}"] = why
 
-    def resolve(self, path: str, value: str, why: str) -> None:
+    def resolve(self, path: str, value: Any, why: str) -> None:
         """Record the value the adapters chose for an `auto` intent (the plan's settings show it)."""
         self.resolved[path] = (value, why)
 
@@ -264,11 +289,11 @@ class CommandBuilder:
     def finish(self) -> AdapterResult:
         intent = self.intent
         planned_additional = self.additional
-        if intent.additional_config:
-            merged, replaced = deep_merge(planned_additional, intent.additional_config)
+        if intent.engine.additional_config:
+            merged, replaced = deep_merge(planned_additional, intent.engine.additional_config)
             for path in replaced:
                 self.warn(f"engine.additional_config overrides the planned `{path}` (the profile's value wins)")
-            for key in intent.additional_config:
+            for key in intent.engine.additional_config:
                 self.provenance[f"--additional-config.{key}"] = "user: engine.additional_config"
             planned_additional = merged
         self._check_additional(planned_additional)
@@ -305,10 +330,11 @@ class CommandBuilder:
                 if node.extra_args or node.device_utilization is not None:
                     self.fail(
                         f"network.nodes[{i}]: node {i} runs `{self.text(words[0])}`, not `vllm serve`: its "
-                        "extra_args / device_utilization have no effect there (set them on the head)"
+                        "extra_args / device_utilization have no effect there (set them on the head)",
+                        kind="node-args",
                     )
             else:
-                words = [("vllm",), ("serve",), (intent.model.source,)]
+                words = [("vllm",), ("serve",), (intent.load.source,)]
                 flags = dict(self.args)
                 flags.update(self.node_args.get(i, {}))
                 for a in flags.values():
@@ -328,14 +354,16 @@ class CommandBuilder:
             serves_http = i not in self.worker_argv and not headless
             secret: dict[str, SecretRef] = {}
             if serves_http and intent.server.api_key is not None:
-                secret["VLLM_API_KEY"] = intent.server.api_key
-                sources["VLLM_API_KEY"] = f"user: server.api_key ({intent.server.api_key.describe()}), read at launch"
+                api_key = secret_ref(intent.server.api_key)
+                secret["VLLM_API_KEY"] = api_key
+                sources["VLLM_API_KEY"] = f"user: server.api_key ({api_key.describe()}), read at launch"
             # runtime.secrets reach every node (a worker downloads weights too, e.g. with HF_TOKEN). A secret
             # replaces a planned value of the same name: one variable, one source, and no value left to print.
-            for name, ref in intent.secret_env.items():
+            for name, given in intent.runtime.secrets.items():
+                ref = secret_ref(given)
                 unread = self.accepted.env_problem(name)
                 if unread is not None:
-                    self.fail(f"runtime.secrets {name}: {unread}")
+                    self.fail(f"runtime.secrets {name}: {unread}", kind="env")
                 replacing = f" (replaces the planned value: {sources[name]})" if name in env else ""
                 env.pop(name, None)
                 env_words.pop(name, None)
@@ -367,12 +395,20 @@ class CommandBuilder:
             commands=tuple(commands),
             provenance=self.provenance,
             warnings=tuple(self.warnings),
-            unsupported=tuple(self.unsupported),
+            refusals=tuple(self.refusals),
             eras=self.eras,
             env_sources=env_sources,
             graph_mode=self.graph_mode,
+            graph_why=self._graph_why(),
             resolved=dict(self.resolved),
+            hccl_buffer_mb=self.hccl_buffer_mb,
         )
+
+    def _graph_why(self) -> str:
+        for key in ("decision:graph.mode", "--enforce-eager", "--compilation-config.cudagraph_mode"):
+            if key in self.provenance:
+                return self.provenance[key]
+        return self.intent.source("engine.graph.mode")
 
     def _symbols(
         self, argv: tuple[Word, ...], env: Mapping[str, Word], pre: tuple[tuple[Word, ...], ...]
@@ -398,7 +434,7 @@ class CommandBuilder:
             sources[name] = why
             if _has_refs(word):
                 words[name] = word
-        for name, value in self.intent.user_env.items():
+        for name, value in self.intent.runtime.env.items():
             words.pop(name, None)  # the profile's own value is literal text
             if name in env and env[name] != value:
                 sources[name] = f"user: runtime.env.{name} (replaces the planned {env[name]!r}: {sources[name]})"
@@ -418,7 +454,7 @@ class CommandBuilder:
     def _checked_extra_args(self) -> list[str]:
         """The profile's extra args, with warnings for repeats and `--config`; whether the release accepts them
         is decided with the rest of the argv by the parser snapshot (`_check_argv`)."""
-        extra = list(self.intent.extra_args)
+        extra = list(self.intent.engine.extra_args)
         if not extra:
             return extra
         planned = {_flag_key(f) for f in self.args}
@@ -448,7 +484,8 @@ class CommandBuilder:
                 self.fail(
                     f"{where}: `{token}` is an API-server option of vLLM {self.vllm} "
                     f"({self.accepted.parser.source}), and node {node} is headless (it serves no API): "
-                    "set it on the head (network.nodes[0].extra_args or engine.extra_args)"
+                    "set it on the head (network.nodes[0].extra_args or engine.extra_args)",
+                    kind="node-args",
                 )
                 continue  # never given to the node, even when unsupported plans are allowed
             if _flag_key(token) in planned_keys:
@@ -466,16 +503,17 @@ class CommandBuilder:
         node_flags = {canonical_flag(t) for t in flag_tokens(list(node_extra))}
         for problem in self.accepted.argv_problems(argv):
             flag = canonical_flag(problem.token)
+            fatal = problem.severity == "error"  # vLLM's parser or config classes refuse it: no start
             if flag in node_flags:
-                self.fail(f"network.nodes[{node}].extra_args: {problem.message}")
+                self.fail(f"network.nodes[{node}].extra_args: {problem.message}", kind="parser", fatal=fatal)
             elif flag in extra_flags:
-                self.fail(f"engine.extra_args: {problem.message}")
+                self.fail(f"engine.extra_args: {problem.message}", kind="parser", fatal=fatal)
             else:
-                self.fail(problem.message)
+                self.fail(problem.message, kind="parser", fatal=fatal)
 
     def _check_additional(self, planned: Mapping[str, Any]) -> None:
-        for message in self.accepted.key_problems(planned):
-            self.fail(f"--additional-config: {message}")
+        for problem in self.accepted.key_problems(planned):
+            self.fail(f"--additional-config: {problem.message}", kind="keys", fatal=problem.kind == "rejected")
 
     def _check_env(self, env: Mapping[str, str], node: int = 0) -> None:
         for name in env:
@@ -484,5 +522,5 @@ class CommandBuilder:
                 if name in self.intent.nodes[node].env:
                     origin = f"network.nodes[{node}].env"
                 else:
-                    origin = "runtime.env" if name in self.intent.user_env else "planned env"
-                self.fail(f"{origin} {name}: {problem}")
+                    origin = "runtime.env" if name in self.intent.runtime.env else "planned env"
+                self.fail(f"{origin} {name}: {problem}", kind="env")

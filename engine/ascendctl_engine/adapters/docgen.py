@@ -4,27 +4,15 @@ can never drift from the adapters (a test regenerates it and compares)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ascendctl_engine.adapters import plan_commands
 from ascendctl_engine.adapters.ascend_switches import SWITCH_FIELDS
+from ascendctl_engine.adapters.builder import deep_merge
 from ascendctl_engine.adapters.eras import REGISTRY, TOPICS
-from ascendctl_engine.adapters.intent import (
-    AscendIntent,
-    EngineIntent,
-    EplbIntent,
-    HardwareTraits,
-    LoraIntent,
-    ModelIntent,
-    NodeIntent,
-    ParallelIntent,
-    SchedulerIntent,
-    ServerIntent,
-    ServingIntent,
-    SpeculativeIntent,
-)
+from ascendctl_engine.adapters.intent import EngineIntent, HardwareTraits, LoadedModel, intent_from_sections
 from ascendctl_engine.flags import canonical_flag
 
 
@@ -39,127 +27,140 @@ class ReleaseColumn:
     traits: Mapping[str, HardwareTraits] = field(default_factory=dict)
 
 
-Change = Callable[[EngineIntent], EngineIntent | None]  # None: the sample does not apply to that backend
+@dataclass(frozen=True)
+class Sample:
+    """One row of the table: a profile fragment (sections as an operator writes them, merged into the base
+    profile) and what the planner would resolve beside it (`loaded` model facts, other intent values)."""
+
+    name: str
+    profile: Mapping[str, Any]
+    loaded: Mapping[str, Any] = field(default_factory=dict)
+    resolved: Mapping[str, Any] = field(default_factory=dict)
+    npu_only: bool = False
 
 
-def _model(**kw: Any) -> Change:
-    return lambda i: replace(i, model=replace(i.model, **kw))
+def _at(path: str, value: Any) -> dict[str, Any]:
+    """A nested profile fragment setting one dotted path."""
+    *parents, leaf = path.split(".")
+    out: dict[str, Any] = {leaf: value}
+    for part in reversed(parents):
+        out = {part: out}
+    return out
 
 
-def _npu_only(change: Change) -> Change:
-    return lambda i: change(i) if i.backend == "npu" else None
+def _sample(name: str, *settings: tuple[str, Any], **extra: Any) -> Sample:
+    fragment: dict[str, Any] = {}
+    for path, value in settings:
+        fragment = deep_merge(fragment, _at(path, value))[0]
+    return Sample(name, fragment, **extra)
 
 
-TWO_NODES = (NodeIntent(0, "10.0.0.1", "eth0"), NodeIntent(1, "10.0.0.2", "eth0"))
+_TWO_NODES = [{"address": "10.0.0.1", "interface": "eth0"}, {"address": "10.0.0.2", "interface": "eth0"}]
 
-# (intent, how the sample differs from the base intent: dense model, one device, eager)
-SAMPLES: tuple[tuple[str, Change], ...] = (
-    ("graph.mode auto (dense model)", lambda i: replace(i, graph_mode="auto")),
-    (
-        "graph.mode auto (DeepSeek-class, MLA)",
-        lambda i: replace(i, graph_mode="auto", model=replace(i.model, arch="mla")),
-    ),
-    (
+# Each sample differs from the base profile (dense model, one device, eager) by what its name says.
+SAMPLES: tuple[Sample, ...] = (
+    _sample("graph.mode auto (dense model)", ("engine.graph.mode", "auto")),
+    _sample("graph.mode auto (DeepSeek-class, MLA)", ("engine.graph.mode", "auto"), loaded={"arch": "mla"}),
+    _sample(
         "graph.mode piecewise + capture_sizes [1, 2, 4]",
-        lambda i: replace(i, graph_mode="piecewise", capture_sizes=(1, 2, 4)),
+        ("engine.graph.mode", "piecewise"),
+        ("engine.graph.capture_sizes", [1, 2, 4]),
     ),
-    ("graph.mode full", lambda i: replace(i, graph_mode="full")),
-    ("graph.mode full-and-piecewise", lambda i: replace(i, graph_mode="full-and-piecewise")),
-    (
+    _sample("graph.mode full", ("engine.graph.mode", "full")),
+    _sample("graph.mode full-and-piecewise", ("engine.graph.mode", "full-and-piecewise")),
+    _sample(
         "Atlas 300I Duo (CANN 9.1.0), full-decode-only",
-        _npu_only(lambda i: replace(i, hardware="300i-duo", graph_mode="full-decode-only", cann="9.1.0")),
+        ("target.hardware", "300i-duo"),
+        ("engine.graph.mode", "full-decode-only"),
+        resolved={"cann": "9.1.0"},
+        npu_only=True,
     ),
-    ("model.quantization w8a8", _model(quantization="w8a8", quant_method="ascend")),
-    ("model.task embed", _model(task="embed")),
-    ("scheduler.prefix_caching false", lambda i: replace(i, scheduler=SchedulerIntent(prefix_caching=False))),
-    ("scheduler.chunked_prefill false", lambda i: replace(i, scheduler=SchedulerIntent(chunked_prefill=False))),
-    ("speculative mtp (1 token)", lambda i: replace(i, speculative=SpeculativeIntent("mtp", 1))),
-    (
+    _sample("model.quantization w8a8", ("model.quantization", "w8a8"), loaded={"quant_method": "ascend"}),
+    _sample("model.task embed", ("model.task", "embed")),
+    _sample("scheduler.prefix_caching false", ("engine.scheduler.prefix_caching", False)),
+    _sample("scheduler.chunked_prefill false", ("engine.scheduler.chunked_prefill", False)),
+    _sample("speculative mtp (1 token)", ("engine.speculative", {"method": "mtp", "num_tokens": 1})),
+    _sample(
         "speculative qwen3_5_mtp (3 tokens), draft_eager",
-        lambda i: replace(i, speculative=SpeculativeIntent("qwen3_5_mtp", 3, draft_eager=True)),
+        ("engine.speculative", {"method": "qwen3_5_mtp", "num_tokens": 3, "draft_eager": True}),
     ),
-    (
+    _sample(
         "speculative eagle3 (model e3, 3 tokens), draft_tensor_parallel 1",
-        lambda i: replace(i, speculative=SpeculativeIntent("eagle3", 3, model="e3", draft_tensor_parallel=1)),
+        ("engine.speculative", {"method": "eagle3", "num_tokens": 3, "model": "e3", "draft_tensor_parallel": 1}),
     ),
-    ("graph.mode engine-default", lambda i: replace(i, graph_mode="engine-default")),
-    ("memory.kv_cache_dtype fp8", lambda i: replace(i, kv_cache_dtype="fp8")),
-    (
+    _sample("graph.mode engine-default", ("engine.graph.mode", "engine-default")),
+    _sample("memory.kv_cache_dtype fp8", ("engine.memory.kv_cache_dtype", "fp8")),
+    _sample(
         "memory.kv_cache_dtype int8 + model.quantization w8a8",
-        lambda i: replace(i, kv_cache_dtype="int8", model=replace(i.model, quantization="w8a8", quant_method="ascend")),
+        ("engine.memory.kv_cache_dtype", "int8"),
+        ("model.quantization", "w8a8"),
+        loaded={"quant_method": "ascend"},
     ),
-    ("scheduler.async_scheduling false", lambda i: replace(i, scheduler=SchedulerIntent(async_scheduling=False))),
-    (
+    _sample("scheduler.async_scheduling false", ("engine.scheduler.async_scheduling", False)),
+    _sample(
         "serving.tool_call_parser hermes + auto_tool_choice",
-        lambda i: replace(i, serving=ServingIntent(tool_call_parser="hermes", auto_tool_choice=True)),
+        ("serving.tool_call_parser", "hermes"),
+        ("serving.auto_tool_choice", True),
     ),
-    (
-        "serving.reasoning_parser deepseek_r1",
-        lambda i: replace(i, serving=ServingIntent(reasoning_parser="deepseek_r1")),
+    _sample("serving.reasoning_parser deepseek_r1", ("serving.reasoning_parser", "deepseek_r1")),
+    _sample("serving.chat_template /srv/t.jinja", ("serving.chat_template", "/srv/t.jinja")),
+    _sample(
+        "serving.limit_mm_per_prompt {image: 1, video: 0}", ("serving.limit_mm_per_prompt", {"image": 1, "video": 0})
     ),
-    ("serving.chat_template /srv/t.jinja", lambda i: replace(i, serving=ServingIntent(chat_template="/srv/t.jinja"))),
-    (
-        "serving.limit_mm_per_prompt {image: 1, video: 0}",
-        lambda i: replace(i, serving=ServingIntent(limit_mm_per_prompt={"image": 1, "video": 0})),
-    ),
-    ("serving.mm_processor_cache_gb 0", lambda i: replace(i, serving=ServingIntent(mm_processor_cache_gb=0))),
-    (
+    _sample("serving.mm_processor_cache_gb 0", ("serving.mm_processor_cache_gb", 0)),
+    _sample(
         "serving.lora (adapter sql=/a/sql, max_rank 64)",
-        lambda i: replace(i, serving=ServingIntent(lora=LoraIntent(adapters=(("sql", "/a/sql"),), max_rank=64))),
+        ("serving.lora", {"adapters": [{"name": "sql", "path": "/a/sql"}], "max_rank": 64}),
     ),
-    (
-        "serving.prefill_context_parallel 2",
-        lambda i: replace(i, serving=ServingIntent(prefill_context_parallel=2)),
-    ),
-    (
-        "serving.structured_outputs_backend xgrammar",
-        lambda i: replace(i, serving=ServingIntent(structured_outputs_backend="xgrammar")),
-    ),
-    (
-        "server.shutdown_timeout 60",
-        lambda i: replace(i, server=ServerIntent(shutdown_timeout=60, shutdown_timeout_explicit=True)),
-    ),
-    (
+    _sample("serving.prefill_context_parallel 2", ("serving.prefill_context_parallel", 2)),
+    _sample("serving.structured_outputs_backend xgrammar", ("serving.structured_outputs_backend", "xgrammar")),
+    _sample("server.shutdown_timeout 60", ("server.shutdown_timeout", 60)),
+    _sample(
         "eplb dynamic, 16 redundant (TP16 + EP)",
-        lambda i: replace(
-            i,
-            parallel=ParallelIntent(tensor=16, expert=True),
-            devices_per_node=16,
-            eplb=EplbIntent(mode="dynamic", redundant_experts=16),
-        ),
+        ("engine.parallel", {"tensor": 16, "expert": True}),
+        ("target.devices_per_node", 16),
+        ("engine.eplb", {"mode": "dynamic", "redundant_experts": 16}),
     ),
-    (
+    _sample(
         "2 nodes, DP4 × TP4: node 1",
-        lambda i: replace(i, parallel=ParallelIntent(tensor=4, data=4), nodes=TWO_NODES, devices_per_node=8),
+        ("engine.parallel", {"tensor": 4, "data": 4}),
+        ("target.nodes", 2),
+        ("target.devices_per_node", 8),
+        ("network.nodes", _TWO_NODES),
+    ),
+)
+
+# The vllm-ascend switches (engine.ascend), each turned on: one row per switch shows its spelling per release.
+SAMPLES += tuple(
+    _sample(f"engine.ascend.{name} true", (f"engine.ascend.{name}", True), npu_only=True) for name in SWITCH_FIELDS
+)
+SAMPLES += (
+    _sample(
+        "engine.ascend.jemalloc /usr/lib/libjemalloc.so.2",
+        ("engine.ascend.jemalloc", "/usr/lib/libjemalloc.so.2"),
+        npu_only=True,
     ),
 )
 
 
-def _ascend(name: str, value: bool | str) -> Change:
-    settings: dict[str, Any] = {name: value}
-    return _npu_only(lambda i: replace(i, ascend=AscendIntent(**settings)))
+def _base_profile(col: ReleaseColumn) -> dict[str, Any]:
+    target: dict[str, Any] = {"backend": col.backend}
+    if col.backend == "npu":
+        target["hardware"] = "a2"
+    return {"model": {"source": "org/model"}, "target": target, "engine": {"graph": {"mode": "eager"}}}
 
 
-# The vllm-ascend switches (engine.ascend), each turned on: one row per switch shows its spelling per release.
-SAMPLES += tuple((f"engine.ascend.{name} true", _ascend(name, True)) for name in SWITCH_FIELDS)
-SAMPLES += (("engine.ascend.jemalloc /usr/lib/libjemalloc.so.2", _ascend("jemalloc", "/usr/lib/libjemalloc.so.2")),)
-
-
-def _base(col: ReleaseColumn) -> EngineIntent:
-    return _with_traits(col, _bare(col))
-
-
-def _bare(col: ReleaseColumn) -> EngineIntent:
-    return EngineIntent(
-        backend=col.backend,  # type: ignore[arg-type]
-        hardware="a2" if col.backend == "npu" else None,
-        vllm=col.vllm,
-        vllm_ascend=col.vllm_ascend,
-        cann=col.cann,
-        model=ModelIntent(source="org/model"),
-        driver="25.5.1",
-        graph_mode="eager",
-    )
+def _intent(col: ReleaseColumn, sample: Sample | None = None) -> EngineIntent | None:
+    """The base intent of a release column, changed by `sample` (None: the sample does not apply)."""
+    if sample is not None and sample.npu_only and col.backend != "npu":
+        return None
+    document = deep_merge(_base_profile(col), sample.profile if sample else {})[0]
+    loaded = {"source": "org/model", **(sample.loaded if sample else {})}
+    resolved = {"vllm": col.vllm, "vllm_ascend": col.vllm_ascend, "cann": col.cann, "driver": "25.5.1"}
+    resolved.update(sample.resolved if sample else {})
+    intent = intent_from_sections(document, loaded=LoadedModel(**loaded), **resolved)
+    hardware = intent.hardware
+    return replace(intent, traits=col.traits.get(hardware, HardwareTraits())) if hardware else intent
 
 
 def _items(intent: EngineIntent) -> tuple[set[str], list[str], list[str]]:
@@ -195,18 +196,12 @@ def _leaves(obj: Any, prefix: str = "") -> list[str]:
     return [f"{prefix}={json.dumps(obj)}"]
 
 
-def _with_traits(col: ReleaseColumn, intent: EngineIntent) -> EngineIntent:
-    if intent.hardware is None:
-        return intent
-    return replace(intent, traits=col.traits.get(intent.hardware, HardwareTraits()))
-
-
-def _cell(col: ReleaseColumn, change: Change) -> str:
-    changed = change(_base(col))
-    if changed is None:
+def _cell(col: ReleaseColumn, sample: Sample) -> str:
+    changed = _intent(col, sample)
+    base = _intent(col)
+    if changed is None or base is None:
         return "—"
-    changed = _with_traits(col, changed)
-    base_items, _, base_warnings = _items(_base(col))
+    base_items, _, base_warnings = _items(base)
     items, problems, warnings = _items(changed)
     if problems:
         return "✗ unsupported"
@@ -245,8 +240,8 @@ def render(columns: Sequence[ReleaseColumn], *, command: str) -> str:
         "| intent | " + " | ".join(c.label for c in columns) + " |",
         "|---|" + "---|" * len(columns),
     ]
-    for name, change in SAMPLES:
-        out.append(f"| {name} | " + " | ".join(_cell(c, change) for c in columns) + " |")
+    for sample in SAMPLES:
+        out.append(f"| {sample.name} | " + " | ".join(_cell(c, sample) for c in columns) + " |")
     out += ["", "## Eras by topic", ""]
     for topic in TOPICS:
         eras = [e for e in REGISTRY if e.topic == topic]

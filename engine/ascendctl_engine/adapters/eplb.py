@@ -37,7 +37,7 @@ def _why(intent: EngineIntent, field: str) -> str:
 
 def _mrv1_values(intent: EngineIntent) -> list[tuple[str, object, str]]:
     """(eplb_config key, value, provenance) for what the profile asks of vllm-ascend's EPLB."""
-    e = intent.eplb
+    e = intent.engine.eplb
     out: list[tuple[str, object, str]] = []
     if e.mode == "dynamic" or e.record_path:
         out.append(("dynamic_eplb", True, _why(intent, "mode")))
@@ -59,7 +59,7 @@ def _mrv1_values(intent: EngineIntent) -> list[tuple[str, object, str]]:
 
 
 def _guards(intent: EngineIntent, b: CommandBuilder) -> None:
-    e = intent.eplb
+    e = intent.engine.eplb
     if e.mode == "dynamic":
         b.env_default(
             "DYNAMIC_EPLB",
@@ -78,7 +78,7 @@ def _guards(intent: EngineIntent, b: CommandBuilder) -> None:
 
 def _implementation(intent: EngineIntent, b: CommandBuilder, *, upstream_ok: bool) -> str | None:
     """Which EPLB to plan: `ascend` (MRv1) or `upstream` (MRv2); None when EPLB is off."""
-    e = intent.eplb
+    e = intent.engine.eplb
     if e.mode == "off":
         return None
     if e.implementation == "auto":
@@ -97,19 +97,19 @@ def _implementation(intent: EngineIntent, b: CommandBuilder, *, upstream_ok: boo
 
 def _mrv1_checks(intent: EngineIntent, b: CommandBuilder) -> None:
     for name in ("VLLM_USE_V2_MODEL_RUNNER",):
-        if intent.user_env.get(name, "0") not in ("", "0"):
+        if intent.runtime.env.get(name, "0") not in ("", "0"):
             b.fail(f"runtime.env {name} selects model runner v2, whose EPLB schema is upstream's: never mix them")
 
 
 def _upstream(intent: EngineIntent, b: CommandBuilder, *, on_ascend: bool) -> None:
-    e = intent.eplb
+    e = intent.engine.eplb
     if e.expert_map_path or e.record_path or e.policy_type is not None:
         b.fail(
             "expert_map_path / record_path / policy_type are vllm-ascend (MRv1) EPLB options; upstream EPLB has none"
         )
     if on_ascend:
         for name in MRV1_ENV:
-            if name in intent.user_env:
+            if name in intent.runtime.env:
                 b.fail(f"runtime.env {name} is an MRv1 EPLB guard: unset it for upstream EPLB (EPLB guide)")
         b.env_default(
             "VLLM_USE_V2_MODEL_RUNNER",
@@ -143,7 +143,7 @@ def _upstream(intent: EngineIntent, b: CommandBuilder, *, on_ascend: bool) -> No
     source="v0.9.1rc1:docs/source/user_guide/additional_config.md (expert_map_path first documented at v0.9.1)",
 )
 def eplb_none(intent: EngineIntent, b: CommandBuilder) -> None:
-    if intent.eplb.mode != "off":
+    if intent.engine.eplb.mode != "off":
         b.fail("EPLB needs vllm-ascend ≥ v0.9.1rc1 (static map) / ≥ v0.11.0rc0 (dynamic)")
 
 
@@ -160,7 +160,7 @@ def eplb_static(intent: EngineIntent, b: CommandBuilder) -> None:
     impl = _implementation(intent, b, upstream_ok=False)
     if impl is None:
         return
-    e = intent.eplb
+    e = intent.engine.eplb
     if e.mode == "dynamic" or e.record_path:
         b.fail(
             "dynamic EPLB and map recording need vllm-ascend ≥ v0.11.0rc0 "
@@ -266,9 +266,9 @@ def eplb_mrv2(intent: EngineIntent, b: CommandBuilder) -> None:
     "engine/ascendctl_engine/data/parsers/ from vllm-0.11.0.json",
 )
 def eplb_cuda(intent: EngineIntent, b: CommandBuilder) -> None:
-    if intent.eplb.mode == "off":
+    if intent.engine.eplb.mode == "off":
         return
-    if intent.eplb.mode == "static":
+    if intent.engine.eplb.mode == "static":
         b.fail("upstream vLLM EPLB has no static expert map: use mode dynamic")
     _upstream(intent, b, on_ascend=False)
 
@@ -284,7 +284,7 @@ def eplb_cuda(intent: EngineIntent, b: CommandBuilder) -> None:
     "(engine/ascendctl_engine/data/parsers/)",
 )
 def eplb_cuda_old(intent: EngineIntent, b: CommandBuilder) -> None:
-    if intent.eplb.mode != "off":
+    if intent.engine.eplb.mode != "off":
         b.fail(f"EPLB on vLLM {intent.vllm} is not planned (flags examined from vLLM 0.11)")
 
 
@@ -298,5 +298,5 @@ def eplb_cuda_old(intent: EngineIntent, b: CommandBuilder) -> None:
     "cpu.md (CPU backend) covers none",
 )
 def eplb_cpu(intent: EngineIntent, b: CommandBuilder) -> None:
-    if intent.eplb.mode != "off":
+    if intent.engine.eplb.mode != "off":
         b.fail("EPLB is not available on the CPU engine")

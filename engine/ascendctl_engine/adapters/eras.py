@@ -19,7 +19,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ascendctl_engine.adapters.builder import CommandBuilder
-from ascendctl_engine.adapters.intent import EngineIntent, ModelIntent
+from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.sections.deployment import ModelSpec, TargetSpec
 from ascendctl_engine.versions import parse as version_of
 
 Axis = Literal["vllm", "vllm_ascend"]
@@ -185,7 +186,12 @@ def select(topic: str, intent: EngineIntent) -> Era | None:
 def era_for_release(topic: str, backend: str, vllm: str, vllm_ascend: str | None) -> Era | None:
     """The era of `topic` for a release alone (no deployment intent): for topics whose eras are data, such as
     `quantization` traits and `install`."""
-    probe = EngineIntent(backend=backend, vllm=vllm, vllm_ascend=vllm_ascend, model=ModelIntent(source="model"))  # type: ignore[arg-type]
+    probe = EngineIntent(
+        vllm=vllm,
+        vllm_ascend=vllm_ascend,
+        model=ModelSpec(source="model"),
+        target=TargetSpec(backend=backend),  # type: ignore[arg-type]
+    )
     return select(topic, probe)
 
 

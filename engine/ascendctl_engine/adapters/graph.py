@@ -68,8 +68,8 @@ def _cudagraph(b: CommandBuilder, mode: str, why: str) -> None:
 
 
 def _user_sizes(intent: EngineIntent, b: CommandBuilder) -> None:
-    if intent.capture_sizes:
-        b.capture_sizes = intent.capture_sizes
+    if intent.engine.graph.capture_sizes:
+        b.capture_sizes = tuple(intent.engine.graph.capture_sizes)
         b.capture_sizes_why = intent.source("engine.graph.capture_sizes")
 
 
@@ -102,7 +102,7 @@ def _duo_cann_blocks_graphs(intent: EngineIntent, b: CommandBuilder) -> bool:
     "v0.9.0rc1:docs/source/user_guide/graph_mode.md",
 )
 def graph_v0(intent: EngineIntent, b: CommandBuilder) -> None:
-    mode = intent.graph_mode
+    mode = intent.engine.graph.mode
     if mode == "engine-default":
         b.graph_mode = "default"
         b.decide("graph.mode", f"{_mode_why(intent)}: no graph flag; the engine's own default applies")
@@ -127,16 +127,16 @@ def _torchair(intent: EngineIntent, b: CommandBuilder, enable_key: str, why: str
         why="TorchAir runs with the Ascend scheduler (v0.9.1/v0.11.0 graph_mode.md: TorchAir works without "
         "chunked prefill)",
     )
-    if intent.capture_sizes:
+    if intent.engine.graph.capture_sizes:
         b.additional_key(
             "torchair_graph_config.graph_batch_sizes",
-            list(intent.capture_sizes),
+            list(intent.engine.graph.capture_sizes),
             why=f"{intent.source('engine.graph.capture_sizes')} (TorchAir capture sizes)",
         )
 
 
 def _torchair_era(intent: EngineIntent, b: CommandBuilder, *, enable_key: str, full_decode: bool) -> None:
-    mode = intent.graph_mode
+    mode = intent.engine.graph.mode
     if mode == "eager":
         _eager(intent, b, _mode_why(intent))
         return
@@ -148,7 +148,7 @@ def _torchair_era(intent: EngineIntent, b: CommandBuilder, *, enable_key: str, f
             b.fail(f"engine.graph.mode {mode}: {_min_cann(intent)}")
         _eager(intent, b, f"auto: {_min_cann(intent)}")
         return
-    if intent.model.arch == "mla" and not (full_decode and mode != "auto"):
+    if intent.load.arch == "mla" and not (full_decode and mode != "auto"):
         why = (
             "auto: TorchAir is this era's graph mode for DeepSeek-class (MLA) models "
             "(v0.9.1/v0.11.0 graph_mode.md; v0.11.0 multi_node.md)"
@@ -229,7 +229,7 @@ def graph_torchair_fdo(intent: EngineIntent, b: CommandBuilder) -> None:
 
 # --------------------------------------------------------------------------- npu: ACL graph eras
 def _aclgraph(intent: EngineIntent, b: CommandBuilder, *, full_and_piecewise: bool, cap_950: bool) -> None:
-    mode = intent.graph_mode
+    mode = intent.engine.graph.mode
     if mode == "eager":
         _eager(intent, b, _mode_why(intent))
         return
@@ -262,7 +262,7 @@ def _aclgraph(intent: EngineIntent, b: CommandBuilder, *, full_and_piecewise: bo
             _warn_capture_streams(intent, b, mode)
         _cudagraph(b, mode, _mode_why(intent))
     _user_sizes(intent, b)
-    if intent.traits.few_streams and not intent.capture_sizes:
+    if intent.traits.few_streams and not intent.engine.graph.capture_sizes:
         sizes = DUO_SIZES_POOLING if intent.model.task != "generate" else DUO_SIZES_GENERATE
         b.capture_sizes = sizes
         b.capture_sizes_why = (
@@ -386,7 +386,7 @@ def graph_aclgraph_950(intent: EngineIntent, b: CommandBuilder) -> None:
     source="vLLM v0.33.0:vllm/config/vllm.py (optimization levels); vllm/platforms/cpu.py (CPU: no graphs)",
 )
 def graph_upstream(intent: EngineIntent, b: CommandBuilder) -> None:
-    mode = intent.graph_mode
+    mode = intent.engine.graph.mode
     if mode == "eager":
         _eager(intent, b, _mode_why(intent))
         return
@@ -508,5 +508,5 @@ def sizes_compilation(intent: EngineIntent, b: CommandBuilder) -> None:
     "tests/fixtures/vllm_logs/cpu-0.32.0-eager-startup.log)",
 )
 def sizes_cpu(intent: EngineIntent, b: CommandBuilder) -> None:
-    if intent.capture_sizes:
+    if intent.engine.graph.capture_sizes:
         b.warn("engine.graph.capture_sizes: the CPU engine captures no graphs (vLLM vllm/platforms/cpu.py); ignored")

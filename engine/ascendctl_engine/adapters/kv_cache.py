@@ -47,7 +47,7 @@ def _choices(parser: ParserSnapshot) -> tuple[str, ...] | None:
 
 def _upstream(intent: EngineIntent, b: CommandBuilder) -> None:
     """A vLLM `--kv-cache-dtype` value, checked against this vLLM's parser."""
-    dtype = intent.kv_cache_dtype
+    dtype = intent.engine.memory.kv_cache_dtype
     if dtype == "auto":
         return
     parser = b.accepted.parser
@@ -90,7 +90,7 @@ def _needs_modelslim(intent: EngineIntent, b: CommandBuilder) -> bool:
     "additional_config.md documents it, its code does not read it)",
 )
 def kv_none(intent: EngineIntent, b: CommandBuilder) -> None:
-    if intent.kv_cache_dtype == ASCEND_INT8:
+    if intent.engine.memory.kv_cache_dtype == ASCEND_INT8:
         b.fail(
             f"engine.memory.kv_cache_dtype int8: vllm-ascend {intent.vllm_ascend} has no int8 KV cache; it first "
             "runs in vllm-ascend v0.9.2rc1 (`kv_cache_dtype` in --additional-config, v0.9.2rc1:vllm_ascend/"
@@ -111,7 +111,7 @@ def kv_none(intent: EngineIntent, b: CommandBuilder) -> None:
     "cache_config.cache_dtype), model_runner_v1.py (int8 cache shape); additional_config.md",
 )
 def kv_additional(intent: EngineIntent, b: CommandBuilder) -> None:
-    if intent.kv_cache_dtype != ASCEND_INT8:
+    if intent.engine.memory.kv_cache_dtype != ASCEND_INT8:
         _upstream(intent, b)
         return
     if _needs_modelslim(intent, b):
@@ -134,7 +134,7 @@ def kv_additional(intent: EngineIntent, b: CommandBuilder) -> None:
     "v0.13.0rc1–v0.18.0rc1:vllm_ascend/quantization/",
 )
 def kv_gap(intent: EngineIntent, b: CommandBuilder) -> None:
-    if intent.kv_cache_dtype == ASCEND_INT8:
+    if intent.engine.memory.kv_cache_dtype == ASCEND_INT8:
         b.fail(
             f"engine.memory.kv_cache_dtype int8: vllm-ascend {intent.vllm_ascend} has no int8 KV cache (v0.13.0rc1 "
             "removed it; v0.9.2rc1–v0.12.0rc1 ran it through `--additional-config`); it runs again from vllm-ascend "
@@ -154,7 +154,7 @@ def kv_gap(intent: EngineIntent, b: CommandBuilder) -> None:
     source="v0.18.0:vllm_ascend/quantization/modelslim_config.py:434/494 (AscendC8KVCacheAttentionMethod)",
 )
 def kv_weights(intent: EngineIntent, b: CommandBuilder) -> None:
-    if intent.kv_cache_dtype != ASCEND_INT8:
+    if intent.engine.memory.kv_cache_dtype != ASCEND_INT8:
         _upstream(intent, b)
         return
     if _needs_modelslim(intent, b):
@@ -174,7 +174,7 @@ def kv_weights(intent: EngineIntent, b: CommandBuilder) -> None:
     source="engine/ascendctl_engine/data/parsers/ (`--kv-cache-dtype` choices per vLLM)",
 )
 def kv_upstream(intent: EngineIntent, b: CommandBuilder) -> None:
-    if intent.kv_cache_dtype == ASCEND_INT8:
+    if intent.engine.memory.kv_cache_dtype == ASCEND_INT8:
         b.fail(
             f"engine.memory.kv_cache_dtype int8 is vllm-ascend's KV cache (Ascend only); the {intent.backend} "
             "engine's quantized caches are its `--kv-cache-dtype` choices (e.g. int8_per_token_head, fp8)"

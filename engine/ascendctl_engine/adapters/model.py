@@ -43,12 +43,12 @@ def model_args(intent: EngineIntent, b: CommandBuilder) -> None:
         b.arg("--revision", m.revision, why=intent.source("model.revision"))
     if m.hf_overrides:
         b.json_arg("--hf-overrides", m.hf_overrides, why=intent.source("model.hf_overrides"))
-    if intent.seed is not None:
-        b.arg("--seed", intent.seed, why=intent.source("engine.seed"))
-    if intent.device_utilization is not None:
+    if intent.engine.seed is not None:
+        b.arg("--seed", intent.engine.seed, why=intent.source("engine.seed"))
+    if intent.engine.memory.device_utilization is not None:
         b.arg(
             "--gpu-memory-utilization",
-            intent.device_utilization,
+            intent.engine.memory.device_utilization,
             why=intent.source("engine.memory.device_utilization"),
         )
     for node in intent.nodes:  # a node's own value wins on that node
@@ -65,12 +65,12 @@ def model_args(intent: EngineIntent, b: CommandBuilder) -> None:
 def _quant_none_or_detected(intent: EngineIntent, b: CommandBuilder) -> bool:
     """Handles float weights and methods vLLM reads from config.json. True when nothing is left to do."""
     m = intent.model
-    if m.quantization == "none" or (m.quant_method in (None, "none") and m.quantization != "auto"):
+    if m.quantization == "none" or (intent.load.quant_method in (None, "none") and m.quantization != "auto"):
         return True
-    if m.quant_method in ("compressed-tensors", "fp8"):
+    if intent.load.quant_method in ("compressed-tensors", "fp8"):
         b.decide(
             "quantization",
-            f"{m.quant_method}: vLLM reads `quantization_config` from config.json, no flag needed "
+            f"{intent.load.quant_method}: vLLM reads `quantization_config` from config.json, no flag needed "
             "(v0.23.0:docs/source/user_guide/feature_guide/quantization.md)",
         )
         return True
@@ -89,7 +89,7 @@ def _sharded_state(intent: EngineIntent, b: CommandBuilder) -> None:
 
 def _quant_flag(intent: EngineIntent, b: CommandBuilder, why: str) -> None:
     m = intent.model
-    if m.quantization == "auto" and m.quant_method in (None, "auto"):
+    if m.quantization == "auto" and intent.load.quant_method in (None, "auto"):
         b.warn(
             "model.quantization is `auto` but this release needs `--quantization ascend` for ModelSlim weights "
             "and the model directory could not be inspected: no flag planned; set model.quantization (e.g. w8a8) "
@@ -229,7 +229,7 @@ def quant_required(intent: EngineIntent, b: CommandBuilder) -> None:
 def quant_detected(intent: EngineIntent, b: CommandBuilder) -> None:
     if _quant_none_or_detected(intent, b):
         return
-    if intent.model.quantization == "auto" and intent.model.quant_method in (None, "auto"):
+    if intent.model.quantization == "auto" and intent.load.quant_method in (None, "auto"):
         b.decide("quantization", "auto: this release detects ModelSlim weights from quant_model_description.json")
         return
     b.arg(
@@ -321,7 +321,7 @@ def _server(intent: EngineIntent, b: CommandBuilder, drain: bool) -> None:
         )
         return
     note = f"vLLM {intent.vllm} has no `--shutdown-timeout` (vLLM ≥ 0.18): a stop aborts in-flight requests"
-    if s.shutdown_timeout_explicit and s.shutdown_timeout > 0:
+    if intent.explicit("server.shutdown_timeout") and s.shutdown_timeout > 0:
         b.warn(f"server.shutdown_timeout not applied: {note}")
     b.decide("server.shutdown_timeout", note)
 

@@ -22,7 +22,7 @@ RAY_INSTALL = f"pip install 'ray>={RAY_MIN_NPU}' 'protobuf>3.20.0'"
 
 
 def _layout(intent: EngineIntent, b: CommandBuilder) -> None:
-    p = intent.parallel
+    p = intent.engine.parallel
     if p.tensor > 1:
         b.arg("--tensor-parallel-size", p.tensor, why=intent.source("engine.parallel.tensor"))
     if p.pipeline > 1:
@@ -31,7 +31,7 @@ def _layout(intent: EngineIntent, b: CommandBuilder) -> None:
         b.arg("--data-parallel-size", p.data, why=intent.source("engine.parallel.data"))
     if p.expert:
         b.arg("--enable-expert-parallel", why=intent.source("engine.parallel.expert"))
-    if p.executor == "ray" or p.executor_explicit:
+    if p.executor == "ray" or intent.explicit("engine.parallel.executor"):
         b.arg("--distributed-executor-backend", p.executor, why=intent.source("engine.parallel.executor"))
 
 
@@ -48,7 +48,7 @@ def _head_address(intent: EngineIntent, b: CommandBuilder, what: str) -> NodeAdd
 
 
 def _multinode_dp(intent: EngineIntent, b: CommandBuilder) -> None:
-    p = intent.parallel
+    p = intent.engine.parallel
     local = p.data_per_node or p.data // intent.node_count
     head = _head_address(intent, b, "data parallelism")
     src_local = intent.source("engine.parallel.data_per_node", f"profile default: data / nodes = {local}")
@@ -61,7 +61,7 @@ def _multinode_dp(intent: EngineIntent, b: CommandBuilder) -> None:
             why="network.nodes[0].address: the DP coordinator on the head node (vLLM data_parallel_deployment.md)",
             node=i,
         )
-        b.arg("--data-parallel-rpc-port", intent.dp_rpc_port, why=intent.source("network.dp_rpc_port"), node=i)
+        b.arg("--data-parallel-rpc-port", intent.network.dp_rpc_port, why=intent.source("network.dp_rpc_port"), node=i)
         if i > 0:
             b.arg(
                 "--headless",
@@ -110,7 +110,7 @@ def _ray(intent: EngineIntent, b: CommandBuilder) -> None:
         b.decide("ray", "single node: vLLM starts a local Ray instance itself")
         return
     head = _head_address(intent, b, "Ray")
-    port = str(intent.ray_port)
+    port = str(intent.network.ray_port)
     b.pre_command(0, "ray", "start", "--head", "--port", port, "--node-ip-address", head)
     for node in intent.nodes[1:]:
         own = ("--node-ip-address", NodeAddress(node.index)) if b.address_known(node.index) else ()
@@ -124,7 +124,7 @@ def _ray(intent: EngineIntent, b: CommandBuilder) -> None:
 
 def _parallel(intent: EngineIntent, b: CommandBuilder, *, native_multinode: bool) -> None:
     _layout(intent, b)
-    p = intent.parallel
+    p = intent.engine.parallel
     if p.executor == "ray":
         _ray(intent, b)
         return

@@ -32,7 +32,7 @@ def _switch(intent: EngineIntent, b: CommandBuilder, *, field: str, on: str, off
 
 
 def _scheduler(intent: EngineIntent, b: CommandBuilder, *, off_prefix: str) -> None:
-    s = intent.scheduler
+    s = intent.engine.scheduler
     if s.max_num_seqs is not None:
         b.arg("--max-num-seqs", s.max_num_seqs, why=intent.source("engine.scheduler.max_num_seqs"))
     if s.max_num_batched_tokens is not None:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import era
-from ascendctl_engine.adapters.intent import EngineIntent, LoraIntent
+from ascendctl_engine.adapters.intent import EngineIntent
 from ascendctl_engine.adapters.parser_snapshot import (
     OptionInfo,
     ParserSnapshot,
@@ -31,6 +31,7 @@ from ascendctl_engine.adapters.parser_snapshot import (
     snapshot_versions,
     value_class,
 )
+from ascendctl_engine.sections.serving import LoraSpec
 from ascendctl_engine.versions import parse
 
 # ------------------------------------------------------------------------------ what the snapshots know
@@ -138,12 +139,12 @@ def _number(value: float) -> str:
 
 
 # ------------------------------------------------------------------------------------ tool calling, LoRA, CP
-def _lora(intent: EngineIntent, b: CommandBuilder, lora: LoraIntent) -> None:
+def _lora(intent: EngineIntent, b: CommandBuilder, lora: LoraSpec) -> None:
     why = intent.source("serving.lora")  # the planner records the section as one setting
     if not _emit(intent, b, "lora", "--enable-lora", why=why):
         return
     if lora.adapters:
-        modules = [f"{name}={path}" for name, path in lora.adapters]
+        modules = [f"{a.name}={a.path}" for a in lora.adapters]
         _emit(intent, b, "lora.adapters", "--lora-modules", *modules, why=why)
     if lora.max_rank is not None:
         _emit(intent, b, "lora.max_rank", "--max-lora-rank", lora.max_rank, check=str(lora.max_rank), why=why)

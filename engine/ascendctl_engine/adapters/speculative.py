@@ -29,8 +29,9 @@ from packaging.version import Version
 
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import Apply, Era, era, eras_of, select
-from ascendctl_engine.adapters.intent import EngineIntent, SpeculativeIntent
+from ascendctl_engine.adapters.intent import EngineIntent
 from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, SnapshotMissing, snapshot_for, snapshot_versions
+from ascendctl_engine.sections.deployment import SpeculativeSpec
 from ascendctl_engine.versions import parse
 from ascendctl_engine.vocab import SPECULATIVE_DRAFT_METHODS, SPECULATIVE_MODEL_FREE
 
@@ -313,7 +314,7 @@ def where_vllm(current: ParserSnapshot, test: str, has: Callable[[ParserSnapshot
 
 def _run(row: Row | None) -> Apply:
     def apply(intent: EngineIntent, b: CommandBuilder) -> None:
-        spec = intent.speculative
+        spec = intent.engine.speculative
         if spec is None:
             return
         me = _era_of(intent)
@@ -354,7 +355,7 @@ def _run(row: Row | None) -> Apply:
 
 
 def _config(
-    intent: EngineIntent, b: CommandBuilder, spec: SpeculativeIntent, mtp: str, *, npu: bool, me: Era
+    intent: EngineIntent, b: CommandBuilder, spec: SpeculativeSpec, mtp: str, *, npu: bool, me: Era
 ) -> dict[str, Any] | None:
     """The `--speculative-config` JSON (generic MTP spelled `mtp`), or None when a draft option cannot be planned
     on this release."""
@@ -378,11 +379,11 @@ def _config(
         config["model"] = spec.model
     tp = spec.draft_tensor_parallel
     if tp is not None:
-        if tp not in (1, intent.parallel.tensor):
+        if tp not in (1, intent.engine.parallel.tensor):
             # vLLM's SpeculativeConfig._verify_and_get_draft_tp refuses any other size.
             b.fail(
                 f"engine.speculative.draft_tensor_parallel {tp}: vLLM runs the drafter with 1 or the target's "
-                f"tensor-parallel size ({intent.parallel.tensor})"
+                f"tensor-parallel size ({intent.engine.parallel.tensor})"
             )
         config["draft_tensor_parallel_size"] = tp
     if spec.draft_eager is not None:

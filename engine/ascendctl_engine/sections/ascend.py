@@ -13,8 +13,8 @@ from typing import Annotated
 
 from pydantic import Field, field_validator
 
-from ascendctl.schema.base import StrictModel
-from ascendctl.schema.fields import NonEmptyLine
+from ascendctl_engine.sections.base import StrictModel
+from ascendctl_engine.sections.fields import NonEmptyLine
 
 _RELEASE = " Spelled per release by the planner; unset keeps the release's default."
 

@@ -15,8 +15,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
-from ascendctl.schema.base import StrictModel
-from ascendctl.schema.fields import INT32_MAX, MAX_PARALLEL, NonEmptyLine
+from ascendctl_engine.sections.base import StrictModel
+from ascendctl_engine.sections.fields import INT32_MAX, MAX_PARALLEL, NonEmptyLine
 
 
 def _word(pattern: str, what: str) -> AfterValidator:

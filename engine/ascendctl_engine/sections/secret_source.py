@@ -1,0 +1,62 @@
+"""Where a secret's value comes from (`{env: VAR}` or `{file: PATH}`), and the name and value shapes the profile's
+validators check; what the rest of secret handling does is described in `ascendctl.schema.secrets`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, model_validator
+
+from ascendctl_engine.sections.base import StrictModel
+
+# A POSIX shell "Name" (ASCII only): renderers write it as `export NAME=` / `${NAME:?}` and cannot quote it.
+POSIX_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+POSIX_NAME_TEXT = "[A-Za-z_][A-Za-z0-9_]*"
+
+INLINE_REFUSED = "secrets are never written inline: give {env: VAR} or {file: PATH}"
+
+
+def is_posix_name(name: str) -> bool:
+    return POSIX_NAME.fullmatch(name) is not None
+
+
+class SecretSource(StrictModel):
+    """Where one secret's value comes from at launch: exactly one of an env var or a file."""
+
+    env: Annotated[
+        str | None,
+        Field(description="Environment variable of the shell that starts the engine holding the value."),
+    ] = None
+    file: Annotated[
+        str | None, Field(min_length=1, description="File holding the value (first line), read at launch.")
+    ] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_inline(cls, data: Any) -> Any:
+        # Refused before the type check: pydantic's "should be a valid dictionary" error would quote the value.
+        if not isinstance(data, (Mapping, BaseModel)):
+            raise ValueError(INLINE_REFUSED)
+        return data
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> SecretSource:
+        if (self.env is None) == (self.file is None):
+            raise ValueError(f"set exactly one of `env` or `file` ({INLINE_REFUSED})")
+        if self.env is not None and not is_posix_name(self.env):
+            # The value is not quoted: a name that is not a name may be the secret itself, pasted here.
+            raise ValueError(f"`env` names an environment variable ({POSIX_NAME_TEXT}); it never holds the value")
+        return self
+
+
+# Values that switch something on or off hold no secret, whatever the name says: `HF_HUB_DISABLE_IMPLICIT_TOKEN=1`
+# is a switch of huggingface_hub, not a token.
+SWITCH_VALUES = frozenset({"", "0", "1", "true", "false", "yes", "no", "on", "off"})
+
+
+def is_switch(value: object) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in SWITCH_VALUES
+    return isinstance(value, bool) or value in (0, 1)
