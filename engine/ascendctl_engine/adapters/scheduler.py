@@ -66,6 +66,9 @@ def _scheduler(intent: EngineIntent, b: CommandBuilder, *, off_prefix: str) -> N
             value=s.chunked_prefill,
         )
     _async(intent, b, s.async_scheduling)
+    if s.policy is not None:
+        # Every parser snapshot (vLLM 0.7.1 … 0.33.0) has `--scheduling-policy {fcfs,priority}` (EngineArgs).
+        b.arg("--scheduling-policy", s.policy, why=intent.source("engine.scheduler.policy"))
 
 
 def _async(intent: EngineIntent, b: CommandBuilder, value: bool | None) -> None:

@@ -212,6 +212,15 @@ class SchedulerSpec(StrictModel):
     async_scheduling: Annotated[
         bool | None, Field(description="Overlap scheduling with execution (`--async-scheduling`).")
     ] = None
+    policy: Annotated[
+        Literal["fcfs", "priority"] | None,
+        Field(
+            description=(
+                "Which waiting request runs first (`--scheduling-policy`): `fcfs` (arrival order) or `priority` "
+                "(the request's `priority` field, then arrival); unset keeps the engine default (fcfs)."
+            )
+        ),
+    ] = None
 
 
 class SpeculativeSpec(StrictModel):
