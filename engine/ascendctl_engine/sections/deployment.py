@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, JsonValue, field_validator, model_validator
+from pydantic import AfterValidator, Field, JsonValue, field_validator, model_validator
 
 from ascendctl_engine import defaults
 from ascendctl_engine.argv_items import ArgItem, parse_args
@@ -55,6 +55,15 @@ Port = Annotated[int, Field(ge=1, le=65535)]
 PositiveInt = Annotated[int, Field(ge=1, le=INT32_MAX)]
 Count = Annotated[int, Field(ge=0, le=INT32_MAX)]
 ParallelSize = Annotated[int, Field(ge=1, le=MAX_PARALLEL)]
+
+
+def _flags_or_values(value: list[str]) -> list[str]:
+    parse_args(value)  # a token that is neither a flag nor a value of one is a located profile error
+    return value
+
+
+# `vllm serve` arguments as a profile gives them (`engine.extra_args`, `network.nodes[i].extra_args`)
+ServeArgs = Annotated[list[SingleLine], AfterValidator(_flags_or_values)]
 
 
 class ModelSpec(StrictModel):
@@ -323,19 +332,13 @@ class EngineSpec(StrictModel):
     ] = AscendSpec()
     seed: Annotated[int | None, Field(ge=-(2**63), le=2**63 - 1, description="Random seed (`--seed`).")] = None
     extra_args: Annotated[
-        list[SingleLine],
+        ServeArgs,
         Field(description="Escape hatch: extra `vllm serve` arguments appended verbatim (checked per release)."),
     ] = []
     additional_config: Annotated[
         dict[str, JsonValue],
         Field(description="Escape hatch: keys merged verbatim into vllm-ascend's `--additional-config` JSON."),
     ] = {}
-
-    @field_validator("extra_args")
-    @classmethod
-    def _args_are_flags_or_values(cls, value: list[str]) -> list[str]:
-        parse_args(value)  # a token that is neither a flag nor a value of one is a located profile error
-        return value
 
     @property
     def arg_items(self) -> tuple[ArgItem, ...]:
@@ -382,7 +385,7 @@ class NodeNetwork(StrictModel):
         ),
     ] = {}
     extra_args: Annotated[
-        list[SingleLine],
+        ServeArgs,
         Field(
             description=(
                 "Per node: extra `vllm serve` arguments for this node, appended after `engine.extra_args` (checked "
@@ -395,12 +398,6 @@ class NodeNetwork(StrictModel):
     @classmethod
     def _secret_values_stay_unquoted(cls, value: Any) -> Any:
         return _redact_secret_env_values(value)
-
-    @field_validator("extra_args")
-    @classmethod
-    def _args_are_flags_or_values(cls, value: list[str]) -> list[str]:
-        parse_args(value)  # a token that is neither a flag nor a value of one is a located profile error
-        return value
 
     @property
     def arg_items(self) -> tuple[ArgItem, ...]:
