@@ -255,9 +255,17 @@ def test_explain_300i_duo_warnings_and_missing_family(m: SupportMatrix) -> None:
     v = explain(m, model="Qwen3-30B-A3B", hardware="300i-duo", release="v0.23.0", quant="w8a8")
     assert v.supported
     assert any("float16" in r.message for r in v.warnings)
+    # no table lists it on 950: support is not verified (a warning naming the gap), never a refusal
     missing = explain(m, model="Qwen3-30B-A3B", hardware="950", release="v0.23.0")
-    assert not missing.supported
+    assert missing.supported
+    [absent] = [r for r in missing.warnings if r.constraint == "model"]
+    assert "not listed for 950" in absent.message and "no release's table lists it" in absent.message
     assert any(s.startswith("run Qwen3-30B-A3B on") for s in missing.suggestions)
+    # a family a nearby release lists is pointed there
+    older = explain(m, model="Qwen3-Next", hardware="a3", release="v0.10.2rc1")
+    [gap] = [r for r in older.reasons if r.constraint == "model"]
+    assert older.supported and gap.level == "warning"
+    assert "nearest release that lists it: v0.11.0rc1" in gap.message
 
 
 def test_explain_non_npu_backends(m: SupportMatrix) -> None:
@@ -452,3 +460,12 @@ def test_explain_blank_matrix_cell_is_a_warning(m: SupportMatrix) -> None:
     assert v.supported
     assert any("states nothing about tp" in r.message for r in v.warnings)
     assert not explain(m, model="DeepSeek-V4-Flash", hardware="a2", release="v0.23.0", features=["tp"]).warnings
+
+
+def test_the_inference_products_tab_is_the_310p_family(m: SupportMatrix) -> None:
+    # v0.24.0rc1 renamed the 310P tab "Atlas inference products" (its installation.md: SOC_VERSION=ascend310p1)
+    for release in ("v0.24.0rc1", "v0.25.1rc1"):
+        v = explain(m, model="Qwen3-30B-A3B", hardware="300i-duo", release=release)
+        [model] = [r for r in v.reasons if r.constraint == "model"]
+        assert model.level == "ok" and f"in {release}'s table" in model.message, model
+        assert model.reference.startswith(f"{release}:docs/source/user_guide/support_matrix/supported_models.md:")

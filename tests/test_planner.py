@@ -76,17 +76,30 @@ def test_unsupported_hardware_fails_with_nearest_options(tmp_path: Path) -> None
     assert any("nearest supported options" in line and "v0.23.0" in line for line in lines)
     assert info.value.exit_code == 2
     assert any("[plan.matrix.hardware]" in line for line in lines)
-    # one id per constraint: accepting the hardware leaves the model table's verdict failing
-    partly = plan_profile(load_profile(write(tmp_path, text)), allow=["plan.matrix.hardware"])
-    assert [f.id for f in partly.blocking] == ["plan.matrix.model"]
-    allowed = plan_profile(load_profile(write(tmp_path, text)), allow=["plan.matrix.hardware", "plan.matrix.model"])
-    assert not allowed.blocking and set(allowed.allowed) == {"plan.matrix.hardware", "plan.matrix.model"}
-    in_profile = plan_profile(load_profile(write(tmp_path, text + "allow: [plan.matrix]\n")))
+    allowed = plan_profile(load_profile(write(tmp_path, text)), allow=["plan.matrix.hardware"])
+    assert not allowed.blocking and allowed.allowed == ("plan.matrix.hardware",)
+    in_profile = plan_profile(load_profile(write(tmp_path, text + "allow: [plan.matrix.hardware]\n")))
     assert in_profile.allowed == allowed.allowed
     # the deprecated blanket override accepts the same, and says which ids it covered
     legacy = plan_profile(load_profile(write(tmp_path, text + "allow_unsupported: true\n")))
     assert legacy.allowed == allowed.allowed
     assert any("deprecated" in w and "plan.matrix.hardware" in w for w in legacy.warnings)
+
+
+def test_each_broken_constraint_is_accepted_by_its_own_id(tmp_path: Path) -> None:
+    # 950 before v0.21.0rc1, and Ray with EP at v0.11.0rc2 (vllm-project/vllm-ascend#4123): two constraints
+    text = (
+        "model: {source: Qwen/Qwen3-30B-A3B}\ntarget: {backend: npu, hardware: '950', devices_per_node: 2}\n"
+        "release: v0.11.0rc2\nengine: {parallel: {tensor: 2, expert: true, executor: ray}}\n"
+    )
+    both = ["plan.matrix.hardware", "plan.matrix.combination.ray-and-ep"]
+    assert [f.id for f in plan_profile(load_profile(write(tmp_path, text))).blocking] == both
+    partly = plan_profile(load_profile(write(tmp_path, text)), allow=both[:1])
+    assert [f.id for f in partly.blocking] == both[1:]
+    assert not plan_profile(load_profile(write(tmp_path, text)), allow=both).blocking
+    # a rule id accepts every constraint of that rule
+    whole = plan_profile(load_profile(write(tmp_path, text + "allow: [plan.matrix]\n")))
+    assert not whole.blocking and set(whole.allowed) == set(both)
 
 
 def test_feature_constraints_of_the_matrix(tmp_path: Path) -> None:

@@ -266,7 +266,7 @@ def _verdict(matrix: SupportMatrix, profile: Profile, row: Release, family: Mode
         for r in verdict.reasons
         if r.level in ("error", "warning")
     )
-    return MatrixVerdict(broken, tuple(verdict.suggestions))
+    return MatrixVerdict(broken, tuple(dict.fromkeys(verdict.suggestions)))
 
 
 def _verdict_without_family(matrix: SupportMatrix, profile: Profile, row: Release) -> MatrixVerdict:

@@ -2,7 +2,8 @@
 table when it has none), read from the upstream extracts — never by a newer release's table.
 
 A family matches a table row by its name, id, aliases, architectures, or the `table_names` upstream spells it
-with; a row's hardware comes from its tab (`A2/A3`, `Atlas 300I DUO`, `Ascend 950 Products`) or its hardware
+with; a row's hardware comes from its tab (`A2/A3`, `Atlas 300I DUO` / `Atlas inference products`, `Ascend 950
+Products`) or its hardware
 column, and older tables without either cover the families of their time (A2, and A3 from its first release).
 """
 
@@ -22,6 +23,9 @@ from ascendctl_engine.versions import parse as parse_version
 # Where a row sits says which families it covers; matched on the lower-cased tab or hardware text.
 _HARDWARE_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"300i", ("300i-duo",)),
+    # From v0.24.0rc1 the 310P tab is "Atlas inference products": that tag's installation guide builds it with
+    # `SOC_VERSION=ascend310p1`, image suffix `-310p` (v0.24.0rc1:docs/source/installation.md:236,256)
+    (r"atlas inference products", ("300i-duo",)),
     (r"950", ("950",)),
     (r"\ba2\s*/\s*a3\b", ("a2", "a3")),
     (r"\ba3\b", ("a3",)),
@@ -159,7 +163,25 @@ def _model_status(matrix: SupportMatrix, fam: ModelFamily, rel: Release, hardwar
         else f"{j.table_tag}'s table (the nearest earlier; {rel.version} has none)"
     )
     if j.row is None:
-        return "absent", [Reason(f"{fam.name} is not listed for {hardware} in {which}", j.table_ref, "error")]
+        # Absence of evidence is not a refusal: the tag's tutorials and release notes may run what its table omits.
+        nearest = nearest_listing(matrix, fam, rel, hardware)
+        hint = f"; nearest release that lists it: {nearest}" if nearest else "; no release's table lists it"
+        text = f"{fam.name} is not listed for {hardware} in {which}{hint} (support not verified)"
+        return "absent", [Reason(text, j.table_ref, "warning")]
     level: Level = {"supported": "ok", "unsupported": "error"}.get(j.status, "warning")  # type: ignore[assignment]
     note = f" ({j.row.note})" if j.row.note else ""
     return j.status, [Reason(f"{fam.name} is {j.status} on {hardware} in {which}{note}", j.row.source, level)]
+
+
+def nearest_listing(matrix: SupportMatrix, fam: ModelFamily, rel: Release, hardware: str) -> str | None:
+    """The release closest to `rel` whose model table lists `fam` as running on `hardware` (newer on a tie)."""
+    rows = sorted((r for r in matrix.releases if r.backend == "npu"), key=lambda r: r.key)
+    listing = [
+        (i, r.version)
+        for i, r in enumerate(rows)
+        if judge(matrix, fam, r, hardware).status in ("supported", "experimental")
+    ]
+    if not listing:
+        return None
+    here = next((i for i, r in enumerate(rows) if r.version == rel.version), len(rows))
+    return min(listing, key=lambda item: (abs(item[0] - here), -item[0]))[1]
