@@ -491,11 +491,15 @@ def _cpu_kv_gib(profile: Profile, planned: Setting) -> Setting:
 
 
 def _plan_settings(
-    profile: Profile, release: ReleaseChoice, model: ResolvedModel, result: AdapterResult, engine: EngineSettings
+    given: Mapping[str, Setting],
+    release: ReleaseChoice,
+    model: ResolvedModel,
+    result: AdapterResult,
+    engine: EngineSettings,
 ) -> dict[str, Setting]:
-    """The dotted view `--why` and `--json` print: every profile leaf, the planner's and the adapters' resolutions
-    over them, and the instance's typed settings at their paths."""
-    settings = profile_settings(profile)
+    """The dotted view `--why` and `--json` print: every profile leaf (`given`), the planner's and the adapters'
+    resolutions over them, and the instance's typed settings at their paths."""
+    settings = dict(given)
     settings["release"] = Setting(release.row.version, release.why)
     settings["model.quant_method"] = Setting(model.quant_method, model.quant_why)
     if "decision:eplb.implementation" in result.provenance:
@@ -508,11 +512,15 @@ def _plan_settings(
 
 
 def _adapt(
-    profile: Profile, release: ReleaseChoice, matrix: SupportMatrix, model: ResolvedModel, host: HostFacts | None
+    profile: Profile,
+    given: Mapping[str, Setting],
+    release: ReleaseChoice,
+    matrix: SupportMatrix,
+    model: ResolvedModel,
+    host: HostFacts | None,
 ) -> AdapterResult:
     """The era adapters' commands for this profile on this release (provenance from the profile's settings)."""
-    settings = profile_settings(profile)
-    sources = {path: s.source for path, s in settings.items()}
+    sources = {path: s.source for path, s in given.items()}
     sources["release"] = release.why
     sources["model.quant_method"] = model.quant_why
     nodes = profile.target.nodes
@@ -549,7 +557,7 @@ def _findings(facts: PlanFacts, profile: Profile, allow: Sequence[str], allow_un
             allowed.append(f.id)
             f = dataclasses.replace(f, severity="warn", status="warn", message=f"{f.message} (allowed: {f.id})")
         out.append(f)
-    notes = [_unknown_allow(a) for a in accepted if _unknown_allow(a)]
+    notes = [note for note in map(_unknown_allow, accepted) if note]
     if everything:
         covered = ", ".join(allowed) or "nothing here"
         notes.append(f"allow_unsupported is deprecated: it accepted {covered}; name them in `allow:` (or --allow)")
@@ -590,10 +598,11 @@ def plan_profile(
     chosen = choose_release(profile, matrix, release)
     model = resolve_model(profile, matrix, data_root, read_config)
     layout = _nodes(profile)
-    result = _adapt(profile, chosen, matrix, model, host)
+    given = profile_settings(profile)  # walked once: the adapters' provenance and the dotted view both start here
+    result = _adapt(profile, given, chosen, matrix, model, host)
     hw_id = profile.target.hardware
     hardware = hardware_by_id(matrix, hw_id) if hw_id is not None else None
-    engine = engine_settings(profile, result, profile_settings(profile), hardware)
+    engine = engine_settings(profile, result, given, hardware)
     fit, fit_error = _fit(profile, engine, chosen.row, model.resolved, host)
     verdict = _verdict(matrix, profile, chosen.row, model.family)
     facts = PlanFacts(
@@ -613,7 +622,10 @@ def plan_profile(
         fit=fit,
     )
     judged = _findings(facts, profile, allow, allow_unsupported)
-    return _assemble(profile, chosen, model, layout, result, engine, judged, verdict, host, matrix, fit, fit_error)
+    settings = _plan_settings(given, chosen, model, result, engine)
+    return _assemble(
+        profile, chosen, model, layout, result, engine, settings, judged, verdict, host, matrix, fit, fit_error
+    )
 
 
 def _assemble(
@@ -623,6 +635,7 @@ def _assemble(
     layout: tuple[NodeLayout, ...],
     result: AdapterResult,
     engine: EngineSettings,
+    settings: dict[str, Setting],
     judged: _Judged,
     verdict: MatrixVerdict,
     host: HostFacts | None,
@@ -649,7 +662,7 @@ def _assemble(
         hardware=hardware,
         model=facts,
         nodes=layout,
-        settings=_plan_settings(profile, chosen, model, result, engine),
+        settings=settings,
         warnings=tuple(dict.fromkeys(warnings)),
         findings=judged.findings,
     )
