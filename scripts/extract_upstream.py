@@ -25,7 +25,10 @@ What a file holds (keys of the JSON object):
   README prerequisites, PKG-INFO), one fact per place that states the field, so disagreements stay visible;
 - `dockerfiles`: per root Dockerfile its FROM image (CANN version, SoC, OS, Python) and ARG defaults;
 - `images` / `dockerfiles_unbuilt` / `image_workflows` / `mooncake_image`: what the image workflows build;
-- `release_notes`: every `## vX.Y.Z - YYYY.MM.DD` heading of the tag's release notes;
+- `release_notes`: every `## vX.Y.Z - YYYY.MM.DD` heading of the tag's release notes; `release_note_lines`: the
+  bullets of the tag's own section (support evidence: the models they name);
+- `tutorials`: every page under docs/source/tutorials/ — its title, the models its commands serve, the hardware
+  phrases it uses (ascendctl maps them to families); model-table rows keep the pages they link (`links`);
 - `quantization_schemes`, `quantization_registry`, `quantization_methods`, `quantization_cli`: the ModelSlim
   scheme registry as the code registers it, the `register_quantization_config` names, and the
   `--quantization ascend` parser hook of the platform;
@@ -41,6 +44,7 @@ import ast
 import datetime as dt
 import hashlib
 import json
+import posixpath
 import re
 import subprocess
 import sys
@@ -599,6 +603,85 @@ def release_notes(tree: Tree) -> dict[str, Fact]:
                 {"date": _iso_date(rest), "heading": line.strip()[3:].strip()}, tree.src(_RN_PATH, number)
             )
     return out
+
+
+def release_note_lines(tree: Tree) -> list[Fact]:
+    """The bullet lines of the tag's own section of its release notes (what that release says it added or
+    fixed: the model mentions there are support evidence); empty when the notes have no section for the tag."""
+    text = tree.read(_RN_PATH)
+    if text is None:
+        return []
+    out: list[Fact] = []
+    inside = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("## "):
+            m = _RN_HEADING.match(line)
+            inside = bool(m) and m.group(1) == tree.tag
+            continue
+        bullet = re.match(r"^\s*[-*]\s+(.*)$", line)
+        if inside and bullet:
+            visible = clean_md(bullet.group(1))
+            if visible:
+                out.append(fact(visible, tree.src(_RN_PATH, number)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Tutorials: which model each runs, on which hardware.
+
+_TUTORIAL_ROOT = "docs/source/tutorials/"
+# The model a command serves: `vllm serve MODEL`, `--model MODEL`, `LLM(model="MODEL")`.
+_SERVED = (
+    re.compile(r"\bvllm\s+serve\s+([\"']?)([^\s\"'\\]+)\1"),
+    re.compile(r"--model[=\s]+([\"']?)([^\s\"'\\]+)\1"),
+    re.compile(r"\bmodel\s*=\s*([\"'])([^\"']+)\1"),
+)
+# A stand-in, not a model name (`your_model_path`, `$MODEL`, `{model}`, `<path>`).
+_PLACEHOLDER = re.compile(r"[$<{]|your|path|model_dir|^model$|^xxx", re.I)
+# How the tutorials name the hardware they run on; ascendctl maps the phrases to hardware families.
+_HARDWARE_PHRASE = re.compile(
+    r"Atlas[ \w/-]{0,30}?(?:A2|A3|300I(?:[ -]?Duo)?|inference products|950\w*)"
+    r"|\b(?:A2|A3)\b|\b300I(?:[ -]?Duo)?|\b310P\w*|\b910[BC]\d?\b|Ascend[ -]?950\w*",
+    re.I,
+)
+
+
+def tutorials(tree: Tree) -> list[Fact]:
+    """Every tutorial page of the tag: its title, the models its commands serve, the hardware it names."""
+    out: list[Fact] = []
+    for path in tree.files():
+        if not path.startswith(_TUTORIAL_ROOT) or not path.endswith(".md") or path.endswith("/index.md"):
+            continue
+        text = tree.read(path) or ""
+        value = tutorial_facts(text)
+        if value["models"] or value["title"]:
+            out.append(fact({"path": path, **value}, tree.src(path, 1)))
+    return out
+
+
+def tutorial_facts(text: str) -> dict[str, Any]:
+    """Title, served model names (a path's last part; placeholders dropped) and hardware phrases of one page."""
+    title = ""
+    models: list[str] = []
+    hardware: list[str] = []
+    # A benchmark's `--model qwen3` names the served name, not a checkpoint: the page's served names are dropped.
+    aliases = set(re.findall(r"--served[-_]model[-_]name[=\s]+[\"']?([^\s\"'\\]+)", text))
+    for line in text.splitlines():
+        heading = _HEADING.match(line)
+        if heading and not title and len(heading.group(1)) == 1:
+            title = clean_md(heading.group(2))
+        for pattern in _SERVED:
+            for m in pattern.finditer(line):
+                name = (
+                    m.group(2).rstrip("/").rsplit("/", 1)[-1] if m.group(2).startswith(("/", ".", "~")) else m.group(2)
+                )
+                if name and not _PLACEHOLDER.search(name) and name not in models and name not in aliases:
+                    models.append(name)
+        for m in _HARDWARE_PHRASE.finditer(line):
+            phrase = re.sub(r"\s+", " ", m.group(0)).strip()
+            if phrase.lower() not in (h.lower() for h in hardware):
+                hardware.append(phrase)
+    return {"title": title, "models": models, "hardware": hardware}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1166,8 +1249,25 @@ def model_table(tree: Tree) -> dict[str, Any] | None:
             extra = [c for c in cells[len(table.header) :] if c.strip()]
             if extra:
                 value["extra_cells"] = extra
+            links = doc_links(path, cells)
+            if links:
+                value["links"] = links
             rows.append(fact(value, tree.src(path, line)))
     return {"path": path, "tables": tables, "rows": rows}
+
+
+def doc_links(page: str, cells: Iterable[str]) -> list[str]:
+    """The repository paths of the markdown pages a table row links (its tutorial), resolved from `page`."""
+    out: list[str] = []
+    for cell in cells:
+        for _, url in _LINK.findall(cell):
+            target = url.split("#", 1)[0]
+            if not target.endswith(".md") or "://" in target:
+                continue
+            resolved = posixpath.normpath(posixpath.join(posixpath.dirname(page), unquote(target)))
+            if resolved not in out:
+                out.append(resolved)
+    return out
 
 
 def feature_table(tree: Tree) -> dict[str, Any] | None:
@@ -1278,6 +1378,8 @@ def extract_tree(tree: Tree, commit: str | None, commit_date: str | None, commit
         "image_workflows": workflows,
         "mooncake_image": mooncake,
         "release_notes": release_notes(tree),
+        "release_note_lines": release_note_lines(tree),
+        "tutorials": tutorials(tree),
         "models": model_table(tree),
         "features": feature_table(tree),
         "feature_matrix": feature_matrix(tree),

@@ -262,10 +262,15 @@ def test_explain_300i_duo_warnings_and_missing_family(m: SupportMatrix) -> None:
     assert "not listed for 950" in absent.message and "no release's table lists it" in absent.message
     assert any(s.startswith("run Qwen3-30B-A3B on") for s in missing.suggestions)
     # a family a nearby release lists is pointed there
-    older = explain(m, model="Qwen3-Next", hardware="a3", release="v0.10.2rc1")
+    older = explain(m, model="Qwen3-235B-A22B", hardware="a3", release="v0.10.2rc1")
     [gap] = [r for r in older.reasons if r.constraint == "model"]
     assert older.supported and gap.level == "warning"
-    assert "nearest release that lists it: v0.11.0rc1" in gap.message
+    assert "nearest release that lists it: v0.12.0rc1" in gap.message
+    # a family only the release notes name: a warning citing the note that announced it
+    noted = explain(m, model="Qwen3-Next", hardware="a3", release="v0.10.2rc1")
+    first = next(r for r in noted.reasons if r.constraint == "model")
+    assert noted.supported and first.level == "warning" and "Add support for Qwen3 Next" in first.message
+    assert first.reference == "v0.10.2rc1:docs/source/user_guide/release_notes.md:9"
 
 
 def test_explain_non_npu_backends(m: SupportMatrix) -> None:

@@ -96,6 +96,9 @@ class _OneMoreCandidate:
     def images(self, tag: str) -> Mapping[str, Any]:
         return upstream.images(tag)
 
+    def unbuilt_images(self, tag: str) -> Mapping[str, Any]:
+        return upstream.unbuilt_images(tag)
+
     def quantization_schemes(self, tag: str) -> Mapping[str, Any]:
         return upstream.quantization_schemes(tag)
 

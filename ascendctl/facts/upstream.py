@@ -10,7 +10,9 @@ Queries:
 
 - `extract(tag)` the raw extract; `extract_tags()` every extracted release, in version order;
 - `release_facts(tag)` every candidate value for the release fields of a matrix row, in precedence order;
-- `images(tag)`, `quantization_schemes(tag)`, `quantization_cli_choice(tag)`;
+- `images(tag)`, `unbuilt_images(tag)`, `quantization_schemes(tag)`, `quantization_cli_choice(tag)`;
+- `tutorials(tag)` (each page's title, served models and hardware phrases), `release_note_lines(tag)` (the
+  bullets of the tag's own release-notes section);
 - `model_table(tag)` / `nearest_model_table(tag)`, `feature_table(tag)` / `nearest_feature_table(tag)`,
   `feature_matrix(tag)` / `nearest_feature_matrix(tag)`.
 
@@ -326,6 +328,12 @@ def images(tag: str) -> dict[str, Fact]:
     return {key: _fact(item) for key, item in sorted(data.get("images", {}).items())}
 
 
+def unbuilt_images(tag: str) -> dict[str, Fact]:
+    """Image key -> the root Dockerfile of the tag that no image workflow of the tag builds."""
+    data = extract(tag)
+    return {key: _fact(item) for key, item in sorted(data.get("dockerfiles_unbuilt", {}).items())}
+
+
 def quantization_schemes(tag: str) -> dict[str, Fact]:
     """ModelSlim quant types the code registers at `tag`.
 
@@ -376,6 +384,7 @@ class ModelRow:
     max_model_len: str
     issues: tuple[str, ...]
     source: str
+    links: tuple[str, ...] = ()  # repository paths of the pages the row links (its tutorial)
 
     def cell(self, column: str) -> str:
         return self.cells.get(column, "")
@@ -427,6 +436,7 @@ def model_table(tag: str) -> ModelTable | None:
                 max_model_len=value.get("max_model_len", ""),
                 issues=tuple(value.get("issues", [])),
                 source=item["source"],
+                links=tuple(value.get("links", [])),
             )
         )
     columns = {f"{t.value['category']} | {t.value['group']}": tuple(t.value["columns"]) for t in tables}
@@ -446,6 +456,34 @@ def _nearest(tag: str, getter: Any) -> tuple[str, Any] | None:
 def nearest_model_table(tag: str) -> tuple[str, ModelTable] | None:
     """The tag's own models table, else the one of the nearest earlier extracted tag that has one."""
     return cast("tuple[str, ModelTable] | None", _nearest(tag, model_table))
+
+
+@dataclass(frozen=True)
+class Tutorial:
+    """One tutorial page of a tag: its title, the models its commands serve, the hardware phrases it uses."""
+
+    path: str
+    title: str
+    models: tuple[str, ...]
+    hardware: tuple[str, ...]
+    source: str
+
+
+@functools.cache
+def tutorials(tag: str) -> tuple[Tutorial, ...]:
+    """The tutorial pages of `tag` itself (empty when the extract has none)."""
+    out = []
+    for item in extract(tag).get("tutorials") or []:
+        value = item["value"]
+        out.append(
+            Tutorial(value["path"], value["title"], tuple(value["models"]), tuple(value["hardware"]), item["source"])
+        )
+    return tuple(out)
+
+
+def release_note_lines(tag: str) -> tuple[Fact, ...]:
+    """The bullet lines of the tag's own release-notes section (what the release says it added or fixed)."""
+    return tuple(_fact(item) for item in extract(tag).get("release_note_lines") or [])
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -171,16 +171,19 @@ def resolve_source(source: str, data_root: Path | None, warnings: list[str]) -> 
 
 def _family(
     matrix: SupportMatrix, source: str, config: ModelConfig | None, task: str, architecture: str | None = None
-) -> ModelFamily | None:
-    """The support-matrix family: by the model's name first (hub id or directory name), then by the
-    Hugging Face architecture in config.json (coarser: one architecture spans several families)."""
-    queries = [source.rstrip("/").rsplit("/", 1)[-1] if source.startswith(("/", ".", "~")) else source]
-    queries += list(config.architectures if config else ([architecture] if architecture else []))
-    for query in queries:
-        hits = find_models(matrix, query, task=task)
+) -> tuple[ModelFamily | None, str | None]:
+    """(the support-matrix family, the architecture it was found by): by the model's name first (hub id or
+    directory name), then by the Hugging Face architecture in config.json or `model.architecture` — coarser, one
+    architecture spans several families, so such a family is a kin whose table rows only warn (`_verdict`)."""
+    name = source.rstrip("/").rsplit("/", 1)[-1] if source.startswith(("/", ".", "~")) else source
+    hits = find_models(matrix, name, task=task)
+    if hits:
+        return hits[0], None
+    for arch in config.architectures if config else ([architecture] if architecture else []):
+        hits = find_models(matrix, arch, task=task)
         if hits:
-            return hits[0]
-    return None
+            return hits[0], arch
+    return None, None
 
 
 def _quant_method(matrix: SupportMatrix, profile: Profile, config: ModelConfig | None) -> tuple[str | None, str]:
@@ -240,10 +243,43 @@ class MatrixVerdict:
     suggestions: tuple[str, ...] = ()
 
 
-def _verdict(matrix: SupportMatrix, profile: Profile, row: Release, family: ModelFamily | None) -> MatrixVerdict:
-    hw = profile.target.hardware
+# The constraints a family's own table row decides: a kin found by architecture does not decide them for a model.
+_ROW_CONSTRAINTS = ("model", "feature.", "model-quantization")
+
+
+def _verdict(matrix: SupportMatrix, profile: Profile, row: Release, model: ResolvedModel) -> MatrixVerdict:
+    family = model.family
     if family is None:
         return _verdict_without_family(matrix, profile, row)
+    verdict = _family_verdict(matrix, profile, row, family)
+    if model.by_architecture is None:
+        return verdict
+    return _kin_verdict(verdict, profile.model.source, model.by_architecture, family)
+
+
+def _kin_verdict(verdict: MatrixVerdict, source: str, arch: str, kin: ModelFamily) -> MatrixVerdict:
+    """A family found by architecture only is a kin, not the model: what its table row says (an absent or
+    unsupported row, a feature cell) warns, never refuses — so setting `model.architecture`, as the plan asks
+    when no config.json is readable, can not move a model into a family that fails it."""
+    name = source.rstrip("/").rsplit("/", 1)[-1]
+    head = Broken(
+        "model",
+        f"matrix: {name} matches no model family by name; judged by its architecture {arch}, that of {kin.name} "
+        "(support of this model not verified)",
+        kin.source,
+        "warning",
+    )
+    kept = [
+        replace(b, level="warning", message=f"{b.message} [judged by {kin.name}, which shares {arch}]")
+        if b.level == "error" and b.key.startswith(_ROW_CONSTRAINTS)
+        else b
+        for b in verdict.broken
+    ]
+    return MatrixVerdict((head, *kept), verdict.suggestions)
+
+
+def _family_verdict(matrix: SupportMatrix, profile: Profile, row: Release, family: ModelFamily) -> MatrixVerdict:
+    hw = profile.target.hardware
     verdict = explain(
         matrix,
         model=family.id,
@@ -410,6 +446,8 @@ class ResolvedModel:
     quant_method: str | None
     quant_why: str
     warnings: tuple[str, ...]
+    # set when `family` was found by the Hugging Face architecture alone (the model's name matches no family)
+    by_architecture: str | None = None
 
     def loaded(self) -> LoadedModel:
         c = self.config
@@ -436,12 +474,12 @@ def resolve_model(
         config = read_model_config(resolved, m.revision) if read_config is read_model_config else None
     # The matrix records model support for Ascend only: cpu/cuda plans take their traits from config.json.
     npu = profile.target.backend == "npu"
-    family = _family(matrix, m.source, config, m.task, m.architecture) if npu else None
+    family, by_architecture = _family(matrix, m.source, config, m.task, m.architecture) if npu else (None, None)
     types = tuple(family.types) if family else None
     traits = model_traits(m.source, config, types, family.id if family else None, m.architecture)
     warnings += identity_warnings(m.source, traits, config, m.architecture)
     method, why = _quant_method(matrix, profile, config)
-    return ResolvedModel(resolved, is_local, config, family, traits, method, why, tuple(warnings))
+    return ResolvedModel(resolved, is_local, config, family, traits, method, why, tuple(warnings), by_architecture)
 
 
 def engine_settings(
@@ -604,7 +642,7 @@ def plan_profile(
     hardware = hardware_by_id(matrix, hw_id) if hw_id is not None else None
     engine = engine_settings(profile, result, given, hardware)
     fit, fit_error = _fit(profile, engine, chosen.row, model.resolved, host)
-    verdict = _verdict(matrix, profile, chosen.row, model.family)
+    verdict = _verdict(matrix, profile, chosen.row, model)
     facts = PlanFacts(
         profile=profile,
         graph_mode=result.graph_mode,

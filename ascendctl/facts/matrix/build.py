@@ -56,6 +56,7 @@ class Upstream(Protocol):
     def extract_tags(self) -> tuple[str, ...]: ...
     def release_facts(self, tag: str) -> Mapping[str, Sequence[FactLike]]: ...
     def images(self, tag: str) -> Mapping[str, FactLike]: ...
+    def unbuilt_images(self, tag: str) -> Mapping[str, FactLike]: ...
     def quantization_schemes(self, tag: str) -> Mapping[str, FactLike]: ...
 
 
@@ -233,13 +234,16 @@ def build_release(
         if source:
             sources[name] = source
         disagreements += [d for d in others if d["field"] in _DISAGREEMENT_FIELDS]
-    images, image_sources, image_problems = _images(tag, upstream.images(tag), _decided(decisions, "images"), suffixes)
+    decided = _decided(decisions, "images")
+    images, image_sources, image_problems = _images(tag, upstream.images(tag), decided, suffixes)
     problems += image_problems
+    omitted, omit_problems = _omitted_images(tag, upstream.unbuilt_images(tag), images, decided)
+    problems += omit_problems
     row["images"] = images
     sources.update(image_sources)
     row["disagreements"] = disagreements
     row["known_issues"] = list(knowledge.get("known_issues") or [])
-    row["notes"] = list(knowledge.get("notes") or [])
+    row["notes"] = list(knowledge.get("notes") or []) + omitted
     row["sources"] = sources
     row["source"] = f"ascendctl/facts/data/upstream/{tag}.json (per-field sources in `sources`)"
     return row, problems
@@ -272,6 +276,30 @@ def _images(
     problems += [f"{tag}: image key {k!r} names no hardware family" for k in unknown]
     names = {k: image_name(tag, k, suffixes) for k in sorted(keys) if k not in unknown}
     return names, sources, problems
+
+
+def _omitted_images(
+    tag: str, unbuilt: Mapping[str, FactLike], images: Mapping[str, str], decision: Mapping[str, Any] | None
+) -> tuple[list[dict[str, str]], list[str]]:
+    """A root Dockerfile whose image no workflow of the tag builds needs a recorded decision: `add` (the image
+    exists all the same) or `omit` (it does not: the row says so in its notes, citing the Dockerfile)."""
+    omit = set((decision or {}).get("omit") or [])
+    why = str((decision or {}).get("why", "")).strip()
+    notes: list[dict[str, str]] = []
+    problems: list[str] = []
+    for key, found in sorted(unbuilt.items()):
+        if key in images:
+            continue
+        if key in omit:
+            notes.append({"text": f"No {key} image at {tag}: {why}", "ref": found.source})
+        else:
+            problems.append(
+                f"{tag}: {found.source} is the Dockerfile of image {key!r}, which no workflow of the tag builds; "
+                "record a decision (`images: {add: [...]}` or `{omit: [...]}` with its `why`)"
+            )
+    stray = sorted(omit - set(unbuilt))
+    problems += [f"{tag}: decision omits image {k!r}, which has no unbuilt Dockerfile" for k in stray]
+    return notes, problems
 
 
 def image_name(tag: str, key: str, suffixes: Mapping[str, str]) -> str:

@@ -39,19 +39,37 @@ def find_models(matrix: SupportMatrix, query: str, *, task: str | None = None) -
     `task` (`generate`, `embed`, `rerank`) breaks ties between families sharing an architecture.
     """
     q = _norm(query.rsplit("/", 1)[-1] if "/" in query and not query.startswith("/") else query)
-    exact = [f for f in matrix.models if q in {_norm(k) for k in _model_keys(f)}]
+    index = _key_index(matrix)
+    exact = list(index.get(q, ()))
     if not exact:
-        best = 0
-        for f in matrix.models:
-            for k in _model_keys(f):
-                nk = _norm(k)
-                if len(nk) >= 4 and q.startswith(nk) and q[len(nk) : len(nk) + 1] in ("-", "") and len(nk) >= best:
-                    if len(nk) > best:
-                        exact, best = [], len(nk)
-                    if f not in exact:
-                        exact.append(f)
+        # the longest key (of at least 4 characters) that is the query up to a `-`
+        cuts = [i for i, ch in enumerate(q) if ch == "-" and i >= 4]
+        for cut in reversed(cuts):
+            if q[:cut] in index:
+                exact = list(index[q[:cut]])
+                break
     order = {f.id: i for i, f in enumerate(matrix.models)}
     return sorted(exact, key=lambda f: (*_preference(f, task), order[f.id]))
+
+
+def _key_index(matrix: SupportMatrix) -> dict[str, tuple[ModelFamily, ...]]:
+    """Normalised key -> the families it names, in matrix order; built once per matrix (a lookup per tutorial
+    page and table link would otherwise normalise every family's names again)."""
+    cached = _INDEX.get(id(matrix))
+    if cached is None or cached[0] is not matrix:
+        index: dict[str, list[ModelFamily]] = {}
+        for f in matrix.models:
+            for k in _model_keys(f):
+                bucket = index.setdefault(_norm(k), [])
+                if f not in bucket:
+                    bucket.append(f)
+        cached = (matrix, {k: tuple(v) for k, v in index.items()})
+        _INDEX[id(matrix)] = cached
+    return cached[1]
+
+
+# Keyed by the matrix's identity, the matrix kept alongside (a new matrix at a reused address is not served stale).
+_INDEX: dict[int, tuple[SupportMatrix, dict[str, tuple[ModelFamily, ...]]]] = {}
 
 
 def lookup_model(matrix: SupportMatrix, query: str, *, task: str | None = None) -> ModelFamily:

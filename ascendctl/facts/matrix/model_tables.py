@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ascendctl.facts import upstream
+from ascendctl.facts.matrix.evidence import Evidence, disagreement, evidence, page_families
 from ascendctl.facts.matrix.model_families import _model_keys
 from ascendctl.facts.matrix.names import _norm
 from ascendctl.facts.matrix.schema import Cell, ModelFamily, ModelSupport, Release, SupportMatrix, in_range
@@ -26,6 +27,7 @@ _HARDWARE_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # From v0.24.0rc1 the 310P tab is "Atlas inference products": that tag's installation guide builds it with
     # `SOC_VERSION=ascend310p1`, image suffix `-310p` (v0.24.0rc1:docs/source/installation.md:236,256)
     (r"atlas inference products", ("300i-duo",)),
+    (r"310p", ("300i-duo",)),  # the SoC of the 300I Duo cards (tutorials say `310P`)
     (r"950", ("950",)),
     (r"\ba2\s*/\s*a3\b", ("a2", "a3")),
     (r"\ba3\b", ("a3",)),
@@ -57,13 +59,18 @@ def row_hardware(row: upstream.ModelRow, release: Release, matrix: SupportMatrix
 
 def stated_hardware(row: upstream.ModelRow) -> tuple[str, ...]:
     """The hardware families a table row names (its tab, else its hardware column, else A2/A3)."""
-    text = f"{row.group} {row.hardware}".lower()
+    return phrase_hardware(f"{row.group} {row.hardware}") or _UNTABBED
+
+
+def phrase_hardware(text: str) -> tuple[str, ...]:
+    """The hardware families a phrase names (`Atlas 800I A2`, `Atlas 300I Duo`, `A2/A3`); empty when none."""
+    text = text.lower()
     found: list[str] = []
     for pattern, families in _HARDWARE_WORDS:
         if re.search(pattern, text):
             found += [f for f in families if f not in found]
             text = re.sub(pattern, " ", text)
-    return tuple(found) if found else _UNTABBED
+    return tuple(found)
 
 
 def hardware_status(row: upstream.ModelRow, family: str) -> str:
@@ -87,9 +94,35 @@ def family_keys(fam: ModelFamily) -> set[str]:
     return {_norm(k) for k in (*_model_keys(fam), *fam.table_names)}
 
 
-def family_rows(fam: ModelFamily, table: upstream.ModelTable) -> list[upstream.ModelRow]:
-    keys = family_keys(fam)
-    return [r for r in table.rows if _norm(r.name) in keys]
+def family_rows(fam: ModelFamily, table: upstream.ModelTable, matrix: SupportMatrix) -> list[upstream.ModelRow]:
+    """The rows naming the family, or linking its tutorial (the `Qwen3-Moe` row links `Qwen3-235B-A22B.md`),
+    in table order."""
+    by_name, by_link = _row_index(matrix, table)
+    hits = {i for key in family_keys(fam) for i in by_name.get(key, ())} | set(by_link.get(fam.id, ()))
+    return [table.rows[i] for i in sorted(hits)]
+
+
+def _row_index(matrix: SupportMatrix, table: upstream.ModelTable) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """(normalised row name -> row positions, family id -> positions of the rows linking its tutorial), built
+    once per table: `nearest_listing` asks every release's table about one family."""
+    key = (id(matrix), table.tag)
+    cached = _ROW_INDEX.get(key)
+    if cached is None or cached[0] is not matrix or cached[1] is not table:
+        by_name: dict[str, list[int]] = {}
+        by_link: dict[str, list[int]] = {}
+        for i, row in enumerate(table.rows):
+            by_name.setdefault(_norm(row.name), []).append(i)
+            for fam_id in {f for path in row.links for f in page_families(matrix, path, table.tag)}:
+                by_link.setdefault(fam_id, []).append(i)
+        cached = (matrix, table, by_name, by_link)
+        _ROW_INDEX[key] = cached
+    return cached[2], cached[3]
+
+
+_ROW_INDEX: dict[
+    tuple[int, str],
+    tuple[SupportMatrix, upstream.ModelTable, dict[str, list[int]], dict[str, list[int]]],
+] = {}
 
 
 def _support(row: upstream.ModelRow, hardware: Sequence[str], matrix: SupportMatrix) -> ModelSupport:
@@ -142,7 +175,7 @@ def judge(matrix: SupportMatrix, fam: ModelFamily, release: Release, hardware: s
         return TableJudgement("absent", None, "", False, None, None)
     tag, table = found
     own = tag == release.version
-    for row in family_rows(fam, table):
+    for row in family_rows(fam, table, matrix):
         covered = row_hardware(row, release, matrix)
         if hardware in covered:
             status = hardware_status(row, hardware)
@@ -162,15 +195,54 @@ def _model_status(matrix: SupportMatrix, fam: ModelFamily, rel: Release, hardwar
         if j.own_table
         else f"{j.table_tag}'s table (the nearest earlier; {rel.version} has none)"
     )
+    found = evidence(matrix, fam, rel, hardware, notes=j.row is None)
     if j.row is None:
-        # Absence of evidence is not a refusal: the tag's tutorials and release notes may run what its table omits.
-        nearest = nearest_listing(matrix, fam, rel, hardware)
-        hint = f"; nearest release that lists it: {nearest}" if nearest else "; no release's table lists it"
-        text = f"{fam.name} is not listed for {hardware} in {which}{hint} (support not verified)"
-        return "absent", [Reason(text, j.table_ref, "warning")]
+        return _unlisted(matrix, fam, rel, hardware, which, j, found)
     level: Level = {"supported": "ok", "unsupported": "error"}.get(j.status, "warning")  # type: ignore[assignment]
     note = f" ({j.row.note})" if j.row.note else ""
-    return j.status, [Reason(f"{fam.name} is {j.status} on {hardware} in {which}{note}", j.row.source, level)]
+    reasons = [Reason(f"{fam.name} is {j.status} on {hardware} in {which}{note}", j.row.source, level)]
+    other = disagreement(j.status, found)
+    if other is not None:
+        text = f"sources disagree: the table marks {fam.name} unsupported on {hardware}, while {other.text}"
+        reasons.append(Reason(text, other.source, "warning"))
+    return j.status, reasons + _shown(found, skip=other)
+
+
+def _unlisted(
+    matrix: SupportMatrix,
+    fam: ModelFamily,
+    rel: Release,
+    hardware: str,
+    which: str,
+    j: TableJudgement,
+    found: list[Evidence],
+) -> tuple[str, list[Reason]]:
+    """A family the table does not list: the tag's tutorials, then the release notes, decide; absence of evidence
+    is a warning ("not listed at vX; nearest release that lists it: ..."), never a refusal."""
+    missing = f"{fam.name} is not listed for {hardware} in {which}"
+    tutorial = next((e for e in found if e.kind == "tutorial"), None)
+    if tutorial is not None:
+        text = f"{missing}, but {tutorial.text} on {hardware}"
+        return "documented", [Reason(text, tutorial.source, "ok"), *_shown(found, skip=tutorial)]
+    note = next((e for e in found if e.kind == "release-notes" and e.announces), None)
+    note = note or next((e for e in found if not e.caveat), None)
+    if note is not None:
+        text = f"{missing}; {note.text} (support not verified by a table or tutorial)"
+        return "noted", [Reason(text, note.source, "warning"), *_shown(found, skip=note)]
+    nearest = nearest_listing(matrix, fam, rel, hardware)
+    hint = f"; nearest release that lists it: {nearest}" if nearest else "; no release's table lists it"
+    text = f"{missing}{hint} (support not verified)"
+    return "absent", [Reason(text, j.table_ref, "warning"), *_shown(found)]
+
+
+# `matrix --explain` lists this many further evidence items after the deciding one.
+_SHOWN_EVIDENCE = 4
+
+
+def _shown(found: list[Evidence], skip: Evidence | None = None) -> list[Reason]:
+    """The other evidence, as `ok` facts (a caveat note as a warning): what `--explain` shows beside the verdict."""
+    rest = [e for e in found if e is not skip][:_SHOWN_EVIDENCE]
+    return [Reason(f"evidence: {e.text}", e.source, "warning" if e.caveat else "ok") for e in rest]
 
 
 def nearest_listing(matrix: SupportMatrix, fam: ModelFamily, rel: Release, hardware: str) -> str | None:
