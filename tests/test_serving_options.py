@@ -91,7 +91,8 @@ def after(argv: tuple[str, ...], flag: str) -> str:
             "serving:\n  lora: {adapters: [{name: a=b, path: /x}]}\n",
             "serving.lora.adapters[0].name: must be an identifier",
         ),
-        ("serving:\n  lora: {adapters: [{name: a, path: /x=y}]}\n", "must not contain `=`"),
+        ("serving:\n  lora: {adapters: [{name: a, path: -x}]}\n", "must not start with `-`"),
+        ("serving:\n  lora: {adapters: [{name: a, path: /x, base_model_name: ''}]}\n", "base_model_name"),
         ("serving:\n  lora: {adapters: [{name: a, path: /x}, {name: a, path: /y}]}\n", "given twice"),
         ("serving:\n  lora: {max_rank: 0}\n", "serving.lora.max_rank"),
         ("serving:\n  structured_outputs_backend: regex\n", "serving.structured_outputs_backend"),
@@ -152,6 +153,55 @@ def test_everything_on_a_recent_release() -> None:
     assert json.loads(after(argv, "--structured-outputs-config")) == {"backend": "xgrammar"}
     # the whole argv replays cleanly through vLLM 0.23.0's parser snapshot
     assert acceptance_for("npu", "0.23.0", "v0.23.0").argv_problems(argv) == []
+
+
+LORA_JSON = '{"name":"sql","path":"/a/sql","base_model_name":"org/base"}'
+
+
+def test_lora_adapters_name_path_cannot_say_are_compact_json_items() -> None:
+    # every pinned vLLM's LoRAParserAction reads `name=path` without `,`, any other item as a LoRAModulePath JSON
+    lora = {
+        "adapters": [
+            {"name": "sql", "path": "/a/sql", "base_model_name": "org/base"},
+            {"name": "odd", "path": "/a/x=1,2"},
+            {"name": "doc", "path": "/a/doc"},
+        ]
+    }
+    for release in ("v0.7.3", "v0.11.0", "v0.21.0rc1", "v0.25.1rc1"):
+        argv, broken = planned(release, lora=lora)
+        assert broken == (), (release, broken)
+        i = argv.index("--lora-modules")
+        assert argv[i + 1 : i + 4] == (LORA_JSON, '{"name":"odd","path":"/a/x=1,2"}', "doc=/a/doc"), release
+
+
+def test_extra_args_lora_json_items_replay_with_the_fields_of_the_release() -> None:
+    item_3d = '{"name":"moe","path":"/a/moe","is_3d_lora_weight":true}'
+    extra = ["--enable-lora", "--lora-modules", LORA_JSON, item_3d]
+    new = plan_commands(intent("v0.22.1rc1", engine={"extra_args": extra}))  # LoRAModulePath gains the key
+    assert new.unsupported == (), new.unsupported
+    assert new.eras["lora-modules"].startswith("adds is_3d_lora_weight")
+    old = plan_commands(intent("v0.21.0rc1", engine={"extra_args": extra}))
+    (refusal,) = old.refusals
+    assert refusal.fatal and refusal.kind == "parser"
+    assert "engine.extra_args:" in refusal.message and "item has is_3d_lora_weight" in refusal.message
+    assert "0.21.0:vllm/entrypoints/openai/models/protocol.py" in refusal.message
+    lacking = plan_commands(intent("v0.25.1rc1", engine={"extra_args": ["--lora-modules", '{"name":"a","x":1}']}))
+    (message,) = lacking.unsupported
+    assert "item lacks path and has x" in message
+
+
+def test_the_replay_judges_lora_json_items_only_with_the_eras_schema() -> None:
+    from ascendctl_engine.adapters.eras import era_for_release
+
+    era = era_for_release("lora-modules", "npu", "0.25.1", "v0.25.1rc1")
+    assert era is not None
+    snapshot = snapshot_for("0.25.1")
+    argv = ["--lora-modules", LORA_JSON, "doc=/a/doc"]
+    assert snapshot.check_argv(argv, items={"--lora-modules": era.traits["item"]}) == []
+    # the snapshot's own sample of a JSON value was `{}`, which LoRAModulePath refuses: alone it cannot tell
+    assert [p.kind for p in snapshot.check_argv(argv)] == ["bad-value"]
+    (bad,) = snapshot.check_argv(["--lora-modules", "{nope"], items={"--lora-modules": era.traits["item"]})
+    assert bad.kind == "bad-json"
 
 
 def test_reasoning_needs_its_switch_before_vllm_0_9() -> None:

@@ -210,6 +210,29 @@ def test_draft_tensor_parallel_and_eager_in_the_planned_json() -> None:
     assert any("1 or the target's tensor-parallel size (4)" in u for u in odd.unsupported)
 
 
+def test_dspark_reads_its_drafter_from_the_target_as_the_tutorial_writes_it() -> None:
+    # v0.25.1rc1:docs/source/tutorials/models/DeepSeek-V4-Flash-DSpark.md:52 passes no `model`: vLLM reads the
+    # drafter from the target checkpoint; dspark drafts eagerly only on Ascend, so `enforce_eager: true` is planned
+    row = release("v0.25.1rc1")
+    result = speculative(row, speculation("dspark", 5))
+    assert not result.unsupported, result.unsupported
+    assert spec_config(result) == {"method": "dspark", "num_speculative_tokens": 5, "enforce_eager": True}
+    assert "reads the drafter from the target checkpoint" in result.provenance["decision:speculative.model"]
+    assert "DeepSeek-V4-Flash-DSpark.md:52" in result.provenance["decision:speculative.draft_eager"]
+    # a separate drafter and the profile's own draft_eager are kept
+    separate = speculative(row, speculation("dspark", 5, model="org/dspark_qwen3_8b_block7", draft_eager=False))
+    assert spec_config(separate) == {
+        "method": "dspark",
+        "num_speculative_tokens": 5,
+        "model": "org/dspark_qwen3_8b_block7",
+        "enforce_eager": False,
+    }
+    assert "decision:speculative.model" not in separate.provenance
+    # the eager default is the Ascend release's; upstream vLLM plans only what the profile says
+    cuda = speculative(release("0.33.0", "cuda"), speculation("dspark", 5))
+    assert spec_config(cuda) == {"method": "dspark", "num_speculative_tokens": 5}, cuda.unsupported
+
+
 def test_draft_eager_before_vllm_0_11_names_the_first_release() -> None:
     result = speculative(release("v0.10.2rc1"), speculation("mtp", 1, draft_eager=True))
     (message,) = result.unsupported
@@ -243,6 +266,10 @@ def test_profile_rules_for_draft_options(valid_profile_text: str) -> None:
     head = valid_profile_text + "engine:\n"
     (missing,) = _issues(head + "  speculative: {method: eagle3, num_tokens: 2}\n")
     assert "engine.speculative" in missing and "drafts with its own weights: set `model`" in missing
+    dspark = validate_profile_document(
+        load_yaml_text(head + "  speculative: {method: dspark, num_tokens: 5}\n", "p.yaml")
+    )
+    assert dspark.engine.speculative is not None and dspark.engine.speculative.model is None
     (free,) = _issues(head + "  speculative: {method: ngram, num_tokens: 2, draft_eager: true}\n")
     assert "drafts without a model: remove draft_eager" in free
     (tp,) = _issues(

@@ -139,8 +139,14 @@ SPECULATIVE_DRAFT_METHODS: tuple[SpeculativeMethod, ...] = (
     "mlp_speculator",
     "draft_model",
     "dflash",
-    "dspark",
 )
+# Methods whose drafter may ship inside the target checkpoint: `engine.speculative.model` is optional. Unset, vLLM
+# reads the drafter from the target model (vLLM 0.25.1:vllm/config/speculative.py:672-678, 0.33.0:…:1269-1275 —
+# DeepSeek-V4-Flash-DSpark keeps it under the target's `mtp.*` weights,
+# v0.25.1rc1:vllm_ascend/models/deepseek_v4_dspark.py:5); set, a separate drafter such as
+# deepseek-ai/dspark_qwen3_8b_block7 (vLLM 0.25.1:vllm/config/speculative.py:841-852;
+# v0.25.1rc1:vllm_ascend/models/__init__.py:14 registers Qwen3DSparkModel).
+SPECULATIVE_TARGET_DRAFT_METHODS: tuple[SpeculativeMethod, ...] = ("dspark",)
 # Methods that draft without a neural drafter (prompt lookup, suffix trees): no draft model, TP or eager mode.
 SPECULATIVE_MODEL_FREE: tuple[SpeculativeMethod, ...] = ("ngram", "ngram_gpu", "suffix")
 

@@ -30,6 +30,7 @@ VLLM_OF = {  # vllm-ascend → vLLM, as in the support matrix (vllm-ascend versi
     "v0.16.0rc1": "0.16.0",
     "v0.18.0": "0.18.0",
     "v0.21.0rc1": "0.21.0",
+    "v0.23.0rc1": "0.23.0",
     "v0.23.0": "0.23.0",
     "v0.25.1rc1": "0.25.1",
 }
@@ -315,6 +316,24 @@ def test_known_addresses_resolve_in_place() -> None:
     assert plan_commands(npu("v0.23.0")).commands[0].symbols is None
 
 
+def test_each_npu_node_advertises_its_own_address_as_vllm_host_ip() -> None:
+    # the Ascend multi-node tutorials export VLLM_HOST_IP per node next to HCCL_IF_IP
+    # (v0.25.1rc1:docs/source/tutorials/models/GLM5.2.md:970); vLLM reads it as this node's IP (vllm/envs.py)
+    result = plan_commands(npu("v0.25.1rc1", engine={"parallel": {"data": 4}}, **TWO_NODES))
+    head, worker = result.commands
+    assert (head.env["VLLM_HOST_IP"], worker.env["VLLM_HOST_IP"]) == ("10.0.0.1", "10.0.0.2")
+    assert worker.symbols is not None and worker.symbols.env["VLLM_HOST_IP"] == (NodeAddress(1),)
+    assert "network.nodes[1].address" in result.env_sources[1]["VLLM_HOST_IP"]
+    # a default: the profile's own value wins, and one node plans none
+    nodes = [{"address": "10.0.0.1"}, {"address": "10.0.0.2", "env": {"VLLM_HOST_IP": "10.9.9.9"}}]
+    own: dict[str, Any] = {"target": {"nodes": 2}, "network": {"nodes": nodes}}
+    mine = plan_commands(npu("v0.25.1rc1", engine={"parallel": {"data": 4}}, **own))
+    assert mine.commands[1].env["VLLM_HOST_IP"] == "10.9.9.9"
+    assert "replaces '10.0.0.2'" in mine.env_sources[1]["VLLM_HOST_IP"]
+    single = plan_commands(npu("v0.25.1rc1", network={"nodes": [{"address": "10.0.0.1"}]})).commands[0]
+    assert "VLLM_HOST_IP" not in single.env and single.env["HCCL_IF_IP"] == "10.0.0.1"
+
+
 def test_ray_is_refused_on_cpu() -> None:
     result = plan_commands(cpu(engine={"parallel": {"tensor": 2, "executor": "ray"}}))
     assert any("refuses Ray" in u for u in result.unsupported)
@@ -343,6 +362,21 @@ def test_eplb_eras() -> None:
     add = config(current.commands[0].argv, "--additional-config")
     assert add == {"eplb_config": {"dynamic_eplb": True, "num_redundant_experts": 16, "eplb_policy_type": 2}}
     assert "--enable-eplb" not in current.commands[0].argv
+
+
+def test_a_static_expert_map_warns_where_the_eplb_guide_schedules_its_removal() -> None:
+    # v0.23.0's EPLB guide adds "Static EPLB is scheduled for removal in v0.25.1." (line 174); v0.23.0rc1's has not
+    static_eplb = {"parallel": TP16_EP, "eplb": {"mode": "static", "expert_map_path": "/m.json"}}
+    for release, warned in (("v0.18.0", False), ("v0.23.0rc1", False), ("v0.23.0", True), ("v0.25.1rc1", True)):
+        result = plan_commands(npu(release, engine=static_eplb))
+        assert config(result.commands[0].argv, "--additional-config") == {"eplb_config": {"expert_map_path": "/m.json"}}
+        notes = [w for w in result.warnings if w.startswith("engine.eplb.expert_map_path:")]
+        assert bool(notes) == warned, (release, notes)
+        assert not result.unsupported, release  # a warning: the release still loads the map
+        if warned:
+            assert "schedules static EPLB (loading a recorded expert map) for removal in v0.25.1" in notes[0]
+            assert f"{release}:docs/source/user_guide/feature_guide/expert_parallelism_load_balancer.md:174" in notes[0]
+    assert not [w for w in eplb("v0.25.1rc1").warnings if "expert_map_path" in w]  # dynamic without a map
 
 
 def test_upstream_eplb_and_never_mixing() -> None:
@@ -410,6 +444,20 @@ def test_additional_config_merge_user_wins() -> None:
     merged = config(result.commands[0].argv, "--additional-config")
     assert merged == {"ascend_compilation_config": {"enable_npugraph_ex": True, "fuse_norm_quant": False}}
     assert any("ascend_compilation_config.enable_npugraph_ex" in w for w in result.warnings)
+
+
+def test_an_additional_config_key_the_release_ignores_is_a_warning_naming_its_readers() -> None:
+    # v0.13.0's AscendConfig ignores a top-level key it does not know; the engine starts without it
+    ignored = plan_commands(npu("v0.13.0", engine={"additional_config": {"enable_dsa_cp": True}}))
+    assert ignored.refusals == ()
+    (warning,) = [w for w in ignored.warnings if w.startswith("--additional-config:")]
+    assert "v0.13.0 does not read `--additional-config` key `enable_dsa_cp`" in warning
+    assert "read by v0.20.2rc1 … v0.25.1rc1" in warning
+    assert config(ignored.commands[0].argv, "--additional-config") == {"enable_dsa_cp": True}  # passed as written
+    # a level that raises on a key it does not know stays a refusal the plan cannot allow
+    raising = plan_commands(npu("v0.23.0", engine={"additional_config": {"eplb_config": {"no_such_key": 1}}}))
+    (refusal,) = raising.refusals
+    assert refusal.kind == "keys" and refusal.fatal and "rejects `--additional-config` key" in refusal.message
 
 
 def test_deep_merge() -> None:

@@ -111,6 +111,9 @@ ASCEND_DEFAULT_ENV = {
     "HCCL_OP_EXPANSION_MODE",
     "HCCL_BUFFSIZE",
     "ASCEND_RT_VISIBLE_DEVICES",
+    # multi-node: each node's own address, as the GLM5.2 / Kimi-K3 tutorials export it next to HCCL_IF_IP
+    # (v0.25.1rc1:docs/source/tutorials/models/GLM5.2.md:970); the others leave vLLM to find it
+    "VLLM_HOST_IP",
 }
 # Flags ascendctl always spells out: the bind address (vLLM's own default binds every interface; the
 # profile default is loopback) and the drain timeout where the vLLM has `--shutdown-timeout` (from 0.18.0:

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ascendctl_engine.adapters.ascend_keys import KeyProblem, KeyTable, key_table, tag_span, tags_defining_env
-from ascendctl_engine.adapters.parser_snapshot import ArgvProblem, ParserSnapshot, parser_distribution, snapshot_for
+from ascendctl_engine.adapters.parser_snapshot import (
+    ArgvProblem,
+    ItemSchema,
+    ParserSnapshot,
+    parser_distribution,
+    snapshot_for,
+)
 
 # The only plugin-added `--quantization` choice: vllm-ascend's platform hook appends it to vLLM's list.
 ASCEND_QUANT_CHOICE = "ascend"
@@ -33,8 +39,10 @@ class ReleaseAcceptance:
             return {"--quantization": [ASCEND_QUANT_CHOICE]}
         return {}
 
-    def argv_problems(self, argv: Sequence[str]) -> list[ArgvProblem]:
-        return self.parser.check_argv(argv, extra_choices=self.extra_choices())
+    def argv_problems(self, argv: Sequence[str], items: Mapping[str, ItemSchema] | None = None) -> list[ArgvProblem]:
+        """The parser's problems with `argv`; `items`: the JSON objects list items may be (the `lora-modules` era's
+        schema, which the builder passes)."""
+        return self.parser.check_argv(argv, extra_choices=self.extra_choices(), items=items)
 
     def key_problems(self, additional_config: Mapping[str, Any]) -> list[KeyProblem]:
         if self.keys is None or not additional_config:

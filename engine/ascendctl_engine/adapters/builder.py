@@ -15,6 +15,7 @@ from typing import Any
 
 from ascendctl_engine.adapters.acceptance import ReleaseAcceptance
 from ascendctl_engine.adapters.intent import EngineIntent, secret_ref
+from ascendctl_engine.adapters.parser_snapshot import ItemSchema
 from ascendctl_engine.argv_items import parse_args
 from ascendctl_engine.flags import canonical_flag, flag_tokens
 from ascendctl_engine.spec import (
@@ -166,6 +167,8 @@ class CommandBuilder:
     resolved: dict[str, tuple[Any, str]] = field(default_factory=dict)
     hccl_buffer_mb: tuple[int, str] | None = None
     ascend_scheduler: bool = False  # TorchAir era: the Ascend scheduler is on (takes chunked prefill)
+    # Set by data eras (`lora-modules`): the JSON objects a list flag's items may be, for the argv replay.
+    item_schemas: dict[str, ItemSchema] = field(default_factory=dict)
 
     # ---------------------------------------------------------------- queries
     @property
@@ -501,8 +504,8 @@ class CommandBuilder:
         a bad choice or value, a JSON key it rejects or drops) is a broken constraint."""
         extra_flags = {canonical_flag(t) for t in flag_tokens(list(extra))}
         node_flags = {canonical_flag(t) for t in flag_tokens(list(node_extra))}
-        for problem in self.accepted.argv_problems(argv):
-            flag = canonical_flag(problem.token)
+        for problem in self.accepted.argv_problems(argv, self.item_schemas):
+            flag = canonical_flag(problem.token.split(" ", 1)[0])  # a value's problem: "--flag value"
             fatal = problem.severity == "error"  # vLLM's parser or config classes refuse it: no start
             if flag in node_flags:
                 self.fail(f"network.nodes[{node}].extra_args: {problem.message}", kind="parser", fatal=fatal)
@@ -512,8 +515,13 @@ class CommandBuilder:
                 self.fail(problem.message, kind="parser", fatal=fatal)
 
     def _check_additional(self, planned: Mapping[str, Any]) -> None:
+        """A key the release raises on at start-up is a fatal refusal; one it does not read (ignored, perhaps
+        with a log line) is a warning that names the releases reading it: the engine starts without it."""
         for problem in self.accepted.key_problems(planned):
-            self.fail(f"--additional-config: {problem.message}", kind="keys", fatal=problem.kind == "rejected")
+            if problem.kind == "rejected":
+                self.fail(f"--additional-config: {problem.message}", kind="keys", fatal=True)
+            else:
+                self.warn(f"--additional-config: {problem.message}")
 
     def _check_env(self, env: Mapping[str, str], node: int = 0) -> None:
         for name in env:

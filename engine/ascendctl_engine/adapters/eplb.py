@@ -14,7 +14,7 @@ guide (v0.11.0 `docs/source/user_guide/feature_guide/eplb_swift_balancer.md`, ma
 from __future__ import annotations
 
 from ascendctl_engine.adapters.builder import CommandBuilder
-from ascendctl_engine.adapters.eras import era
+from ascendctl_engine.adapters.eras import era, select
 from ascendctl_engine.adapters.intent import EngineIntent
 
 NPU = {"npu"}
@@ -56,6 +56,21 @@ def _mrv1_values(intent: EngineIntent) -> list[tuple[str, object, str]]:
     if e.policy_type is not None:
         out.append(("eplb_policy_type", e.policy_type, _why(intent, "policy_type")))
     return out
+
+
+def _static_removal(intent: EngineIntent, b: CommandBuilder) -> None:
+    """Warn a plan that loads a static expert map where the release's EPLB guide schedules static EPLB for removal
+    (the `eplb-static` era says which releases)."""
+    chosen = select("eplb-static", intent)
+    if chosen is None or not intent.engine.eplb.expert_map_path:
+        return
+    removal = chosen.traits.get("removal")
+    if removal:
+        b.warn(
+            f"engine.eplb.expert_map_path: the EPLB guide of vllm-ascend {intent.vllm_ascend} schedules static EPLB "
+            f"(loading a recorded expert map) for removal in {removal} ({chosen.source}); dynamic EPLB "
+            "(engine.eplb.mode: dynamic) needs no map file"
+        )
 
 
 def _guards(intent: EngineIntent, b: CommandBuilder) -> None:
@@ -224,6 +239,7 @@ def _eplb_config(intent: EngineIntent, b: CommandBuilder, *, upstream_ok: bool) 
     for key, value, why in _mrv1_values(intent):
         b.additional_key(f"eplb_config.{key}", value, why=why)
     _guards(intent, b)
+    _static_removal(intent, b)
 
 
 @era(

@@ -20,6 +20,7 @@ from packaging.version import Version
 
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.adapters.parser_snapshot import ItemSchema
 from ascendctl_engine.sections.deployment import ModelSpec, TargetSpec
 from ascendctl_engine.versions import parse as version_of
 
@@ -39,10 +40,12 @@ TOPICS: tuple[str, ...] = (
     "capture-sizes",
     "parallel",
     "eplb",
+    "eplb-static",  # data: whether the release's EPLB guide schedules static EPLB for removal (eplb asks; no flags)
     "scheduler",
     "speculative",  # adapters/speculative.py
     "kv-cache",  # adapters/kv_cache.py
     "serving",  # tool calling, chat template, LoRA, context parallel (adapters/serving.py)
+    "lora-modules",  # data: the JSON object a `--lora-modules` item may be (the argv replay asks; no flags)
     "reasoning",
     "multimodal",
     "structured-outputs",
@@ -323,4 +326,62 @@ for _name, _spec, _accounting, _halves, _pages, _source in _KV_BUDGET:
         "kv-budget", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
         summary=f"KV budget: {_accounting} accounting" + (", workspace halving" if _halves else ""),
         source=_source, traits={"accounting": _accounting, "workspace_halving": _halves, "hybrid_pages": _pages},
+    )(_nothing_to_plan)  # fmt: skip
+
+
+# `lora-modules`: trait `item`, the JSON object one `--lora-modules` item may be instead of `name=path`. Every pinned
+# vLLM's LoRAParserAction reads an item holding `=` and no `,` as name=path and any other as JSON for
+# `LoRAModulePath(**item)` (0.7.1:vllm/entrypoints/openai/cli_args.py:40-54 … 0.25.1:…/openai/cli_args.py:49-62,
+# 0.33.0:vllm/entrypoints/common/cli_args.py:55-68); the dataclass's fields are the keys. The builder hands the item
+# to the argv replay (`ParserSnapshot.check_argv(items=…)`), whose `{}` sample cannot tell a LoRA object.
+LORA_ITEM_FLAG = "--lora-modules"
+_LORA_BASE = ("name", "path", "base_model_name")
+_LORA_ITEMS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
+    (
+        "name+path+base_model_name", "<0.22.1", _LORA_BASE,
+        "vLLM 0.7.1:vllm/entrypoints/openai/serving_models.py:34-38 … "
+        "0.21.0:vllm/entrypoints/openai/models/protocol.py:14-18 (LoRAModulePath)",
+    ),
+    (
+        "adds is_3d_lora_weight", ">=0.22.1", (*_LORA_BASE, "is_3d_lora_weight"),
+        "vLLM 0.22.1:vllm/entrypoints/openai/models/protocol.py:14-19 … "
+        "0.33.0:vllm/entrypoints/openai/models/protocol.py:14-19 (LoRAModulePath)",
+    ),
+)  # fmt: skip
+
+
+def _lora_items(schema: ItemSchema) -> Apply:
+    def apply(intent: EngineIntent, b: CommandBuilder) -> None:
+        b.item_schemas[LORA_ITEM_FLAG] = schema
+
+    return apply
+
+
+for _name, _spec, _fields, _source in _LORA_ITEMS:
+    _schema = ItemSchema(required=("name", "path"), keys=_fields, source=_source)
+    era(
+        "lora-modules", _name, axis="vllm", spec=_spec,
+        summary=f"`{LORA_ITEM_FLAG}` items: `name=path` or a JSON object of {', '.join(_fields)}",
+        source=_source, traits={"item": _schema},
+    )(_lora_items(_schema))  # fmt: skip
+
+
+# `eplb-static`: trait `removal`, the release the tag's EPLB guide schedules static EPLB (loading a recorded expert
+# map, `eplb_config.expert_map_path`) to be removed in, or None where the guide schedules nothing; the EPLB adapter
+# warns a plan that sets engine.eplb.expert_map_path in such a release. v0.23.0rc1's guide has the section without
+# the notice; v0.23.0 adds it, and every later tag (releases/v0.26.0rc and main 182b75ea too) keeps it.
+_EPLB_GUIDE = "docs/source/user_guide/feature_guide/expert_parallelism_load_balancer.md"
+_EPLB_STATIC: tuple[tuple[str, str, str | None, str], ...] = (
+    ("static-eplb", "<0.23.0", None, f"v0.23.0rc1:{_EPLB_GUIDE}:99 (Static EPLB, no removal notice)"),
+    (
+        "static-eplb-removal-scheduled", ">=0.23.0", "v0.25.1",
+        f"v0.23.0:{_EPLB_GUIDE}:174; v0.24.0rc1:{_EPLB_GUIDE}:174; v0.25.1rc1:{_EPLB_GUIDE}:174 "
+        "(> Static EPLB is scheduled for removal in v0.25.1.)",
+    ),
+)  # fmt: skip
+for _name, _spec, _removal, _source in _EPLB_STATIC:
+    era(
+        "eplb-static", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
+        summary=f"the EPLB guide schedules static EPLB for removal in {_removal}" if _removal else "static EPLB kept",
+        source=_source, traits={"removal": _removal},
     )(_nothing_to_plan)  # fmt: skip

@@ -19,6 +19,12 @@ HEAD = NodeAddress(0)
 # the one statement of that minimum and of the install line that meets it (`check`'s host.engine.ray asks here).
 RAY_MIN_NPU = "2.47.1"
 RAY_INSTALL = f"pip install 'ray>={RAY_MIN_NPU}' 'protobuf>3.20.0'"
+# vLLM reads VLLM_HOST_IP as the node's own IP, different on each node of a multi-node run; vllm-ascend's multi-node
+# tutorials export it per node next to HCCL_IF_IP.
+HOST_IP_SOURCE = (
+    "vLLM 0.25.1:vllm/envs.py:652-654 (0.7.1:vllm/envs.py:172); "
+    "v0.25.1rc1:docs/source/tutorials/models/GLM5.2.md:970, v0.23.0:docs/source/tutorials/models/Kimi-K3.md:587"
+)
 
 
 def _layout(intent: EngineIntent, b: CommandBuilder) -> None:
@@ -182,11 +188,11 @@ def parallel_new(intent: EngineIntent, b: CommandBuilder) -> None:
     axis="vllm",
     summary=(
         "per node: NPU `HCCL_IF_IP`, `GLOO_SOCKET_IFNAME`, `TP_SOCKET_IFNAME`, `HCCL_SOCKET_IFNAME`; "
-        "CPU/CUDA `GLOO_SOCKET_IFNAME` (+ `VLLM_HOST_IP` multi-node)"
+        "CPU/CUDA `GLOO_SOCKET_IFNAME`; multi-node: `VLLM_HOST_IP` (every backend)"
     ),
     source="vllm-ascend v0.23.0 multi-node tutorials (docs/source/tutorials/models/DeepSeek-R1.md, "
     "Qwen3-235B-A22B.md, tutorials/features/ray.md); vllm-project/vllm-ascend#486, #3196, #5461 (HCCL); "
-    "vLLM vllm/envs.py (VLLM_HOST_IP)",
+    f"{HOST_IP_SOURCE}",
 )
 def network_env(intent: EngineIntent, b: CommandBuilder) -> None:
     for node in intent.nodes:
@@ -196,8 +202,8 @@ def network_env(intent: EngineIntent, b: CommandBuilder) -> None:
             own = NodeAddress(i)  # this node's own address (a pod's IP on Kubernetes)
             if intent.backend == "npu":
                 b.env_default("HCCL_IF_IP", own, why=f"{where}.address: HCCL's local IP", node=i)
-            elif intent.node_count > 1:
-                b.env_default("VLLM_HOST_IP", own, why=f"{where}.address: this node's IP (vLLM vllm/envs.py)", node=i)
+            if intent.node_count > 1:
+                b.env_default("VLLM_HOST_IP", own, why=f"{where}.address: this node's IP ({HOST_IP_SOURCE})", node=i)
         if node.interface:
             names = ["GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME"]
             if intent.backend == "npu":

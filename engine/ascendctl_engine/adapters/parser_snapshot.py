@@ -108,6 +108,18 @@ class JsonFlagInfo:
 
 
 @dataclass(frozen=True)
+class ItemSchema:
+    """The JSON object one item of a list-valued flag may be, where the snapshot's samples cannot tell: vLLM's
+    `--lora-modules` reads an item holding `=` and no `,` as `name=path` and any other as a JSON object for
+    `LoRAModulePath(**item)` (its LoRAParserAction), which needs `required` and takes only `keys`. Which keys a vLLM
+    version takes is an era fact (`ascendctl_engine.adapters.eras`, topic `lora-modules`); `source` says where."""
+
+    required: tuple[str, ...]
+    keys: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
 class ArgvProblem:
     token: str
     kind: ProblemKind
@@ -291,11 +303,16 @@ class ParserSnapshot:
         return problems
 
     def check_argv(
-        self, argv: Sequence[str], *, extra_choices: Mapping[str, Sequence[str]] | None = None
+        self,
+        argv: Sequence[str],
+        *,
+        extra_choices: Mapping[str, Sequence[str]] | None = None,
+        items: Mapping[str, ItemSchema] | None = None,
     ) -> list[ArgvProblem]:
         """Problems vLLM's parser would report for `argv` (a full `vllm serve MODEL …` list, or the flags alone
         when argv[0] is not "vllm"). `extra_choices` adds choices a platform plugin adds, e.g.
-        {"--quantization": ["ascend"]}."""
+        {"--quantization": ["ascend"]}; `items` says which JSON objects the items of a flag may be, e.g.
+        {"--lora-modules": ItemSchema(...)} (without it, a JSON item is judged as the snapshot sampled `{}`)."""
         tokens = list(argv)
         full = bool(tokens) and tokens[0].rsplit("/", 1)[-1] == "vllm"
         if full:
@@ -312,7 +329,8 @@ class ParserSnapshot:
             return [ArgvProblem(exc.token, exc.kind, f"{self._where()}: {exc.message}")]
         extra = self._extra_choices(extra_choices or {})
         problems: list[ArgvProblem] = []
-        parser, sink = self._parser(tuple(sorted(extra.items())))
+        schemas = self._item_schemas(items)
+        parser, sink = self._parser(tuple(sorted(extra.items())), tuple(sorted(schemas.items())))
         sink.clear()
         remaining = rewritten
         for _ in range(len(rewritten) + 1):
@@ -347,6 +365,14 @@ class ParserSnapshot:
             break
         return _dedupe(problems)
 
+    def _item_schemas(self, items: Mapping[str, ItemSchema] | None) -> dict[str, ItemSchema]:
+        out: dict[str, ItemSchema] = {}
+        for flag, schema in (items or {}).items():
+            opt = self.option(flag)
+            if opt is not None:
+                out[opt.dest] = schema
+        return out
+
     def _extra_choices(self, extra: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
         out: dict[str, tuple[str, ...]] = {}
         for flag, choices in extra.items():
@@ -369,9 +395,14 @@ class ParserSnapshot:
         return token, "bad-value"
 
     @functools.lru_cache(maxsize=8)  # noqa: B019 - snapshots are few and live as long as the process
-    def _parser(self, extra_items: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[_Parser, list[ArgvProblem]]:
+    def _parser(
+        self,
+        extra_items: tuple[tuple[str, tuple[str, ...]], ...],
+        item_schemas: tuple[tuple[str, ItemSchema], ...] = (),
+    ) -> tuple[_Parser, list[ArgvProblem]]:
         """The stdlib parser for this snapshot, and the list its value converters report problems into."""
         extra = dict(extra_items)
+        schemas = dict(item_schemas)
         problems: list[ArgvProblem] = []
         # No defaults: argparse would run the converters on string defaults (and report them).
         parser = _Parser(prog="vllm serve", add_help=False, allow_abbrev=True, argument_default=argparse.SUPPRESS)
@@ -391,7 +422,7 @@ class ParserSnapshot:
             if action == "BooleanOptionalAction":  # every spelling takes no value; which one sets False is moot here
                 parser.add_argument(*strings, action="store_const", const=True, **kwargs)
                 continue
-            kwargs["type"] = self._converter(opt, problems, extra.get(opt.dest, ()))
+            kwargs["type"] = self._converter(opt, problems, extra.get(opt.dest, ()), schemas.get(opt.dest))
             if opt.nargs is not None:
                 kwargs["nargs"] = opt.nargs
                 if opt.nargs == "?":
@@ -407,12 +438,17 @@ class ParserSnapshot:
         parser.building_formatter = None
         return parser, problems
 
-    def _converter(self, opt: OptionInfo, problems: list[ArgvProblem], extra: tuple[str, ...]) -> Callable[[str], Any]:
+    def _converter(
+        self, opt: OptionInfo, problems: list[ArgvProblem], extra: tuple[str, ...], schema: ItemSchema | None = None
+    ) -> Callable[[str], Any]:
         choices = None if opt.choices is None else {_choice_text(c) for c in opt.choices} | set(extra)
         info = self._json_for(opt)
 
         def convert(value: str) -> Any:
             cls = value_class(value)
+            if schema is not None and cls == "json" and not _name_path(value):
+                problems.extend(self._check_item(opt, schema, value))
+                return value
             if opt.accepts is not None and cls not in opt.accepts and cls in self.value_classes:
                 if cls in ("none", "empty") and opt.choices is not None:
                     problems.append(
@@ -489,6 +525,40 @@ class ParserSnapshot:
             ]
         return self.check_json_keys(opt.flag, parsed)
 
+    def _check_item(self, opt: OptionInfo, schema: ItemSchema, value: str) -> list[ArgvProblem]:
+        """One JSON item of a list-valued flag, as its action reads it (`json.loads`, then the item class)."""
+        token = f"{opt.flag} {value}"
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return [ArgvProblem(token, "bad-json", f"{self._where()}: {opt.flag} item is not JSON: {first}")]
+        if not isinstance(parsed, dict):
+            return [
+                ArgvProblem(
+                    token,
+                    "bad-json",
+                    f"{self._where()}: {opt.flag} item is a JSON {type(parsed).__name__}, not an object",
+                )
+            ]
+        missing = [k for k in schema.required if k not in parsed]
+        unknown = [str(k) for k in parsed if k not in schema.keys]
+        if not missing and not unknown:
+            return []
+        said = []
+        if missing:
+            said.append(f"lacks {', '.join(missing)}")
+        if unknown:
+            said.append(f"has {', '.join(unknown)}")
+        return [
+            ArgvProblem(
+                token,
+                "unknown-json-key" if unknown else "bad-value",
+                f"{self._where()}: {opt.flag} item {' and '.join(said)}: an item takes {', '.join(schema.keys)} "
+                f"({', '.join(schema.required)} required; {schema.source})",
+            )
+        ]
+
     # --------------------------------------------------------------------------------------- rewriting
 
     def rewrite(self, argv: Sequence[str]) -> list[str]:
@@ -524,6 +594,11 @@ def _dedupe(problems: list[ArgvProblem]) -> list[ArgvProblem]:
             seen.add(key)
             out.append(p)
     return out
+
+
+def _name_path(item: str) -> bool:
+    """Whether vLLM's LoRAParserAction reads the item as `name=path` (`=` and no `,`), not as JSON."""
+    return "=" in item and "," not in item
 
 
 def _choice_text(choice: Any) -> str:

@@ -31,7 +31,7 @@ from ascendctl_engine.adapters.parser_snapshot import (
     snapshot_versions,
     value_class,
 )
-from ascendctl_engine.sections.serving import LoraSpec
+from ascendctl_engine.sections.serving import LoraAdapter, LoraSpec
 from ascendctl_engine.versions import parse
 
 # ------------------------------------------------------------------------------ what the snapshots know
@@ -139,12 +139,24 @@ def _number(value: float) -> str:
 
 
 # ------------------------------------------------------------------------------------ tool calling, LoRA, CP
+def lora_module(adapter: LoraAdapter) -> str:
+    """One `--lora-modules` item: `name=path`, or a compact JSON object where `name=path` cannot say it (a
+    base_model_name; a path holding `,`, which makes vLLM read the item as JSON, or `=`, where it splits). Every
+    pinned vLLM reads both forms (eras topic `lora-modules`)."""
+    if adapter.base_model_name is None and not {"=", ","} & set(adapter.path):
+        return f"{adapter.name}={adapter.path}"
+    item = {"name": adapter.name, "path": adapter.path}
+    if adapter.base_model_name is not None:
+        item["base_model_name"] = adapter.base_model_name
+    return json.dumps(item, separators=(",", ":"))
+
+
 def _lora(intent: EngineIntent, b: CommandBuilder, lora: LoraSpec) -> None:
     why = intent.source("serving.lora")  # the planner records the section as one setting
     if not _emit(intent, b, "lora", "--enable-lora", why=why):
         return
     if lora.adapters:
-        modules = [f"{a.name}={a.path}" for a in lora.adapters]
+        modules = [lora_module(a) for a in lora.adapters]
         _emit(intent, b, "lora.adapters", "--lora-modules", *modules, why=why)
     if lora.max_rank is not None:
         _emit(intent, b, "lora.max_rank", "--max-lora-rank", lora.max_rank, check=str(lora.max_rank), why=why)
@@ -173,7 +185,8 @@ def _context_parallel(intent: EngineIntent, b: CommandBuilder) -> None:
     axis="vllm",
     summary=(
         "`--tool-call-parser`, `--enable-auto-tool-choice`, `--chat-template PATH`, `--enable-lora` + "
-        "`--lora-modules name=path …` / `--max-lora-rank` / `--max-loras`, `--prefill-context-parallel-size` / "
+        "`--lora-modules name=path …` (a JSON item where name=path cannot say it) / `--max-lora-rank` / "
+        "`--max-loras`, `--prefill-context-parallel-size` / "
         "`--decode-context-parallel-size` (sizes above 1) — each checked against the release's parser snapshot"
     ),
     source="engine/ascendctl_engine/data/parsers/ (tool-call parser choices at 0.10.0, "

@@ -33,7 +33,7 @@ from ascendctl_engine.adapters.intent import EngineIntent
 from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, SnapshotMissing, snapshot_for, snapshot_versions
 from ascendctl_engine.sections.deployment import SpeculativeSpec
 from ascendctl_engine.versions import parse
-from ascendctl_engine.vocab import SPECULATIVE_DRAFT_METHODS, SPECULATIVE_MODEL_FREE
+from ascendctl_engine.vocab import SPECULATIVE_DRAFT_METHODS, SPECULATIVE_MODEL_FREE, SPECULATIVE_TARGET_DRAFT_METHODS
 
 TOPIC = "speculative"
 FLAG = "--speculative-config"
@@ -76,7 +76,9 @@ SNAPSHOT_KEYS = "the parser snapshots' `--speculative-config` keys"
 @dataclass(frozen=True)
 class Row:
     """One Ascend era: what runs (`methods`, profile spellings, generic `mtp` included when MTP runs), how the
-    generic `mtp` is spelled, and whether the config takes `enforce_eager` for the drafter."""
+    generic `mtp` is spelled, whether the config takes `enforce_eager` for the drafter, and the methods whose
+    drafter the release runs eagerly only (their `enforce_eager: true` is planned when `draft_eager` is unset, as
+    the release's tutorial writes it)."""
 
     name: str
     spec: str
@@ -84,6 +86,7 @@ class Row:
     mtp: str | None
     draft_eager: bool
     source: str
+    eager_drafters: tuple[tuple[str, str], ...] = ()  # (method, source)
 
 
 NPU_ROWS: tuple[Row, ...] = (
@@ -224,6 +227,14 @@ NPU_ROWS: tuple[Row, ...] = (
         True,
         "v0.25.1rc1:vllm_ascend/spec_decode/__init__.py (dspark); "
         "engine/ascendctl_engine/data/parsers/vllm-0.25.1.json `--spec-method`",
+        eager_drafters=(
+            (
+                "dspark",
+                "v0.25.1rc1:vllm_ascend/spec_decode/dspark_proposer.py:62 (DSpark runs eager only); the tutorial "
+                'passes `{"method":"dspark","num_speculative_tokens":5,"enforce_eager":true}` '
+                "(v0.25.1rc1:docs/source/tutorials/models/DeepSeek-V4-Flash-DSpark.md:52)",
+            ),
+        ),
     ),
 )
 
@@ -233,6 +244,8 @@ def _summary(row: Row) -> str:
         return "✗ (no `--speculative-config` flag)"
     spelled = [f"{m} (as `{row.mtp}`)" if m == "mtp" and row.mtp != "mtp" else m for m in row.methods]
     eager = "; draft `enforce_eager`" if row.draft_eager else ""
+    if row.eager_drafters:
+        eager += f" (planned `true` for {', '.join(m for m, _ in row.eager_drafters)}, which drafts eagerly only)"
     return f"`--speculative-config` JSON: {', '.join(spelled)}; `draft_tensor_parallel_size`{eager}"
 
 
@@ -365,6 +378,12 @@ def _config(
     }
     if spec.method in SPECULATIVE_DRAFT_METHODS and not spec.model:
         b.fail(f"engine.speculative.method {spec.method} drafts with its own weights: set engine.speculative.model")
+    if spec.method in SPECULATIVE_TARGET_DRAFT_METHODS and not spec.model:
+        b.decide(
+            "speculative.model",
+            f"{spec.method} without engine.speculative.model: no `model` key, vLLM reads the drafter from the target "
+            "checkpoint (vLLM 0.25.1:vllm/config/speculative.py:672-678)",
+        )
     model_free = spec.method in SPECULATIVE_MODEL_FREE
     options = {
         "model": spec.model,
@@ -386,21 +405,39 @@ def _config(
                 f"tensor-parallel size ({intent.engine.parallel.tensor})"
             )
         config["draft_tensor_parallel_size"] = tp
-    if spec.draft_eager is not None:
-        parser = b.accepted.parser
-        if not _has_key(parser, "enforce_eager"):
-            test = "the drafter's `enforce_eager`"
-            where = (
-                where_npu(me, test, lambda e: bool(e.traits["draft_eager"]))
-                if npu
-                else where_vllm(parser, test, lambda s: _has_key(s, "enforce_eager"))
-            )
-            b.fail(
-                f"engine.speculative.draft_eager: the vLLM {intent.vllm} `{FLAG}` has no `enforce_eager` key "
-                f"({SNAPSHOT_KEYS}); {where}"
-            )
-            return None
-        config["enforce_eager"] = spec.draft_eager
+    return _draft_eager(intent, b, spec, config, npu=npu, me=me)
+
+
+def _draft_eager(
+    intent: EngineIntent, b: CommandBuilder, spec: SpeculativeSpec, config: dict[str, Any], *, npu: bool, me: Era
+) -> dict[str, Any] | None:
+    """`enforce_eager` of the config: the profile's `draft_eager`, or `true` for a method the release drafts
+    eagerly only (its tutorial's spelling); None when the release's config has no such key."""
+    eager = spec.draft_eager
+    eager_only = dict(me.traits.get("eager_drafters", ()))
+    if eager is None and spec.method in eager_only:
+        eager = True
+        b.decide(
+            "speculative.draft_eager",
+            f"ascend default: `enforce_eager: true` for {spec.method}, which vllm-ascend {intent.vllm_ascend} drafts "
+            f"eagerly only ({eager_only[spec.method]})",
+        )
+    if eager is None:
+        return config
+    parser = b.accepted.parser
+    if not _has_key(parser, "enforce_eager"):
+        test = "the drafter's `enforce_eager`"
+        where = (
+            where_npu(me, test, lambda e: bool(e.traits["draft_eager"]))
+            if npu
+            else where_vllm(parser, test, lambda s: _has_key(s, "enforce_eager"))
+        )
+        b.fail(
+            f"engine.speculative.draft_eager: the vLLM {intent.vllm} `{FLAG}` has no `enforce_eager` key "
+            f"({SNAPSHOT_KEYS}); {where}"
+        )
+        return None
+    config["enforce_eager"] = eager
     return config
 
 
@@ -420,7 +457,12 @@ def _register(rows: Iterable[Row]) -> None:
             backends=NPU,
             summary=_summary(row),
             source=row.source,
-            traits={"methods": row.methods, "mtp": row.mtp, "draft_eager": row.draft_eager},
+            traits={
+                "methods": row.methods,
+                "mtp": row.mtp,
+                "draft_eager": row.draft_eager,
+                "eager_drafters": row.eager_drafters,
+            },
         )(_run(row))
 
 

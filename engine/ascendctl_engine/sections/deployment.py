@@ -251,7 +251,8 @@ class SpeculativeSpec(StrictModel):
         Field(
             description=(
                 "Draft / EAGLE / MTP weights (path or hub id): required by eagle, eagle3, medusa, mlp_speculator, "
-                "draft_model, dflash and dspark; MTP defaults to the target model's own layers."
+                "draft_model and dflash; MTP defaults to the target model's own layers, dspark to the drafter "
+                "shipped in the target checkpoint (DeepSeek-V4-Flash-DSpark) unless a separate one is given."
             )
         ),
     ] = None

@@ -67,15 +67,9 @@ def _template_path(value: str) -> str:
     return _flag_value(value)
 
 
-def _adapter_path(value: str) -> str:
-    # `--lora-modules` splits `name=path` at `=`: a path holding one would be cut.
-    if "=" in value:
-        raise ValueError("must not contain `=` (vLLM splits `name=path` there)")
-    return _flag_value(value)
-
-
 TemplatePath = Annotated[NonEmptyLine, AfterValidator(_template_path)]
-AdapterPath = Annotated[NonEmptyLine, AfterValidator(_adapter_path)]
+# A path holding `=` or `,` is passed as a JSON item (vLLM reads `name=path` only without `,`, and splits at `=`).
+AdapterPath = Annotated[NonEmptyLine, AfterValidator(_flag_value)]
 
 
 class LoraAdapter(StrictModel):
@@ -90,8 +84,19 @@ class LoraAdapter(StrictModel):
     ]
     path: Annotated[
         AdapterPath,
-        Field(description="Directory (or hub id) of the LoRA adapter weights, one line, without `=`."),
+        Field(description="Directory (or hub id) of the LoRA adapter weights, one line."),
     ]
+    # vLLM keeps it only when it names a served model (0.25.1:vllm/entrypoints/openai/models/serving.py:191) and
+    # lists it as the adapter's `parent` in /v1/models (…/serving.py:157).
+    base_model_name: Annotated[
+        NonEmptyLine | None,
+        Field(
+            description=(
+                "Served model name `/v1/models` lists as the adapter's parent (`base_model_name` of the JSON "
+                "item; vLLM keeps it only when it is one of the served model names); unset: the first served name."
+            )
+        ),
+    ] = None
 
 
 class LoraSpec(StrictModel):
@@ -100,8 +105,9 @@ class LoraSpec(StrictModel):
         Field(
             max_length=MAX_LORA,
             description=(
-                "Adapters loaded at start (`--lora-modules name=path ...`); empty: LoRA is on and adapters are "
-                "loaded later through the API."
+                "Adapters loaded at start (`--lora-modules name=path ...`; an adapter with base_model_name, or a "
+                'path holding `=` or `,`, as a compact JSON item `{"name":…,"path":…}`); empty: LoRA is on and '
+                "adapters are loaded later through the API."
             ),
         ),
     ] = []

@@ -32,6 +32,7 @@ exec docker run --rm --name deepseek-r1-w8a8-2node-a2-node0 \
   -e ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 \
   -e VLLM_ASCEND_BALANCE_SCHEDULING=1 \
   -e HCCL_IF_IP=192.0.2.10 \
+  -e VLLM_HOST_IP=192.0.2.10 \
   -e GLOO_SOCKET_IFNAME=eth0 \
   -e TP_SOCKET_IFNAME=eth0 \
   -e HCCL_SOCKET_IFNAME=eth0 \
