@@ -23,7 +23,7 @@ def test_every_listed_family_gets_its_rows_status(tag: str) -> None:
     checked = 0
     for fam in MATRIX.models:
         first: dict[str, str] = {}
-        for row in family_rows(fam, table):  # the first row naming the family on a hardware decides
+        for row in family_rows(fam, table, MATRIX):  # the first row naming the family on a hardware decides
             for hw in row_hardware(row, release, MATRIX):
                 first.setdefault(hw, hardware_status(row, hw))
         for hw, expected in first.items():

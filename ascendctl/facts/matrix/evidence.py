@@ -66,7 +66,8 @@ def tutorial_evidence(matrix: SupportMatrix, fam: ModelFamily, rel: Release) -> 
     for page in pages:
         if fam.id in _served_families(matrix, page):
             covered = tuple(h for h in _page_hardware(page) if h in supported)
-            served = ", ".join(page.models) or page.title
+            served = ", ".join(page.models[:3]) + (f" (+{len(page.models) - 3} more)" if len(page.models) > 3 else "")
+            served = served or page.title
             out.append(Evidence("tutorial", tag, f"{tag}'s tutorial {page.path} serves {served}", covered, page.source))
     return out
 
