@@ -24,13 +24,16 @@ def load_script() -> ModuleType:
     return module
 
 
-def fake_extractor(cann: str, readme_cann: str | None = None) -> object:
+def fake_extractor(cann: str, readme_cann: str | None = None, *, unbuilt: bool = False) -> object:
     """Writes an extract for v0.26.0rc1: v0.25.1rc1's files re-tagged, with its CANN pins replaced (and, if given,
-    a README line stating another CANN)."""
+    a README line stating another CANN). Its workflows build every root Dockerfile unless `unbuilt` keeps
+    v0.25.1rc1's Dockerfile.a5 that no workflow builds."""
 
     def run(tag: str, upstream_out: Path, keys_out: Path) -> None:
         text = (UPSTREAM / "v0.25.1rc1.json").read_text().replace("v0.25.1rc1", tag)
         data = json.loads(text)
+        if not unbuilt:
+            data["dockerfiles_unbuilt"] = {}
         for pin in data["pins"]["cann"]:
             pin["value"] = cann
         if readme_cann:
@@ -73,6 +76,17 @@ def test_a_disagreement_is_reported_for_a_decision(tree: tuple[Path, Path, Path]
     )  # fmt: skip
     assert code == 1
     assert any(line.startswith("decide: v0.26.0rc1: upstream disagrees on `cann`") for line in lines), lines
+
+
+def test_a_dockerfile_no_workflow_builds_asks_for_a_decision(tree: tuple[Path, Path, Path]) -> None:
+    matrix, up, keys = tree
+    lines: list[str] = []
+    code = load_script().add_release(
+        "v0.26.0rc1", fake_extractor("9.0.1", unbuilt=True), matrix=matrix, upstream_dir=up, keys_dir=keys,
+        write=False, out=lines.append,
+    )  # fmt: skip
+    assert code == 1
+    assert any("Dockerfile.a5:1 is the Dockerfile of image '950'" in line for line in lines), lines
 
 
 def test_dry_run_leaves_the_tree_alone(tree: tuple[Path, Path, Path]) -> None:

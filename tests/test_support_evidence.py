@@ -16,7 +16,8 @@ import pytest
 from ascendctl.facts.matrix import load_matrix, lookup_model
 from ascendctl.facts.matrix.evidence import _mention_pattern, evidence
 from ascendctl.facts.matrix.explainer import explain
-from ascendctl.facts.matrix.model_tables import _model_status, judge, phrase_hardware
+from ascendctl.facts.matrix.hardware import phrase_hardware
+from ascendctl.facts.matrix.model_tables import _model_status, judge
 from ascendctl.facts.matrix.release_pins import release_for_pin
 from ascendctl.facts.matrix.schema import SupportMatrix
 from ascendctl.plan.planner import plan_profile

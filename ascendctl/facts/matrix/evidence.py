@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ascendctl.facts import upstream
+from ascendctl.facts.matrix.hardware import UNSTATED_HARDWARE, phrase_hardware
 from ascendctl.facts.matrix.model_families import _model_keys, find_models
 from ascendctl.facts.matrix.schema import ModelFamily, Release, SupportMatrix, in_range
 
@@ -76,7 +77,7 @@ def note_evidence(fam: ModelFamily, rel: Release, matrix: SupportMatrix) -> list
     """Release-note bullets naming `fam`, from `rel`'s own notes back to the first release (newest first); an
     older release's caveat ("X does not work") says nothing of this one and is left out."""
     supported = _supported_hardware(matrix, rel)
-    covered = tuple(h for h in _UNSTATED if h in supported)
+    covered = tuple(h for h in UNSTATED_HARDWARE if h in supported)
     return [
         Evidence("release-notes", tag, f"{tag}'s release notes: {text}", covered, source, caveat)
         for tag, text, source, caveat in _mentions(tuple(_note_keys(fam)))
@@ -109,9 +110,6 @@ def disagreement(table_status: str, found: Sequence[Evidence]) -> Evidence | Non
 # --------------------------------------------------------------------------------------------------
 # tutorials
 
-# A page or note that names no hardware covers what an untabbed model table covers: the A2 / A3 families.
-_UNSTATED = ("a2", "a3")
-
 
 def _supported_hardware(matrix: SupportMatrix, rel: Release) -> set[str]:
     return {h.id for h in matrix.hardware if in_range(h.releases, rel.version)}
@@ -129,12 +127,10 @@ def _nearest_tutorials(tag: str) -> tuple[str, tuple[upstream.Tutorial, ...]] | 
 
 
 def _page_hardware(page: upstream.Tutorial) -> tuple[str, ...]:
-    from ascendctl.facts.matrix.model_tables import phrase_hardware
-
     found: list[str] = []
     for phrase in page.hardware:
         found += [f for f in phrase_hardware(phrase) if f not in found]
-    return tuple(found) if found else _UNSTATED
+    return tuple(found) if found else UNSTATED_HARDWARE
 
 
 def _served_families(matrix: SupportMatrix, page: upstream.Tutorial) -> frozenset[str]:

@@ -1,6 +1,9 @@
-"""Hardware families: lookup by id or alias, by SOC_VERSION or npu-smi name, and support per release."""
+"""Hardware families: lookup by id or alias, by SOC_VERSION or npu-smi name, by the phrases upstream documents use,
+and support per release."""
 
 from __future__ import annotations
+
+import re
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.facts.matrix.names import _did_you_mean, _norm, _suggest
@@ -42,3 +45,32 @@ def hardware_for_npu_name(matrix: SupportMatrix, name: str) -> Hardware | None:
         if n in (v.lower() for v in h.npu_smi_names):
             return h
     return None
+
+
+# How upstream documents name the hardware: a model-table tab or hardware cell, a tutorial's "Atlas 800I A2";
+# matched on the lower-cased text.
+_HARDWARE_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"300i", ("300i-duo",)),
+    # From v0.24.0rc1 the 310P tab is "Atlas inference products": that tag's installation guide builds it with
+    # `SOC_VERSION=ascend310p1`, image suffix `-310p` (v0.24.0rc1:docs/source/installation.md:236,256)
+    (r"atlas inference products", ("300i-duo",)),
+    (r"310p", ("300i-duo",)),  # the SoC of the 300I Duo cards (tutorials say `310P`)
+    (r"950", ("950",)),
+    (r"\ba2\s*/\s*a3\b", ("a2", "a3")),
+    (r"\ba3\b", ("a3",)),
+    (r"\ba2\b", ("a2",)),
+)
+# What a document naming no hardware covers: tables without a hardware tab or column (and tutorials or notes that
+# name none) predate 300I Duo / 950 support.
+UNSTATED_HARDWARE = ("a2", "a3")
+
+
+def phrase_hardware(text: str) -> tuple[str, ...]:
+    """The hardware families a phrase names (`Atlas 800I A2`, `Atlas 300I Duo`, `A2/A3`); empty when none."""
+    text = text.lower()
+    found: list[str] = []
+    for pattern, families in _HARDWARE_WORDS:
+        if re.search(pattern, text):
+            found += [f for f in families if f not in found]
+            text = re.sub(pattern, " ", text)
+    return tuple(found)

@@ -15,26 +15,12 @@ from dataclasses import dataclass
 
 from ascendctl.facts import upstream
 from ascendctl.facts.matrix.evidence import Evidence, disagreement, evidence, page_families
+from ascendctl.facts.matrix.hardware import UNSTATED_HARDWARE, phrase_hardware
 from ascendctl.facts.matrix.model_families import _model_keys
 from ascendctl.facts.matrix.names import _norm
 from ascendctl.facts.matrix.schema import Cell, ModelFamily, ModelSupport, Release, SupportMatrix, in_range
 from ascendctl.facts.matrix.verdicts import Level, Reason
 from ascendctl_engine.versions import parse as parse_version
-
-# Where a row sits says which families it covers; matched on the lower-cased tab or hardware text.
-_HARDWARE_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (r"300i", ("300i-duo",)),
-    # From v0.24.0rc1 the 310P tab is "Atlas inference products": that tag's installation guide builds it with
-    # `SOC_VERSION=ascend310p1`, image suffix `-310p` (v0.24.0rc1:docs/source/installation.md:236,256)
-    (r"atlas inference products", ("300i-duo",)),
-    (r"310p", ("300i-duo",)),  # the SoC of the 300I Duo cards (tutorials say `310P`)
-    (r"950", ("950",)),
-    (r"\ba2\s*/\s*a3\b", ("a2", "a3")),
-    (r"\ba3\b", ("a3",)),
-    (r"\ba2\b", ("a2",)),
-)
-# Tables with no hardware tab or column predate 300I Duo / 950 support.
-_UNTABBED = ("a2", "a3")
 
 
 @dataclass(frozen=True)
@@ -59,18 +45,7 @@ def row_hardware(row: upstream.ModelRow, release: Release, matrix: SupportMatrix
 
 def stated_hardware(row: upstream.ModelRow) -> tuple[str, ...]:
     """The hardware families a table row names (its tab, else its hardware column, else A2/A3)."""
-    return phrase_hardware(f"{row.group} {row.hardware}") or _UNTABBED
-
-
-def phrase_hardware(text: str) -> tuple[str, ...]:
-    """The hardware families a phrase names (`Atlas 800I A2`, `Atlas 300I Duo`, `A2/A3`); empty when none."""
-    text = text.lower()
-    found: list[str] = []
-    for pattern, families in _HARDWARE_WORDS:
-        if re.search(pattern, text):
-            found += [f for f in families if f not in found]
-            text = re.sub(pattern, " ", text)
-    return tuple(found)
+    return phrase_hardware(f"{row.group} {row.hardware}") or UNSTATED_HARDWARE
 
 
 def hardware_status(row: upstream.ModelRow, family: str) -> str:
