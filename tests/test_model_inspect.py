@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from ascendctl.facts.architectures import architecture_traits
 from ascendctl.facts.model_inspect import (
-    ARCHITECTURE_TRAITS,
     estimate_params,
     identity_warnings,
     inspect_model,
@@ -90,8 +90,10 @@ def test_curated_family_configs(tmp_path: Path, fixture: str, arch: str, multimo
     assert (traits.arch, traits.multimodal, traits.guessed) == (arch, multimodal, False)
     params = estimate_params(config)
     assert params is not None and params / 1e9 == pytest.approx(billions, rel=0.05)
-    # the table agrees with what config.json says for each family's architecture
-    assert ARCHITECTURE_TRAITS[config.architectures[0]] == (arch, multimodal)
+    # vLLM's registry (newest entry) agrees with what config.json says for each family's architecture
+    named = architecture_traits(config.architectures[0], None)
+    assert named is not None and (named.arch, named.multimodal) == (arch, multimodal)
+    assert "registry entry" not in traits.why  # no disagreement to report
 
 
 def test_an_unreadable_config_says_why(tmp_path: Path) -> None:
@@ -239,12 +241,14 @@ def test_traits_from_the_architecture_and_the_guess_warning(tmp_path: Path) -> N
 
     named = plan_profile(profile("acme/custom-chat", architecture="DeepseekV3ForCausalLM"))
     assert named.deployment.model.arch == "mla"
-    assert "model.architecture DeepseekV3ForCausalLM" in named.deployment.model.traits_from
+    assert "model.architecture DeepseekV3ForCausalLM (vLLM " in named.deployment.model.traits_from
+    assert "vllm/model_executor/models/registry.py:" in named.deployment.model.traits_from
     assert not any("guessed" in w for w in named.warnings)
 
     unknown = model_traits("acme/x-moe", None, None, None, "AcmeForCausalLM")
     assert unknown.guessed and unknown.arch == "moe"
-    assert "AcmeForCausalLM is not in" in identity_warnings("acme/x-moe", unknown, None, "AcmeForCausalLM")[0]
+    warning = identity_warnings("acme/x-moe", unknown, None, "AcmeForCausalLM")[0]
+    assert "AcmeForCausalLM is not in vLLM's model registry" in warning
 
 
 def test_config_wins_over_a_contradicting_architecture(tmp_path: Path) -> None:

@@ -12,9 +12,10 @@ little-endian header length, then a JSON header of dtype + shape per tensor, rea
 JSON reader), else `model.safetensors.index.json` `metadata.total_size`. `estimate_params` counts parameters
 from config.json's shapes. Nothing here raises: a bad file is an error string ("could not read X: why").
 
-`model_traits` combines what config.json says, the profile's `model.architecture` (`ARCHITECTURE_TRAITS`),
-the support matrix family and, last, the model name into the few facts the planner needs (MLA / MoE /
-multimodal); a guess from the name is flagged (`ModelTraits.guessed`) so the plan warns about it.
+`model_traits` combines what config.json says, the profile's `model.architecture` (looked up in vLLM's model
+registry at the release's vLLM pin: `ascendctl.facts.architectures`, extracted from the vLLM sources), the support
+matrix family and, last, the model name into the few facts the planner needs (MLA / MoE / multimodal); a guess
+from the name is flagged (`ModelTraits.guessed`) so the plan warns about it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ascendctl.facts.architectures import ArchitectureTraits, architecture_traits
 from ascendctl_engine.jsonio import JsonReadError, loads_json, open_regular, read_bytes, read_json_file
 from ascendctl_engine.prepared_models import ModelError, resolve_model_source
 from ascendctl_engine.vocab import ModelArch
@@ -530,32 +532,6 @@ def inspect_model(
 # --------------------------------------------------------------------------------------------------
 # traits
 
-# Hugging Face `architectures` → (arch, multimodal), for a profile's `model.architecture` when no config.json
-# can be read. The matrix families' `architectures` + `types` are the other source (the planner's family);
-# this table also covers cpu/cuda targets and architectures the matrix does not list.
-ARCHITECTURE_TRAITS: dict[str, tuple[ModelArch, bool]] = {
-    "DeepseekV2ForCausalLM": ("mla", False),
-    "DeepseekV3ForCausalLM": ("mla", False),  # DeepSeek-V3 / R1, Kimi-K2
-    "DeepseekV32ForCausalLM": ("mla", False),
-    "DeepseekV4ForCausalLM": ("mla", False),
-    "KimiK2ForCausalLM": ("mla", False),
-    "GlmMoeDsaForCausalLM": ("mla", False),
-    "Qwen3MoeForCausalLM": ("moe", False),
-    "Qwen2MoeForCausalLM": ("moe", False),
-    "Qwen3NextForCausalLM": ("moe", False),
-    "Glm4MoeForCausalLM": ("moe", False),
-    "MiniMaxM2ForCausalLM": ("moe", False),
-    "MixtralForCausalLM": ("moe", False),
-    "Ernie4_5_MoeForCausalLM": ("moe", False),
-    "Qwen3VLMoeForConditionalGeneration": ("moe", True),
-    "Qwen3VLForConditionalGeneration": ("dense", True),
-    "Qwen2_5_VLForConditionalGeneration": ("dense", True),
-    "Qwen3ForCausalLM": ("dense", False),
-    "Qwen2ForCausalLM": ("dense", False),
-    "LlamaForCausalLM": ("dense", False),
-    "MistralForCausalLM": ("dense", False),
-}
-
 
 @dataclass(frozen=True)
 class ModelTraits:
@@ -563,6 +539,8 @@ class ModelTraits:
     multimodal: bool
     why: str  # where the traits come from
     guessed: bool = False  # from the model's name only: the plan warns
+    pooling: bool = False  # vLLM registers the architecture only as a pooling (embedding / scoring) model
+    hybrid: bool = False  # the model class is a hybrid (attention + linear-attention / SSM layers: IsHybrid)
 
 
 _MLA_NAMES = ("deepseek-v2", "deepseek-v3", "deepseek-r1", "deepseek-v4", "kimi-k2")
@@ -575,15 +553,25 @@ def model_traits(
     family_types: tuple[str, ...] | None,
     family: str | None,
     architecture: str | None = None,
+    vllm: str | None = None,
+    vllm_ascend: str | None = None,
 ) -> ModelTraits:
-    """MLA / MoE / multimodal from config.json, else the profile's `model.architecture` (the table above),
-    else the matrix family's types, else the name (`guessed`)."""
+    """MLA / MoE / multimodal from config.json, else the profile's `model.architecture` in vLLM's registry at the
+    release's vLLM pin `vllm` (and vllm-ascend's own registrations at the tag `vllm_ascend`), else the matrix
+    family's types, else the name (`guessed`). config.json stays authoritative; where vLLM's registry says
+    otherwise for its architecture, `why` says so."""
     if config is not None:
         arch: ModelArch = "mla" if config.mla else ("moe" if config.moe else "dense")
-        return ModelTraits(arch, config.vision, f"config.json ({config.path})")
-    if architecture is not None and architecture in ARCHITECTURE_TRAITS:
-        arch, multimodal = ARCHITECTURE_TRAITS[architecture]
-        return ModelTraits(arch, multimodal, f"model.architecture {architecture}")
+        named = architecture_traits(config.architectures[0], vllm, vllm_ascend) if config.architectures else None
+        why = f"config.json ({config.path})"
+        if named is not None and named.arch != arch:
+            registry = f"vLLM's registry entry for {named.architecture} reads as {named.arch} ({named.cite()})"
+            why += f"; {registry}: config.json wins"
+        pooling, hybrid = (named.pooling, named.hybrid) if named is not None else (False, False)
+        return ModelTraits(arch, config.vision, why, pooling=pooling, hybrid=hybrid)
+    named = architecture_traits(architecture, vllm, vllm_ascend) if architecture is not None else None
+    if named is not None:
+        return _registry_traits(named)
     if family_types:
         arch = "mla" if "mla" in family_types else ("moe" if "moe" in family_types else "dense")
         return ModelTraits(arch, "vl" in family_types, f"support matrix family {family}")
@@ -594,6 +582,14 @@ def model_traits(
     return ModelTraits(arch, "-vl" in name, "model name", guessed=True)
 
 
+def _registry_traits(named: ArchitectureTraits) -> ModelTraits:
+    """`model.architecture X (vLLM 0.10.2 registry: vllm/model_executor/models/registry.py:81)`, plus the note when
+    the entry is another version's."""
+    note = f"; {named.note}" if named.note else ""
+    why = f"model.architecture {named.architecture} ({named.cite()}{note})"
+    return ModelTraits(named.arch, named.multimodal, why, pooling=named.pooling, hybrid=named.hybrid)
+
+
 def identity_warnings(
     source: str, traits: ModelTraits, config: ModelConfig | None, architecture: str | None
 ) -> list[str]:
@@ -601,7 +597,9 @@ def identity_warnings(
     `model.architecture` that config.json contradicts."""
     out: list[str] = []
     if traits.guessed:
-        extra = f" ({architecture} is not in ascendctl's architecture table)" if architecture else ""
+        extra = (
+            f" ({architecture} is not in vLLM's model registry, nor registered by vllm-ascend)" if architecture else ""
+        )
         out.append(
             f"model traits ({traits.arch}{', multimodal' if traits.multimodal else ''}) guessed from the name "
             f"{source!r}: no config.json could be read{extra}; set model.architecture "

@@ -462,7 +462,11 @@ class ResolvedModel:
 
 
 def resolve_model(
-    profile: Profile, matrix: SupportMatrix, data_root: Path | None, read_config: ConfigReader
+    profile: Profile,
+    matrix: SupportMatrix,
+    data_root: Path | None,
+    read_config: ConfigReader,
+    release: Release | None = None,
 ) -> ResolvedModel:
     m = profile.model
     warnings: list[str] = []
@@ -476,7 +480,9 @@ def resolve_model(
     npu = profile.target.backend == "npu"
     family, by_architecture = _family(matrix, m.source, config, m.task, m.architecture) if npu else (None, None)
     types = tuple(family.types) if family else None
-    traits = model_traits(m.source, config, types, family.id if family else None, m.architecture)
+    # vLLM's registry at the release's vLLM pin (and, on npu, the vllm-ascend tag's own registrations)
+    pins = (release.vllm, release.version if release.package == "vllm-ascend" else None) if release else (None, None)
+    traits = model_traits(m.source, config, types, family.id if family else None, m.architecture, *pins)
     warnings += identity_warnings(m.source, traits, config, m.architecture)
     method, why = _quant_method(matrix, profile, config)
     return ResolvedModel(resolved, is_local, config, family, traits, method, why, tuple(warnings), by_architecture)
@@ -634,7 +640,7 @@ def plan_profile(
             raise UserInputError(f"--allow {finding_id!r}: not a finding id (the ids `ascendctl plan` prints)")
     matrix = matrix or load_matrix()
     chosen = choose_release(profile, matrix, release)
-    model = resolve_model(profile, matrix, data_root, read_config)
+    model = resolve_model(profile, matrix, data_root, read_config, chosen.row)
     layout = _nodes(profile)
     given = profile_settings(profile)  # walked once: the adapters' provenance and the dotted view both start here
     result = _adapt(profile, given, chosen, matrix, model, host)
