@@ -101,6 +101,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fit": ("fit", "fit"),
     "pin": ("plan", "pin"),
     "render": ("render", "render"),
+    "import": ("import_", "import_"),
 }
 
 

@@ -1,0 +1,152 @@
+"""What a planned command still differs from an operator's script: flag by flag, env by env, each with why.
+
+Both sides are read the way the release's vLLM reads them: every spelling of an option (`-tp 4`,
+`--tensor_parallel_size=4`, `--tensor-parallel-size 4`) is the option of the release's real-parser snapshot; a
+switch is True (`--no-X` / `--disable-X` False); a JSON option is its parsed object, dotted keys folded in
+(`--compilation-config.level 3`); other values compare as text. "Reproduced" means the script's options and env
+all appear in the plan with the same values; what the plan adds beyond the script is listed with its reason (the
+plan's provenance: a default ascendctl adds) and does not count.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot
+from ascendctl_engine.argv_items import parse_args
+
+MODEL_KEY = "<model>"
+Kind = Literal["flag", "env"]
+# missing: the script has it, the plan not; differs: both, other values; added: the plan only (a default it adds);
+# default: the script writes the release's own default of an option the plan leaves out (vLLM reads the same)
+Verdict = Literal["missing", "differs", "added", "default"]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One option or variable the plan and the script do not agree on."""
+
+    kind: Kind
+    name: str  # the option's long flag (`--tensor-parallel-size`), `<model>`, or the variable
+    verdict: Verdict
+    planned: Any
+    script: Any
+    why: str  # the plan's provenance for what it emits ("" when it emits nothing)
+
+    @property
+    def counts(self) -> bool:
+        """Whether it keeps the script from being reproduced (what the plan adds on its own does not)."""
+        return self.verdict not in ("added", "default")
+
+    def line(self) -> str:
+        show = {
+            "missing": f"script {self.script!r}, plan omits it",
+            "differs": "",
+            "added": f"plan {self.planned!r}",
+            "default": f"script {self.script!r} is the release's default; the plan leaves it to vLLM",
+        }
+        text = show[self.verdict] or f"plan {self.planned!r}, script {self.script!r}"
+        reason = f" ({self.why})" if self.why else ""
+        return f"{self.kind} {self.name}: {self.verdict}: {text}{reason}"
+
+
+def options(argv: Sequence[str], snapshot: ParserSnapshot) -> dict[str, Any]:
+    """`vllm serve` arguments (after `serve`) as {long flag: value}; the positional model under `<model>`."""
+    tokens = list(argv)
+    out: dict[str, Any] = {}
+    if tokens and not tokens[0].startswith("-"):
+        out[MODEL_KEY] = tokens.pop(0)
+    for item in parse_args(tokens):
+        opt = snapshot.option(item.tokens[0])
+        name = opt.flag if opt is not None else item.flag
+        if opt is not None and item.flag in opt.negative:
+            out[name] = False
+        elif item.key is not None:
+            folded = out.setdefault(name, {})
+            if isinstance(folded, dict):
+                _fold(folded, item.key, item.value)
+        elif not item.values:
+            out[name] = True
+        elif opt is not None and opt.json:
+            out[name] = _json_or_text(item.values[0])
+        else:
+            out[name] = item.values[0] if len(item.values) == 1 else tuple(item.values)
+    return out
+
+
+def _fold(target: dict[str, Any], dotted: str, value: str | None) -> None:
+    *parents, leaf = dotted.split(".")
+    for part in parents:
+        target = target.setdefault(part, {})
+    target[leaf] = _json_or_text(value) if value is not None else True
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def compare(
+    planned_argv: Sequence[str],
+    planned_env: Mapping[str, str],
+    script_argv: Sequence[str],
+    script_env: Mapping[str, str],
+    snapshot: ParserSnapshot,
+    provenance: Mapping[str, str],
+) -> list[Difference]:
+    """Every difference between one node's planned command (argv after `vllm serve`) and its script."""
+    planned, script = options(planned_argv, snapshot), options(script_argv, snapshot)
+    flags = [_as_default(d, snapshot) for d in _diff("flag", planned, script, lambda name: provenance.get(name, ""))]
+    return flags + _diff("env", dict(planned_env), dict(script_env), lambda name: provenance.get(f"env:{name}", ""))
+
+
+def _as_default(d: Difference, snapshot: ParserSnapshot) -> Difference:
+    """A `missing` option whose script value is the release parser's own default is no difference vLLM sees."""
+    if d.verdict != "missing":
+        return d
+    opt = snapshot.option(d.name)
+    if opt is None or opt.default is None or str(opt.default).startswith("repr:"):
+        return d
+    default = opt.default
+    same = (d.script is True and default is True) or (
+        not isinstance(d.script, bool) and _same(str(d.script), str(default))
+    )
+    return replace(d, verdict="default") if same else d
+
+
+def _diff(kind: Kind, planned: Mapping[str, Any], script: Mapping[str, Any], why: Any) -> list[Difference]:
+    out: list[Difference] = []
+    for name in sorted(set(planned) | set(script)):
+        mine, theirs = planned.get(name), script.get(name)
+        if name in planned and name in script and _same(mine, theirs):
+            continue
+        if name not in script or _covers(mine, theirs):
+            verdict: Verdict = "added"  # the plan's own option, or keys it adds to the script's JSON object
+        else:
+            verdict = "missing" if name not in planned else "differs"
+        out.append(Difference(kind, name, verdict, mine, theirs, why(name) if name in planned else ""))
+    return out
+
+
+def _covers(planned: Any, script: Any) -> bool:
+    """Whether a JSON object the plan emits holds every key of the script's with the same value (and more)."""
+    if not isinstance(planned, dict) or not isinstance(script, dict):
+        return False
+    return all(k in planned and (_same(planned[k], v) or _covers(planned[k], v)) for k, v in script.items())
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as vLLM reads them: `"0.90"` is `"0.9"`, `"True"` is a switch's True."""
+    if a == b:
+        return True
+    if isinstance(a, str) and isinstance(b, str):
+        try:
+            return float(a) == float(b)
+        except ValueError:
+            return a.strip("\"'") == b.strip("\"'")
+    return False

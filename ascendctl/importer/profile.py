@@ -1,0 +1,300 @@
+"""A profile drafted from launch scripts: typed fields wherever one says the script's spelling, escape hatches
+(`engine.extra_args`, `runtime.env`, `network.nodes[i]`) for the rest.
+
+Pure: data in, data out. Which options become which fields is the table below (the inverse of what the era
+adapters emit for those fields); everything else stays as written, so a plan of the draft can still reproduce
+the script. `ascendctl.importer.run` plans the draft, drops the hatches the plan already reproduces on its own
+(an `OMP_NUM_THREADS=1` ascendctl sets anyway) and reports what still differs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, get_args
+
+from ascendctl.importer.compare import MODEL_KEY
+from ascendctl.importer.script import LaunchScript
+from ascendctl_engine.argv_items import ArgItem, parse_args
+from ascendctl_engine.vocab import Quantization
+
+QUANTIZATIONS: frozenset[str] = frozenset(get_args(Quantization))
+
+Converter = Callable[[ArgItem], Any]
+
+
+def _value(item: ArgItem) -> Any:
+    return item.value
+
+
+def _switch(item: ArgItem) -> bool:
+    """A switch (`--x`, `--x true`) is True; its `--no-x` / `--disable-x` spelling or a false value is False."""
+    if item.flag.startswith(("--no-", "--disable-")):
+        return False
+    return item.value is None or item.value.strip().lower() not in ("false", "0", "no")
+
+
+def _int(item: ArgItem) -> Any:
+    text = item.value or ""
+    return int(text) if text.isdigit() else text
+
+
+def _float(item: ArgItem) -> Any:
+    try:
+        return float(item.value or "")
+    except ValueError:
+        return item.value
+
+
+# Option (canonical long flag, or the short spelling vLLM also takes) → (profile field, how its value becomes
+# the field's). The adapters emit these flags from exactly these fields (adapters/model.py, parallel.py,
+# scheduler.py, serving.py, graph.py, kv_cache.py); a value the schema refuses is left as written instead.
+_FIELDS: dict[str, tuple[str, Converter]] = {
+    "--served-model-name": ("model.served_name", _value),
+    "--trust-remote-code": ("model.trust_remote_code", _switch),
+    "--max-model-len": ("model.max_model_len", _int),
+    "--dtype": ("model.dtype", _value),
+    "--revision": ("model.revision", _value),
+    "--tensor-parallel-size": ("engine.parallel.tensor", _int),
+    "-tp": ("engine.parallel.tensor", _int),
+    "--pipeline-parallel-size": ("engine.parallel.pipeline", _int),
+    "-pp": ("engine.parallel.pipeline", _int),
+    "--data-parallel-size": ("engine.parallel.data", _int),
+    "-dp": ("engine.parallel.data", _int),
+    "--data-parallel-size-local": ("engine.parallel.data_per_node", _int),
+    "-dpl": ("engine.parallel.data_per_node", _int),
+    "--enable-expert-parallel": ("engine.parallel.expert", _switch),
+    "-ep": ("engine.parallel.expert", _switch),
+    "--distributed-executor-backend": ("engine.parallel.executor", _value),
+    "--enforce-eager": ("engine.graph.mode", lambda item: "eager" if _switch(item) else "engine-default"),
+    "--gpu-memory-utilization": ("engine.memory.device_utilization", _float),
+    "--kv-cache-dtype": ("engine.memory.kv_cache_dtype", _value),
+    "--max-num-seqs": ("engine.scheduler.max_num_seqs", _int),
+    "--max-num-batched-tokens": ("engine.scheduler.max_num_batched_tokens", _int),
+    "--enable-prefix-caching": ("engine.scheduler.prefix_caching", _switch),
+    "--no-enable-prefix-caching": ("engine.scheduler.prefix_caching", _switch),
+    "--enable-chunked-prefill": ("engine.scheduler.chunked_prefill", _switch),
+    "--no-enable-chunked-prefill": ("engine.scheduler.chunked_prefill", _switch),
+    "--async-scheduling": ("engine.scheduler.async_scheduling", _switch),
+    "--no-async-scheduling": ("engine.scheduler.async_scheduling", _switch),
+    "--host": ("server.host", _value),
+    "--port": ("server.port", _int),
+    "--tool-call-parser": ("serving.tool_call_parser", _value),
+    "--reasoning-parser": ("serving.reasoning_parser", _value),
+    "--chat-template": ("serving.chat_template", _value),
+    "--enable-auto-tool-choice": ("serving.auto_tool_choice", _switch),
+}
+# vLLM's `--compilation-config` `cudagraph_mode` → `engine.graph.mode`.
+_GRAPH_MODES = {
+    "NONE": "eager",
+    "PIECEWISE": "piecewise",
+    "FULL": "full",
+    "FULL_DECODE_ONLY": "full-decode-only",
+    "FULL_AND_PIECEWISE": "full-and-piecewise",
+}
+# `ASCEND_RT_VISIBLE_DEVICES=0,1,2,3` → the devices the profile targets.
+_DEVICES_ENV = "ASCEND_RT_VISIBLE_DEVICES"
+
+
+@dataclass
+class Draft:
+    """The drafted profile (plain data, YAML-ready), and every escape hatch it had to use."""
+
+    document: dict[str, Any]
+    hatches: list[str] = field(default_factory=list)  # "engine.extra_args: --foo 1", "runtime.env.X"
+    notes: list[str] = field(default_factory=list)  # what the scripts said that the profile does not carry
+    typed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # field → the tokens it came from
+
+
+def draft_profile(
+    scripts: Sequence[LaunchScript], *, name: str, release: str, backend: str, hardware: str | None
+) -> Draft:
+    """The profile of `scripts` (node order: the first is node 0), before any planning."""
+    head = scripts[0]
+    argv = list(head.argv)
+    doc: dict[str, Any] = {"apiVersion": "ascendctl/v1", "kind": "Profile", "metadata": {"name": name}}
+    target: dict[str, Any] = {"backend": backend, "nodes": len(scripts)}
+    if hardware:
+        target["hardware"] = hardware
+    doc["target"] = target
+    doc["release"] = release
+    draft = Draft(doc)
+    model = argv.pop(0) if argv and not argv[0].startswith("-") else None
+    _model(draft, model, argv)
+    extra = _flags(draft, argv)
+    if extra:
+        _put(doc, "engine.extra_args", extra)
+        draft.hatches.append("engine.extra_args: " + " ".join(extra))
+    _devices(draft, head.env)
+    _put(doc, "engine.graph.mode", _get(doc, "engine.graph.mode") or "engine-default")
+    return draft
+
+
+def _model(draft: Draft, model: str | None, argv: list[str]) -> None:
+    """`model.source` from the positional model (or `--model`); quantization from `--quantization` and the name."""
+    items = _items(argv)
+    named = next((i for i in items if i.flag == "--model" and i.value), None)
+    source = model or (named.value if named else None)
+    if source is None:
+        raise ValueError("the script serves no model (no positional model and no --model)")
+    _put(draft.document, "model.source", source)
+    draft.typed["model.source"] = (source,)
+    quant = next((i for i in items if i.flag == "--quantization" and i.value), None)
+    if quant is not None and quant.value == "ascend":
+        guess = quantization_from_name(source)
+        if guess is not None:
+            _put(draft.document, "model.quantization", guess)
+            draft.typed["model.quantization"] = quant.tokens
+            draft.notes.append(
+                f"model.quantization {guess}: read from the model name {source!r} (--quantization ascend)"
+            )
+
+
+def quantization_from_name(source: str) -> str | None:
+    """The ModelSlim type a checkpoint's name states (`Qwen3-32B-W8A8` → w8a8, `-w4a8` → w4a8_dynamic)."""
+    tokens = re.split(r"[-_/.]+", source.lower())
+    for token in tokens:
+        if not re.fullmatch(r"w\d+a\d+\w*", token):
+            continue
+        for candidate in (token, f"{token}_dynamic"):
+            if candidate in QUANTIZATIONS:
+                return candidate
+    return None
+
+
+def _items(argv: Sequence[str]) -> tuple[ArgItem, ...]:
+    try:
+        return parse_args(list(argv))
+    except ValueError as exc:
+        raise ValueError(f"the serve command's arguments: {exc}") from None
+
+
+def _flags(draft: Draft, argv: list[str]) -> list[str]:
+    """Typed fields for the options the table knows; the tokens of every other option, as written (a JSON value
+    written over several lines made one line, as vLLM reads it the same)."""
+    extra: list[str] = []
+    for item in _items(argv):
+        if item.flag == "--model" or (item.flag == "--quantization" and "model.quantization" in draft.typed):
+            continue
+        if item.flag == "--compilation-config" and _graph(draft, item):
+            continue
+        if item.flag == "--speculative-config" and _speculative(draft, item):
+            continue
+        known = _FIELDS.get(item.flag) or _FIELDS.get(item.as_written)
+        if known is None or item.key is not None:
+            extra += [_one_line(t) for t in item.tokens]
+            continue
+        path, convert = known
+        _put(draft.document, path, convert(item))
+        draft.typed[path] = item.tokens
+    return extra
+
+
+def _graph(draft: Draft, item: ArgItem) -> bool:
+    """`--compilation-config '{"cudagraph_mode": M, "cudagraph_capture_sizes": [...]}'` → engine.graph; only when
+    the object holds nothing else (a partial split would emit the flag twice)."""
+    value = _json_object(item)
+    if value is None or not value or set(value) - {"cudagraph_mode", "cudagraph_capture_sizes"}:
+        return False
+    mode = _GRAPH_MODES.get(str(value.get("cudagraph_mode", "")).upper()) if "cudagraph_mode" in value else None
+    if "cudagraph_mode" in value and mode is None:
+        return False
+    if mode is not None:
+        _put(draft.document, "engine.graph.mode", mode)
+    if "cudagraph_capture_sizes" in value:
+        _put(draft.document, "engine.graph.capture_sizes", value["cudagraph_capture_sizes"])
+    draft.typed["engine.graph"] = item.tokens
+    return True
+
+
+# `--speculative-config` keys → `engine.speculative` fields.
+_SPECULATIVE_KEYS = {"method": "method", "num_speculative_tokens": "num_tokens", "model": "model"}
+
+
+def _speculative(draft: Draft, item: ArgItem) -> bool:
+    value = _json_object(item)
+    if value is None or "method" not in value or set(value) - set(_SPECULATIVE_KEYS):
+        return False
+    for key, target in _SPECULATIVE_KEYS.items():
+        if key in value:
+            _put(draft.document, f"engine.speculative.{target}", value[key])
+    draft.typed["engine.speculative"] = item.tokens
+    return True
+
+
+def _one_line(token: str) -> str:
+    """A JSON value as compact JSON (a tutorial's pretty-printed `--additional-config`); other tokens as written."""
+    if "\n" not in token:
+        return token
+    try:
+        return json.dumps(json.loads(token), separators=(",", ":"))
+    except ValueError:
+        return " ".join(token.split())
+
+
+def _json_object(item: ArgItem) -> dict[str, Any] | None:
+    if item.key is not None or item.value is None:
+        return None
+    try:
+        value = json.loads(item.value)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _devices(draft: Draft, env: Mapping[str, str]) -> None:
+    """`ASCEND_RT_VISIBLE_DEVICES` → `target.visible_devices` and `devices_per_node` (else the parallel sizes)."""
+    text = env.get(_DEVICES_ENV, "")
+    ids = [int(part) for part in text.split(",") if part.strip().isdigit()] if text else []
+    target = draft.document["target"]
+    if ids and len(ids) == len(text.split(",")):
+        target["devices_per_node"] = len(ids)
+        if ids != list(range(len(ids))):
+            target["visible_devices"] = ids
+        draft.typed["target.visible_devices"] = (f"{_DEVICES_ENV}={text}",)
+        return
+    tensor = _get(draft.document, "engine.parallel.tensor") or 1
+    pipeline = _get(draft.document, "engine.parallel.pipeline") or 1
+    local = _get(draft.document, "engine.parallel.data_per_node") or _get(draft.document, "engine.parallel.data") or 1
+    sizes = [s for s in (tensor, pipeline, local) if isinstance(s, int)]
+    count = 1
+    for size in sizes:
+        count *= size
+    target["devices_per_node"] = count
+
+
+def _put(doc: dict[str, Any], path: str, value: Any) -> None:
+    *parents, leaf = path.split(".")
+    node = doc
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = value
+
+
+def _get(doc: Mapping[str, Any], path: str) -> Any:
+    node: Any = doc
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def drop(doc: dict[str, Any], path: str) -> None:
+    """Remove a dotted path (and parents it leaves empty)."""
+    *parents, leaf = path.split(".")
+    chain: list[dict[str, Any]] = [doc]
+    for part in parents:
+        nxt = chain[-1].get(part)
+        if not isinstance(nxt, dict):
+            return
+        chain.append(nxt)
+    chain[-1].pop(leaf, None)
+    for depth in range(len(parents), 0, -1):
+        if not chain[depth]:
+            chain[depth - 1].pop(parents[depth - 1], None)
+
+
+__all__ = ["MODEL_KEY", "Draft", "draft_profile", "drop", "quantization_from_name"]

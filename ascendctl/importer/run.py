@@ -1,0 +1,206 @@
+"""`ascendctl import`: launch scripts → a profile, planned back and compared with the scripts.
+
+1. `draft_profile` maps every option a typed field says to that field; the rest stays as written.
+2. The typed-only draft is planned once: a script variable the plan already sets to the same value (the Ascend
+   defaults ascendctl exports) needs no escape hatch; every other variable goes to `runtime.env` (node 0) or
+   `network.nodes[i].env` (where a node's value differs), and a node's options that differ from node 0's go to
+   its `extra_args`.
+3. The final profile is validated, planned and compared node by node (`compare`): what differs, and why.
+
+Nothing from a script is ever executed; the plan reads no host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from ascendctl.core.errors import DocumentError
+from ascendctl.core.yamlio import YamlDocument
+from ascendctl.facts.model_inspect import ModelConfig, read_model_config
+from ascendctl.importer.compare import Difference, compare
+from ascendctl.importer.profile import Draft, draft_profile, drop
+from ascendctl.importer.script import LaunchScript
+from ascendctl.plan.planner import plan_profile
+from ascendctl.plan.types import Plan
+from ascendctl.schema.loader import validate_profile_document
+from ascendctl.schema.profile import Profile
+from ascendctl_engine.adapters.parser_snapshot import parser_distribution, snapshot_for
+
+ConfigReader = Callable[[str], ModelConfig | None]
+# Where a node's own address is read from its script (the first one set wins).
+_ADDRESS_ENV = ("HCCL_IF_IP", "VLLM_HOST_IP", "LOCAL_IP", "local_ip")
+
+
+@dataclass(frozen=True)
+class NodeReport:
+    node: int
+    script: str  # the script's path
+    differences: tuple[Difference, ...]
+
+    @property
+    def reproduced(self) -> bool:
+        return not any(d.counts for d in self.differences)
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    profile: Profile
+    document: dict[str, Any]
+    draft: Draft
+    plan: Plan
+    nodes: tuple[NodeReport, ...]
+    hatches: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def reproduced(self) -> bool:
+        return all(n.reproduced for n in self.nodes)
+
+    @property
+    def blocking(self) -> tuple[str, ...]:
+        return tuple(f"{f.id}: {f.message}" for f in self.plan.blocking)
+
+    def yaml_text(self) -> str:
+        """The profile, with a header naming its sources and every escape hatch it uses."""
+        header = ["# Imported by `ascendctl import` from: " + ", ".join(n.script for n in self.nodes)]
+        if self.hatches:
+            header.append("# Escape hatches (no typed field says these; written as the scripts wrote them):")
+            header += [f"#   {h}" for h in self.hatches]
+        else:
+            header.append("# No escape hatch: every option and variable of the scripts is a typed field or a default.")
+        header += [f"# note: {n}" for n in self.draft.notes]
+        body = yaml.safe_dump(self.document, sort_keys=False, allow_unicode=True, width=100)
+        return "\n".join(header) + "\n" + body
+
+
+def import_scripts(
+    scripts: Sequence[LaunchScript],
+    *,
+    release: str,
+    hardware: str | None,
+    backend: str = "npu",
+    name: str = "imported",
+    read_config: ConfigReader = read_model_config,
+) -> ImportResult:
+    """Draft, plan, trim and compare (see the module docstring). Raises `DocumentError` when even the draft with
+    every hatch does not validate, `UserInputError` for an unknown release or hardware."""
+    draft = draft_profile(scripts, name=name, release=release, backend=backend, hardware=hardware)
+    _nodes(draft, scripts)
+    first = _validated(draft)
+    baseline = plan_profile(first, read_config=read_config)
+    hatches = list(draft.hatches)
+    hatches += _env_hatches(draft, scripts, baseline)
+    profile = _validated(draft)
+    plan = plan_profile(profile, read_config=read_config)
+    pin = plan.deployment.release
+    snapshot = snapshot_for(pin.vllm, parser_distribution(pin.backend))
+    reports = []
+    for i, script in enumerate(scripts):
+        command = plan.command_for(i)
+        diffs = compare(command.argv[2:], command.env, script.argv, script.env, snapshot, plan.provenance)
+        reports.append(NodeReport(i, script.path, tuple(diffs)))
+    return ImportResult(profile, draft.document, draft, plan, tuple(reports), tuple(hatches))
+
+
+def _nodes(draft: Draft, scripts: Sequence[LaunchScript]) -> None:
+    """Multi-node: each node's address from its script's own variables; node i's options that differ from node
+    0's as its `extra_args` (the planner adds the role-aware ones itself; the comparison shows what remains)."""
+    if len(scripts) < 2:
+        return
+    nodes = []
+    for i, script in enumerate(scripts):
+        address = next((script.env[k] for k in _ADDRESS_ENV if script.env.get(k)), None)
+        if address is None:
+            draft.notes.append(f"node {i} ({script.path}): no address in its script ({', '.join(_ADDRESS_ENV)})")
+            address = "127.0.0.1"
+        nodes.append({"address": address})
+    draft.document.setdefault("network", {})["nodes"] = nodes
+
+
+def _env_hatches(draft: Draft, scripts: Sequence[LaunchScript], baseline: Plan) -> list[str]:
+    """Each script variable the baseline plan does not already set to the same value, as an escape hatch:
+    `runtime.env` for node 0's, `network.nodes[i].env` for another node's own value."""
+    typed = {t.split("=", 1)[0] for tokens in draft.typed.values() for t in tokens if "=" in t}
+    hatches: list[str] = []
+    head_env: dict[str, str] = {}
+    for i, script in enumerate(scripts):
+        planned = baseline.command_for(i).env
+        for key, value in script.env.items():
+            if key in typed or planned.get(key) == value:
+                continue
+            if i == 0:
+                head_env[key] = value
+                hatches.append(f"runtime.env.{key}={value}")
+            elif head_env.get(key) != value:
+                draft.document["network"]["nodes"][i].setdefault("env", {})[key] = value
+                hatches.append(f"network.nodes[{i}].env.{key}={value}")
+    if head_env:
+        draft.document.setdefault("runtime", {}).setdefault("env", {}).update(head_env)
+    return hatches
+
+
+def _validated(draft: Draft) -> Profile:
+    """The draft as a `Profile`; a typed field the schema refuses goes back to the options it came from (an
+    escape hatch) and the draft is validated again."""
+    for _ in range(len(draft.typed) + 1):
+        try:
+            return validate_profile_document(YamlDocument("<import>", draft.document))
+        except DocumentError as exc:
+            if not _demote(draft, exc.issues):
+                raise
+    return validate_profile_document(YamlDocument("<import>", draft.document))
+
+
+# Fields with no escape hatch: the listen address belongs to `server` (a placeholder such as `<your_server_ip>`
+# leaves the profile's default, and the comparison shows the difference).
+_NO_HATCH = ("server.host", "server.port", "target.visible_devices")
+
+
+def _demote(draft: Draft, issues: Sequence[Any]) -> bool:
+    demoted = False
+    for issue in issues:
+        path = next((p for p in draft.typed if issue.path == p or issue.path.startswith(p + ".")), None)
+        if path is None or path == "model.source":
+            continue
+        tokens = draft.typed.pop(path)
+        drop(draft.document, path)
+        demoted = True
+        if path in _NO_HATCH:
+            draft.notes.append(f"{path}: {' '.join(tokens)} is not usable ({issue.message}); the default stays")
+            continue
+        extra = _extra(draft.document)
+        extra += list(tokens)
+        draft.hatches.append(f"engine.extra_args: {' '.join(tokens)} ({issue.message})")
+    return demoted
+
+
+def _extra(doc: dict[str, Any]) -> list[str]:
+    engine = doc.setdefault("engine", {})
+    extra = engine.setdefault("extra_args", [])
+    return extra  # type: ignore[no-any-return]
+
+
+def report_lines(result: ImportResult) -> list[str]:
+    """What `ascendctl import` prints after writing the profile: per node, every difference and why."""
+    out: list[str] = []
+    for node in result.nodes:
+        counted = [d for d in node.differences if d.counts]
+        state = "reproduced" if not counted else f"{len(counted)} difference(s)"
+        out.append(f"node {node.node} ({node.script}): {state}")
+        out += [f"  {d.line()}" for d in node.differences if d.counts]
+        added = [d for d in node.differences if not d.counts]
+        if added:
+            out.append(f"  plan adds ({len(added)}, defaults that do not count):")
+            out += [f"    {d.name}={_show(d.planned)}  [default: {d.why or 'planned'}]" for d in added]
+    out += [f"blocking: {b}" for b in result.blocking]
+    return out
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+__all__ = ["ImportResult", "NodeReport", "import_scripts", "report_lines"]
