@@ -148,3 +148,37 @@ def test_cli_exit_1_when_a_script_option_is_not_reproduced(tmp_path: Path) -> No
     script.write_text("vllm serve Qwen/Qwen3-8B --no-such-flag 1\n", encoding="utf-8")
     result = CliRunner().invoke(app, ["import", str(script), "--release", "v0.13.0", "--hardware", "a2"])
     assert result.exit_code == 1, result.output
+
+
+# v0.11.0:docs/source/tutorials/multi_node.md:121,165 (DeepSeek DP4 x TP4 over two A3 nodes), addresses filled in
+NODE0 = """\
+export HCCL_IF_IP=10.0.0.1
+vllm serve vllm-ascend/DeepSeek-V3.1-W8A8 --host 0.0.0.0 --port 8004 --data-parallel-size 4 \\
+  --data-parallel-size-local 2 --data-parallel-address 10.0.0.1 --data-parallel-rpc-port 13389 \\
+  --tensor-parallel-size 4 --enable-expert-parallel --gpu-memory-utilization 0.9 --trust-remote-code
+"""
+NODE1 = """\
+export HCCL_IF_IP=10.0.0.2
+vllm serve vllm-ascend/DeepSeek-V3.1-W8A8 --host 0.0.0.0 --port 8004 --headless --data-parallel-size 4 \\
+  --data-parallel-size-local 2 --data-parallel-start-rank 2 --data-parallel-address 10.0.0.1 \\
+  --data-parallel-rpc-port 13389 --tensor-parallel-size 4 --enable-expert-parallel --gpu-memory-utilization 0.92 \\
+  --trust-remote-code
+"""
+
+
+def test_two_node_scripts_become_one_profile_with_per_node_overrides() -> None:
+    from ascendctl.importer.script import parse_launch_script
+
+    scripts = [parse_launch_script(NODE0, "node0.sh"), parse_launch_script(NODE1, "node1.sh")]
+    result = import_scripts(scripts, release="v0.11.0", hardware="a3", read_config=_no_config)
+    network = result.document["network"]
+    assert [n["address"] for n in network["nodes"]] == ["10.0.0.1", "10.0.0.2"]
+    assert network["dp_rpc_port"] == 13389
+    assert network["nodes"][1]["device_utilization"] == 0.92  # node 1's own value, a per-node override
+    assert result.document["engine"]["parallel"] == {"data": 4, "data_per_node": 2, "tensor": 4, "expert": True}
+    # the wiring (address, start rank, headless) is derived by the planner, not kept as an escape hatch
+    assert "extra_args" not in result.document["engine"]
+    assert result.reproduced, [d.line() for n in result.nodes for d in n.differences if d.counts]
+    # node 1 serves no API: its --host / --port are left out, and that does not count
+    ignored = {d.name for d in result.nodes[1].differences if d.verdict == "ignored"}
+    assert ignored == {"--host", "--port"}

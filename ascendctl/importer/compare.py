@@ -22,7 +22,8 @@ MODEL_KEY = "<model>"
 Kind = Literal["flag", "env"]
 # missing: the script has it, the plan not; differs: both, other values; added: the plan only (a default it adds);
 # default: the script writes the release's own default of an option the plan leaves out (vLLM reads the same)
-Verdict = Literal["missing", "differs", "added", "default"]
+# ignored: an API-server option on a headless node, which serves no API (vLLM does not use it there)
+Verdict = Literal["missing", "differs", "added", "default", "ignored"]
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class Difference:
     @property
     def counts(self) -> bool:
         """Whether it keeps the script from being reproduced (what the plan adds on its own does not)."""
-        return self.verdict not in ("added", "default")
+        return self.verdict not in ("added", "default", "ignored")
 
     def line(self) -> str:
         show = {
@@ -47,6 +48,7 @@ class Difference:
             "differs": "",
             "added": f"plan {self.planned!r}",
             "default": f"script {self.script!r} is the release's default; the plan leaves it to vLLM",
+            "ignored": f"script {self.script!r}: a headless node serves no API, the plan leaves it out",
         }
         text = show[self.verdict] or f"plan {self.planned!r}, script {self.script!r}"
         reason = f" ({self.why})" if self.why else ""
@@ -98,11 +100,21 @@ def compare(
     script_env: Mapping[str, str],
     snapshot: ParserSnapshot,
     provenance: Mapping[str, str],
+    *,
+    headless: bool = False,
 ) -> list[Difference]:
     """Every difference between one node's planned command (argv after `vllm serve`) and its script."""
     planned, script = options(planned_argv, snapshot), options(script_argv, snapshot)
     flags = [_as_default(d, snapshot) for d in _diff("flag", planned, script, lambda name: provenance.get(name, ""))]
+    if headless:
+        flags = [_on_headless(d, snapshot) for d in flags]
     return flags + _diff("env", dict(planned_env), dict(script_env), lambda name: provenance.get(f"env:{name}", ""))
+
+
+def _on_headless(d: Difference, snapshot: ParserSnapshot) -> Difference:
+    if d.verdict == "missing" and snapshot.is_api_server_flag(d.name):
+        return replace(d, verdict="ignored")
+    return d
 
 
 def _as_default(d: Difference, snapshot: ParserSnapshot) -> Difference:

@@ -68,6 +68,7 @@ _FIELDS: dict[str, tuple[str, Converter]] = {
     "--enable-expert-parallel": ("engine.parallel.expert", _switch),
     "-ep": ("engine.parallel.expert", _switch),
     "--distributed-executor-backend": ("engine.parallel.executor", _value),
+    "--data-parallel-rpc-port": ("network.dp_rpc_port", _int),
     "--enforce-eager": ("engine.graph.mode", lambda item: "eager" if _switch(item) else "engine-default"),
     "--gpu-memory-utilization": ("engine.memory.device_utilization", _float),
     "--kv-cache-dtype": ("engine.memory.kv_cache_dtype", _value),
@@ -86,6 +87,9 @@ _FIELDS: dict[str, tuple[str, Converter]] = {
     "--chat-template": ("serving.chat_template", _value),
     "--enable-auto-tool-choice": ("serving.auto_tool_choice", _switch),
 }
+# Multi-node wiring the planner derives from `network` (each node's address and role); a script's own spelling is
+# read into `network` (`import_scripts`) and not kept as an escape hatch.
+_DERIVED = frozenset({"--data-parallel-address", "--data-parallel-start-rank", "--headless", "--data-parallel-rank"})
 # vLLM's `--compilation-config` `cudagraph_mode` → `engine.graph.mode`.
 _GRAPH_MODES = {
     "NONE": "eager",
@@ -177,6 +181,10 @@ def _flags(draft: Draft, argv: list[str]) -> list[str]:
     extra: list[str] = []
     for item in _items(argv):
         if item.flag == "--model" or (item.flag == "--quantization" and "model.quantization" in draft.typed):
+            continue
+        if item.flag in _DERIVED and draft.document["target"]["nodes"] > 1:
+            draft.typed.setdefault("network.nodes", ())
+            draft.typed["network.nodes"] += item.tokens
             continue
         if item.flag == "--compilation-config" and _graph(draft, item):
             continue

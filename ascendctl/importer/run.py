@@ -100,7 +100,10 @@ def import_scripts(
     reports = []
     for i, script in enumerate(scripts):
         command = plan.command_for(i)
-        diffs = compare(command.argv[2:], command.env, script.argv, script.env, snapshot, plan.provenance)
+        diffs = compare(
+            command.argv[2:], command.env, script.argv, script.env, snapshot, plan.provenance,
+            headless=command.listen is None,
+        )  # fmt: skip
         reports.append(NodeReport(i, script.path, tuple(diffs)))
     return ImportResult(profile, draft.document, draft, plan, tuple(reports), tuple(hatches))
 
@@ -110,14 +113,43 @@ def _nodes(draft: Draft, scripts: Sequence[LaunchScript]) -> None:
     0's as its `extra_args` (the planner adds the role-aware ones itself; the comparison shows what remains)."""
     if len(scripts) < 2:
         return
-    nodes = []
+    nodes: list[dict[str, Any]] = []
     for i, script in enumerate(scripts):
         address = next((script.env[k] for k in _ADDRESS_ENV if script.env.get(k)), None)
-        if address is None:
-            draft.notes.append(f"node {i} ({script.path}): no address in its script ({', '.join(_ADDRESS_ENV)})")
-            address = "127.0.0.1"
-        nodes.append({"address": address})
+        if i == 0 and (address is None or not _is_ip(address)):
+            address = _option(script.argv, "--data-parallel-address") or address
+        if address is None or not _is_ip(address):
+            stand_in = f"192.0.2.{i + 1}"  # RFC 5737 documentation range: never a real host
+            said = f"{address!r} is not an IP address" if address else f"none of {', '.join(_ADDRESS_ENV)} is set"
+            draft.notes.append(f"node {i} ({script.path}): {said}; network.nodes[{i}].address {stand_in}: replace it")
+            address = stand_in
+        node: dict[str, Any] = {"address": address}
+        utilization = _option(script.argv, "--gpu-memory-utilization")
+        head = _option(scripts[0].argv, "--gpu-memory-utilization")
+        if i > 0 and utilization is not None and utilization != head:
+            node["device_utilization"] = float(utilization)
+        nodes.append(node)
     draft.document.setdefault("network", {})["nodes"] = nodes
+
+
+def _option(argv: Sequence[str], flag: str) -> str | None:
+    """The value of `flag` in a serve argv (`--flag V` or `--flag=V`), None when absent."""
+    for i, token in enumerate(argv):
+        if token == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if token.startswith(flag + "="):
+            return token.split("=", 1)[1]
+    return None
+
+
+def _is_ip(text: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _env_hatches(draft: Draft, scripts: Sequence[LaunchScript], baseline: Plan) -> list[str]:
@@ -191,7 +223,8 @@ def report_lines(result: ImportResult) -> list[str]:
         state = "reproduced" if not counted else f"{len(counted)} difference(s)"
         out.append(f"node {node.node} ({node.script}): {state}")
         out += [f"  {d.line()}" for d in node.differences if d.counts]
-        added = [d for d in node.differences if not d.counts]
+        out += [f"  {d.line()} (does not count)" for d in node.differences if d.verdict in ("default", "ignored")]
+        added = [d for d in node.differences if d.verdict == "added"]
         if added:
             out.append(f"  plan adds ({len(added)}, defaults that do not count):")
             out += [f"    {d.name}={_show(d.planned)}  [default: {d.why or 'planned'}]" for d in added]
