@@ -182,3 +182,18 @@ def test_two_node_scripts_become_one_profile_with_per_node_overrides() -> None:
     # node 1 serves no API: its --host / --port are left out, and that does not count
     ignored = {d.name for d in result.nodes[1].differences if d.verdict == "ignored"}
     assert ignored == {"--host", "--port"}
+
+
+def test_a_variable_a_typed_field_claims_becomes_that_field_where_the_plan_sets_it_back() -> None:
+    from ascendctl.importer.script import parse_launch_script
+
+    text = "export VLLM_ASCEND_ENABLE_FLASHCOMM1=1\nvllm serve Qwen/Qwen3-32B --tensor-parallel-size 4\n"
+    script = parse_launch_script(text, "s.sh")
+    typed = import_scripts([script], release="v0.13.0", hardware="a2", read_config=_no_config)
+    assert typed.document["engine"]["ascend"] == {"flashcomm1": True} and typed.hatches == ()
+    assert typed.reproduced
+    # v0.25.1rc1 says the switch as an --additional-config key: the field would not export the variable the
+    # script exports, so the variable stays as written
+    kept = import_scripts([script], release="v0.25.1rc1", hardware="a2", read_config=_no_config)
+    assert "ascend" not in kept.document.get("engine", {})
+    assert kept.hatches == ("runtime.env.VLLM_ASCEND_ENABLE_FLASHCOMM1=1",) and kept.reproduced

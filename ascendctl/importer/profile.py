@@ -13,11 +13,13 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_args
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from ascendctl.importer.compare import MODEL_KEY
 from ascendctl.importer.script import LaunchScript
 from ascendctl_engine.argv_items import ArgItem, parse_args
+from ascendctl_engine.typed_fields import owner
 from ascendctl_engine.vocab import Quantization
 
 QUANTIZATIONS: frozenset[str] = frozenset(get_args(Quantization))
@@ -273,6 +275,78 @@ def _devices(draft: Draft, env: Mapping[str, str]) -> None:
     target["devices_per_node"] = count
 
 
+def typed_env(draft: Draft, env: Mapping[str, str]) -> dict[str, str]:
+    """Node 0's variables a typed field claims (`typed_fields`: `VLLM_ASCEND_ENABLE_FLASHCOMM1` is
+    `engine.ascend.flashcomm1`), read into that field: {variable: field}. The caller plans the draft and gives a
+    variable back to `runtime.env` when the plan does not set it to the script's value."""
+    out: dict[str, str] = {}
+    for name, text in env.items():
+        claim = owner("env", name)
+        if claim is None or claim.field in draft.typed or _get(draft.document, claim.field) is not None:
+            continue
+        value = _field_value(claim.field, text)
+        if value is _NO_VALUE:
+            continue
+        _put(draft.document, claim.field, value)
+        draft.typed[claim.field] = (f"{name}={text}",)
+        out[name] = claim.field
+    return out
+
+
+_NO_VALUE = object()
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _field_value(path: str, text: str) -> Any:
+    """`text` as the field's type (a switch from `1` / `true`, a number), or `_NO_VALUE` when it is not one."""
+    kind = field_type(path)
+    if kind is bool:
+        low = text.strip().lower()
+        return True if low in _TRUE else (False if low in _FALSE else _NO_VALUE)
+    if kind is int:
+        return int(text) if text.strip().isdigit() else _NO_VALUE
+    if kind is float:
+        try:
+            return float(text)
+        except ValueError:
+            return _NO_VALUE
+    return text if kind is str else _NO_VALUE
+
+
+def field_type(path: str) -> type | None:
+    """The plain type (bool, int, float, str) of a profile field, None for anything else (a model, a list)."""
+    from ascendctl.schema.profile import Profile
+
+    model: Any = Profile
+    annotation: Any = None
+    for part in path.split("."):
+        fields = getattr(model, "model_fields", None)
+        if fields is None or part not in fields:
+            return None
+        annotation = _unwrap(fields[part].annotation)
+        model = annotation
+    if annotation in (bool, int, float, str):
+        return annotation  # type: ignore[no-any-return]
+    if get_origin(annotation) is Literal:
+        return str
+    return None
+
+
+def _unwrap(annotation: Any) -> Any:
+    """`X | None` → X; `Annotated[X, ...]` → X (repeatedly)."""
+    while True:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            annotation = get_args(annotation)[0]
+        elif origin in (Union, UnionType):
+            rest = [a for a in get_args(annotation) if a is not type(None)]
+            if len(rest) != 1:
+                return annotation
+            annotation = rest[0]
+        else:
+            return annotation
+
+
 def _put(doc: dict[str, Any], path: str, value: Any) -> None:
     *parents, leaf = path.split(".")
     node = doc
@@ -305,4 +379,4 @@ def drop(doc: dict[str, Any], path: str) -> None:
             chain[depth - 1].pop(parents[depth - 1], None)
 
 
-__all__ = ["MODEL_KEY", "Draft", "draft_profile", "drop", "quantization_from_name"]
+__all__ = ["MODEL_KEY", "Draft", "draft_profile", "drop", "field_type", "quantization_from_name", "typed_env"]

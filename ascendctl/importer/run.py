@@ -22,7 +22,7 @@ from ascendctl.core.errors import DocumentError
 from ascendctl.core.yamlio import YamlDocument
 from ascendctl.facts.model_inspect import ModelConfig, read_model_config
 from ascendctl.importer.compare import Difference, compare
-from ascendctl.importer.profile import Draft, draft_profile, drop
+from ascendctl.importer.profile import Draft, draft_profile, drop, typed_env
 from ascendctl.importer.script import LaunchScript
 from ascendctl.plan.planner import plan_profile
 from ascendctl.plan.types import Plan
@@ -89,8 +89,11 @@ def import_scripts(
     every hatch does not validate, `UserInputError` for an unknown release or hardware."""
     draft = draft_profile(scripts, name=name, release=release, backend=backend, hardware=hardware)
     _nodes(draft, scripts)
+    from_env = typed_env(draft, scripts[0].env)
     first = _validated(draft)
     baseline = plan_profile(first, read_config=read_config)
+    if _untyped_misses(draft, from_env, scripts[0].env, baseline):
+        baseline = plan_profile(_validated(draft), read_config=read_config)
     hatches = list(draft.hatches)
     hatches += _env_hatches(draft, scripts, baseline)
     profile = _validated(draft)
@@ -106,6 +109,18 @@ def import_scripts(
         )  # fmt: skip
         reports.append(NodeReport(i, script.path, tuple(diffs)))
     return ImportResult(profile, draft.document, draft, plan, tuple(reports), tuple(hatches))
+
+
+def _untyped_misses(draft: Draft, from_env: dict[str, str], env: dict[str, str], baseline: Plan) -> bool:
+    """A variable read into a typed field whose plan does not set the script's value back goes back to being a
+    variable (an escape hatch): the field did not say what the script said."""
+    planned = baseline.command_for(0).env
+    missed = [name for name in from_env if planned.get(name) != env[name]]
+    for name in missed:
+        path = from_env.pop(name)
+        draft.typed.pop(path, None)
+        drop(draft.document, path)
+    return bool(missed)
 
 
 def _nodes(draft: Draft, scripts: Sequence[LaunchScript]) -> None:
@@ -203,6 +218,8 @@ def _demote(draft: Draft, issues: Sequence[Any]) -> bool:
         if path in _NO_HATCH:
             draft.notes.append(f"{path}: {' '.join(tokens)} is not usable ({issue.message}); the default stays")
             continue
+        if all("=" in t and not t.startswith("-") for t in tokens):
+            continue  # read from a variable: it stays a variable (`_env_hatches` keeps it as written)
         extra = _extra(draft.document)
         extra += list(tokens)
         draft.hatches.append(f"engine.extra_args: {' '.join(tokens)} ({issue.message})")
