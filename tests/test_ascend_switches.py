@@ -176,6 +176,13 @@ SPELLED = [
     ("dp_allreduce_on_npu", "v0.23.0", "key", "dp_allreduce_on_npu", True, False),
     ("prefetch_mlp", "v0.13.0", "env", "VLLM_ASCEND_ENABLE_PREFETCH_MLP", "1", "0"),
     ("topk_optimize", "v0.9.1", "env", "VLLM_ASCEND_ENABLE_TOPK_OPTIMIZE", "1", "0"),
+    # the graph fusion passes of `ascend_compilation_config`
+    ("fuse_norm_quant", "v0.12.0rc1", "key", "ascend_compilation_config.fuse_norm_quant", True, False),
+    ("fuse_norm_quant", "v0.25.1rc1", "key", "ascend_compilation_config.fuse_norm_quant", True, False),
+    ("fuse_qknorm_rope", "v0.13.0", "key", "ascend_compilation_config.fuse_qknorm_rope", True, False),
+    ("fuse_allreduce_rms", "v0.14.0rc1", "key", "ascend_compilation_config.fuse_allreduce_rms", True, False),
+    ("fuse_allreduce_rms", "v0.24.0rc1", "key", "ascend_compilation_config.fuse_allreduce_rms", True, False),
+    ("fuse_muls_add", "v0.23.0", "key", "ascend_compilation_config.fuse_muls_add", True, False),
 ]
 
 
@@ -206,6 +213,10 @@ MISSING = [
     ("prefetch_mlp", "v0.23.0", "last as `VLLM_ASCEND_ENABLE_PREFETCH_MLP=1` in v0.17.0rc1"),
     ("topk_optimize", "v0.25.1rc1", "last as `VLLM_ASCEND_ENABLE_TOPK_OPTIMIZE=1` in v0.9.1"),
     ("dp_allreduce_on_npu", "v0.25.1rc1", 'last as `--additional-config {"dp_allreduce_on_npu": true}` in v0.24.0rc1'),
+    ("fuse_norm_quant", "v0.11.0", "the first release that reads one is v0.12.0rc1"),
+    ("fuse_qknorm_rope", "v0.12.0rc1", "the first release that reads one is v0.13.0rc1"),
+    ("fuse_muls_add", "v0.15.0rc1", "the first release that reads one is v0.16.0rc1"),
+    ("fuse_allreduce_rms", "v0.25.1rc1", "no longer reads a matmul all-reduce + RMSNorm fusion pass switch"),
 ]
 
 
@@ -230,6 +241,27 @@ def test_tutorial_spellings_the_code_overrides_are_warned() -> None:
     _env, _extra, _bad, warnings = planned("v0.25.1rc1", flashcomm1=True)
     assert any("the tutorials' `VLLM_ASCEND_ENABLE_FLASHCOMM1=1`" in w for w in warnings)
     assert planned("v0.18.0", flashcomm1=True)[3] == ()  # there the variable is the code's own spelling
+
+
+def test_a_graph_fusion_pass_in_an_eager_engine_is_warned() -> None:
+    warned = [w for w in planned("v0.23.0", fuse_qknorm_rope=False)[3] if "graph fusion pass" in w]
+    assert warned == []  # off, or with graphs: nothing to say
+    intent = intent_from_sections(
+        {"model": {"source": "org/model"}, "target": {"backend": "npu", "hardware": "a2"},
+         "engine": {"graph": {"mode": "eager"}, "ascend": {"fuse_norm_quant": True}}},
+        vllm="0.23.0", vllm_ascend="v0.23.0",
+    )  # fmt: skip
+    result = plan_commands(intent)
+    assert any(w.startswith("engine.ascend.fuse_norm_quant: a graph fusion pass runs when vLLM compiles")
+               for w in result.warnings)  # fmt: skip
+
+
+def test_the_w4a4_tutorial_turns_norm_quant_fusion_off_by_its_field() -> None:
+    p = load_profile(FIXTURES / "qwen3-32b-w4a4-a2.yaml")
+    assert p.engine.ascend.fuse_norm_quant is False and not p.engine.additional_config
+    argv = plan_profile(p).commands[0].argv
+    config = json.loads(argv[argv.index("--additional-config") + 1])
+    assert config == {"ascend_compilation_config": {"fuse_norm_quant": False}}
 
 
 def test_a_switch_without_what_it_builds_on_is_warned() -> None:

@@ -44,11 +44,8 @@ CURATED: dict[str, tuple[str, dict[str, str]]] = {
 NO_TUTORIAL = {"qwen3-8b-lora-a2"}
 # What each profile leaves to an escape hatch, because no typed field says it yet.
 ESCAPES: dict[str, dict[str, set[str]]] = {
-    "deepseek-v3-2-w8a8-mtp-a3": {"env": {"HCCL_BUFFSIZE", "OMP_NUM_THREADS"}},
-    "glm-5-w4a8-mtp-a3": {"env": {"HCCL_BUFFSIZE"}},
-    "kimi-k2-5-w4a8-eagle3-a3": {"env": {"HCCL_BUFFSIZE"}, "extra_args": {"--mm-encoder-tp-mode"}},
+    "kimi-k2-5-w4a8-eagle3-a3": {"extra_args": {"--mm-encoder-tp-mode"}},
     "minimax-m2-7-w8a8-tools-a3": {"additional_config": {"weight_nz_mode"}},
-    "qwen3-vl-30b-a3b-a3": {"env": {"VLLM_USE_MODELSCOPE"}},
 }
 SOURCE = re.compile(r"v\d+\.\d+\.\d+(rc\d+)?:docs/source/tutorials/[\w./-]+\.md:\d+")
 

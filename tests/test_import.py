@@ -59,15 +59,27 @@ def test_options_read_every_spelling_as_the_release_does() -> None:
 
 
 def test_the_draft_uses_typed_fields_and_keeps_the_rest_as_written() -> None:
-    argv = ["Qwen/Qwen3-8B", "-tp", "2", "--served-model-name", "q", "--block-size", "128", "--enforce-eager"]
+    argv = [
+        "Qwen/Qwen3-8B",
+        "-tp",
+        "2",
+        "--served-model-name",
+        "q",
+        "--seed",
+        "7",
+        "--block-size",
+        "128",
+        "--enforce-eager",
+    ]
     draft = draft_profile([_script(argv)], name="x", release="v0.13.0", backend="npu", hardware="a2")
     doc = draft.document
     assert doc["model"] == {"source": "Qwen/Qwen3-8B", "served_name": "q"}
     assert doc["engine"]["parallel"] == {"tensor": 2}
     assert doc["engine"]["graph"] == {"mode": "eager"}
-    assert doc["engine"]["extra_args"] == ["--block-size", "128"]
+    assert doc["engine"]["memory"] == {"block_size": 128}  # claimed by engine.memory.block_size (typed_fields)
+    assert doc["engine"]["extra_args"] == ["--seed", "7"]
     assert doc["target"]["devices_per_node"] == 2
-    assert draft.hatches == ["engine.extra_args: --block-size 128"]
+    assert draft.hatches == ["engine.extra_args: --seed 7"]
 
 
 def test_quantization_is_read_from_the_checkpoint_name() -> None:
@@ -76,7 +88,7 @@ def test_quantization_is_read_from_the_checkpoint_name() -> None:
     assert quantization_from_name("Qwen/Qwen3-8B") is None
 
 
-def test_a_tutorial_command_is_reproduced_with_one_hatch() -> None:
+def test_a_tutorial_command_is_reproduced_without_a_hatch() -> None:
     script = _script(
         ["Qwen/Qwen3-Next-80B-A3B-Instruct", "--tensor-parallel-size", "4", "--max-model-len", "4096",
          "--gpu-memory-utilization", "0.7", "--enforce-eager"],
@@ -84,7 +96,9 @@ def test_a_tutorial_command_is_reproduced_with_one_hatch() -> None:
     )  # fmt: skip
     result = import_scripts([script], release="v0.10.2rc1", hardware="a2", read_config=_no_config)
     assert result.reproduced, [d.line() for n in result.nodes for d in n.differences]
-    assert result.hatches == ("runtime.env.VLLM_USE_MODELSCOPE=True",)
+    # `VLLM_USE_MODELSCOPE=True` with a hub id is the source `modelscope:ORG/NAME`, which exports it again
+    assert result.hatches == ()
+    assert result.document["model"]["source"] == "modelscope:Qwen/Qwen3-Next-80B-A3B-Instruct"
     # what the plan adds on its own is listed with its reason, and does not count
     added = {d.name: d.why for d in result.nodes[0].differences}
     assert added["--host"].startswith("profile default")
@@ -129,8 +143,9 @@ def test_cli_writes_the_profile_and_exits_0_when_reproduced(tutorial: Path, tmp_
     assert result.exit_code == 0, result.output
     text = out.read_text()
     assert text.startswith("# Imported by `ascendctl import` from: ")
-    assert "#   runtime.env.VLLM_USE_MODELSCOPE=True" in text
+    assert "# No escape hatch" in text
     data = yaml.safe_load(text)
+    assert data["model"]["source"] == "modelscope:Qwen/Qwen3-Next-80B-A3B-Instruct"
     assert data["engine"]["parallel"]["tensor"] == 4 and data["release"] == "v0.10.2rc1"
     assert "node 0 (" in result.output and "reproduced" in result.output
 

@@ -24,13 +24,16 @@ def finding(path: Path, *overrides: str) -> Finding:
 
 def test_a_buffer_below_the_dispatch_need_warns_with_the_number() -> None:
     # Kimi-K2.5 DP4 × TP4 + EP, 64 sequences × (1 + 3 EAGLE tokens) → 512-token graphs → 128 tokens per rank
-    low = finding(KIMI, 'runtime.env.HCCL_BUFFSIZE="200"')
+    low = finding(KIMI, "engine.memory.hccl_buffer_mb=200")
     assert low.status == "warn"
     assert "HCCL_BUFFSIZE 200 MB is below the ~712 MB" in low.message and "128 tokens per rank" in low.message
-    assert low.fix and 'HCCL_BUFFSIZE: "712"' in low.fix
+    assert low.fix and "engine.memory.hccl_buffer_mb: 712" in low.fix
     assert finding(KIMI).status == "pass"  # the tutorial's own 800 MB holds it
     # fewer sequences shrink the need below the default buffer
-    assert finding(KIMI, 'runtime.env.HCCL_BUFFSIZE="200"', "engine.scheduler.max_num_seqs=16").status == "pass"
+    assert finding(KIMI, "engine.memory.hccl_buffer_mb=200", "engine.scheduler.max_num_seqs=16").status == "pass"
+    # runtime.env still wins over the field (it wins over everything the plan sets)
+    assert finding(KIMI, 'runtime.env.HCCL_BUFFSIZE="200"').status == "warn"
+    assert finding(KIMI, "engine.memory.hccl_buffer_mb=200", 'runtime.env.HCCL_BUFFSIZE="800"').status == "pass"
 
 
 @pytest.mark.parametrize("path", TUTORIALS + CURATED, ids=lambda p: p.name)
@@ -40,5 +43,5 @@ def test_published_configurations_do_not_warn(path: Path) -> None:
 
 
 def test_no_expert_parallelism_no_rule() -> None:
-    result = finding(KIMI, "engine.parallel.expert=false", 'runtime.env.HCCL_BUFFSIZE="1"')
+    result = finding(KIMI, "engine.parallel.expert=false", "engine.memory.hccl_buffer_mb=1")
     assert result.status == "skip"

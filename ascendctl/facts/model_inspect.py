@@ -32,6 +32,7 @@ from typing import Any
 from ascendctl.facts.architectures import ArchitectureTraits, architecture_traits
 from ascendctl_engine.jsonio import JsonReadError, loads_json, open_regular, read_bytes, read_json_file
 from ascendctl_engine.prepared_models import ModelError, resolve_model_source
+from ascendctl_engine.sections.fields import HUB_ID
 from ascendctl_engine.vocab import ModelArch
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -62,6 +63,7 @@ class ModelConfig:
     kv_lora_rank: int | None = None
     torch_dtype: str | None = None
     max_position_embeddings: int | None = None
+    model_max_length: int | None = None  # a longer length some configs allow (vLLM's `_get_and_verify_max_len`)
     quant_method: str | None = None  # config.json quantization_config.quant_method
     modelslim: bool = False  # quant_model_description.json next to config.json
     # every `quant_model_description*.json` next to config.json (the standard name included), sorted
@@ -166,6 +168,7 @@ def parse_model_config(
         kv_lora_rank=_int(pick("kv_lora_rank")),
         torch_dtype=str(pick("torch_dtype") or pick("dtype") or "") or None,
         max_position_embeddings=_int(pick("max_position_embeddings")),
+        model_max_length=_int(pick("model_max_length")),
         quant_method=str(quant.get("quant_method"))
         if isinstance(quant, Mapping) and quant.get("quant_method")
         else None,
@@ -212,17 +215,18 @@ def _full_attention_layers(layer_types: Any, interval: int | None, layers: int |
     return None
 
 
-def read_model_config(source: str, revision: str | None = None) -> ModelConfig | None:
-    """config.json of a local model directory, or of a hub id found in the Hugging Face / ModelScope cache;
-    None when there is none or it cannot be read (`read_model_config_or_error` says why)."""
-    return read_model_config_or_error(source, revision)[0]
+def read_model_config(source: str, revision: str | None = None, hub: str | None = None) -> ModelConfig | None:
+    """config.json of a local model directory, or of a hub id found in the Hugging Face / ModelScope cache (only
+    the ModelScope one for `hub="modelscope"`); None when there is none or it cannot be read
+    (`read_model_config_or_error` says why)."""
+    return read_model_config_or_error(source, revision, hub=hub)[0]
 
 
 def read_model_config_or_error(
-    source: str, revision: str | None = None, env: Mapping[str, str] | None = None
+    source: str, revision: str | None = None, env: Mapping[str, str] | None = None, hub: str | None = None
 ) -> tuple[ModelConfig | None, str | None]:
     """(config, None), or (None, "could not read X: why"), or (None, None) when no directory was found."""
-    directory = locate_model_dir(source, revision, env)
+    directory = locate_model_dir(source, revision, env, hub)
     if directory is None:
         return None, None
     return read_config_dir(directory)
@@ -259,7 +263,6 @@ def is_path_source(source: str) -> bool:
     return source.startswith(("/", ".", "~"))
 
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 
@@ -315,14 +318,19 @@ def modelscope_dir(hub_id: str, env: Mapping[str, str] | None = None) -> Path | 
     return None
 
 
-def locate_model_dir(source: str, revision: str | None = None, env: Mapping[str, str] | None = None) -> Path | None:
+def locate_model_dir(
+    source: str, revision: str | None = None, env: Mapping[str, str] | None = None, hub: str | None = None
+) -> Path | None:
     """The directory holding the model's config.json: the source itself when it is a directory, else the
-    Hugging Face or ModelScope cache entry of a hub id. `prepared:NAME` is resolved by the caller."""
+    Hugging Face or ModelScope cache entry of a hub id (`hub="modelscope"`, a `model.source: modelscope:` id: the
+    ModelScope cache only, which keeps no revisions). `prepared:NAME` is resolved by the caller."""
     directory = Path(source).expanduser()
     if is_path_source(source) or directory.is_dir():
         return directory
-    if not _HUB_ID.match(source):
+    if not HUB_ID.match(source):
         return None
+    if hub == "modelscope":
+        return modelscope_dir(source, env) if revision is None else None
     return hf_snapshot(source, revision, env) or (modelscope_dir(source, env) if revision is None else None)
 
 
@@ -513,6 +521,7 @@ def inspect_model(
     weights: bool = False,
     data_root: Path | None = None,
     env: Mapping[str, str] | None = None,
+    hub: str | None = None,
 ) -> ModelInspection:
     """config.json (and, with `weights`, the safetensors totals) of a local directory, a `prepared:NAME`
     model or a cached hub id. Never raises for what is on disk."""
@@ -521,7 +530,7 @@ def inspect_model(
             source = resolve_model_source(source, root=data_root)
         except (ModelError, ValueError, OSError) as exc:
             return ModelInspection(source, config_error=f"could not read {source}: {exc}")
-    directory = locate_model_dir(source, revision, env)
+    directory = locate_model_dir(source, revision, env, hub)
     if directory is None:
         return ModelInspection(source)
     config, error = read_config_dir(directory)

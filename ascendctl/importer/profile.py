@@ -18,7 +18,9 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from ascendctl.importer.compare import MODEL_KEY
 from ascendctl.importer.script import LaunchScript
+from ascendctl.schema.profile import Profile
 from ascendctl_engine.argv_items import ArgItem, parse_args
+from ascendctl_engine.sections.fields import HUB_ID
 from ascendctl_engine.typed_fields import owner
 from ascendctl_engine.vocab import Quantization
 
@@ -112,6 +114,7 @@ class Draft:
     hatches: list[str] = field(default_factory=list)  # "engine.extra_args: --foo 1", "runtime.env.X"
     notes: list[str] = field(default_factory=list)  # what the scripts said that the profile does not carry
     typed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # field → the tokens it came from
+    claimed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fields read through a claim: verified
 
 
 def draft_profile(
@@ -193,6 +196,8 @@ def _flags(draft: Draft, argv: list[str]) -> list[str]:
         if item.flag == "--speculative-config" and _speculative(draft, item):
             continue
         known = _FIELDS.get(item.flag) or _FIELDS.get(item.as_written)
+        if known is None and item.key is None and _claimed_flag(draft, item):
+            continue
         if known is None or item.key is not None:
             extra += [_one_line(t) for t in item.tokens]
             continue
@@ -200,6 +205,22 @@ def _flags(draft: Draft, argv: list[str]) -> list[str]:
         _put(draft.document, path, convert(item))
         draft.typed[path] = item.tokens
     return extra
+
+
+def _claimed_flag(draft: Draft, item: ArgItem) -> bool:
+    """An option a typed field claims (`typed_fields`: `--block-size` is `engine.memory.block_size`), read into
+    that field when its value is one the field takes; the caller plans the draft and puts the option back as
+    written when the plan does not emit it with the script's value."""
+    claim = owner("flag", item.flag)
+    if claim is None or claim.field in draft.typed or _get(draft.document, claim.field) is not None:
+        return False
+    value = _field_value(claim.field, item.value) if item.value is not None else _NO_VALUE
+    if value is _NO_VALUE:
+        return False
+    _put(draft.document, claim.field, value)
+    draft.typed[claim.field] = item.tokens
+    draft.claimed[claim.field] = item.tokens
+    return True
 
 
 def _graph(draft: Draft, item: ArgItem) -> bool:
@@ -282,6 +303,10 @@ def typed_env(draft: Draft, env: Mapping[str, str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, text in env.items():
         claim = owner("env", name)
+        if claim is not None and claim.field == "model.source":
+            if _modelscope_source(draft, name, text):
+                out[name] = "model.source"
+            continue
         if claim is None or claim.field in draft.typed or _get(draft.document, claim.field) is not None:
             continue
         value = _field_value(claim.field, text)
@@ -293,43 +318,61 @@ def typed_env(draft: Draft, env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
+def _modelscope_source(draft: Draft, name: str, text: str) -> bool:
+    """`VLLM_USE_MODELSCOPE=True` with a hub id `ORG/NAME` is the source `modelscope:ORG/NAME`."""
+    source = str(_get(draft.document, "model.source") or "")
+    if text.strip().lower() != "true" or ":" in source or not re.fullmatch(HUB_ID, source):
+        return False
+    _put(draft.document, "model.source", f"modelscope:{source}")
+    draft.typed["model.source"] = (*draft.typed.get("model.source", ()), f"{name}={text}")
+    return True
+
+
 _NO_VALUE = object()
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
 def _field_value(path: str, text: str) -> Any:
-    """`text` as the field's type (a switch from `1` / `true`, a number), or `_NO_VALUE` when it is not one."""
-    kind = field_type(path)
+    """`text` as the field's type (a switch from `1` / `true`, a number, one of its words), or `_NO_VALUE` when
+    it is none of the plain types the field takes."""
+    for kind in field_types(path):
+        value = _as(kind, text)
+        if value is not _NO_VALUE:
+            return value
+    return _NO_VALUE
+
+
+def _as(kind: Any, text: str) -> Any:
+    low = text.strip().lower()
     if kind is bool:
-        low = text.strip().lower()
         return True if low in _TRUE else (False if low in _FALSE else _NO_VALUE)
     if kind is int:
-        return int(text) if text.strip().isdigit() else _NO_VALUE
+        return int(low) if low.isdigit() else _NO_VALUE
     if kind is float:
         try:
-            return float(text)
+            return float(low)
         except ValueError:
             return _NO_VALUE
+    if get_origin(kind) is Literal:
+        return text if text in get_args(kind) else _NO_VALUE
     return text if kind is str else _NO_VALUE
 
 
-def field_type(path: str) -> type | None:
-    """The plain type (bool, int, float, str) of a profile field, None for anything else (a model, a list)."""
-    from ascendctl.schema.profile import Profile
-
+def field_types(path: str) -> tuple[Any, ...]:
+    """The plain types (bool, int, float, str, a Literal) a profile field takes, ints before words; () for a
+    section, a list or a mapping."""
     model: Any = Profile
     annotation: Any = None
     for part in path.split("."):
         fields = getattr(model, "model_fields", None)
         if fields is None or part not in fields:
-            return None
+            return ()
         annotation = _unwrap(fields[part].annotation)
         model = annotation
-    if annotation in (bool, int, float, str):
-        return annotation  # type: ignore[no-any-return]
-    if get_origin(annotation) is Literal:
-        return str
-    return None
+    options = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+    plain = [_unwrap(a) for a in options if a is not type(None)]
+    kept = [a for a in plain if a in (bool, int, float, str) or get_origin(a) is Literal]
+    return tuple(sorted(kept, key=lambda a: 0 if a is int else (1 if a is float else 2)))
 
 
 def _unwrap(annotation: Any) -> Any:
@@ -379,4 +422,4 @@ def drop(doc: dict[str, Any], path: str) -> None:
             chain[depth - 1].pop(parents[depth - 1], None)
 
 
-__all__ = ["MODEL_KEY", "Draft", "draft_profile", "drop", "field_type", "quantization_from_name", "typed_env"]
+__all__ = ["MODEL_KEY", "Draft", "draft_profile", "drop", "field_types", "quantization_from_name", "typed_env"]

@@ -12,6 +12,7 @@ Nothing from a script is ever executed; the plan reads no host.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,7 @@ import yaml
 from ascendctl.core.errors import DocumentError
 from ascendctl.core.yamlio import YamlDocument
 from ascendctl.facts.model_inspect import ModelConfig, read_model_config
-from ascendctl.importer.compare import Difference, compare
+from ascendctl.importer.compare import MODEL_KEY, Difference, compare, options
 from ascendctl.importer.profile import Draft, draft_profile, drop, typed_env
 from ascendctl.importer.script import LaunchScript
 from ascendctl.plan.planner import plan_profile
@@ -92,7 +93,8 @@ def import_scripts(
     from_env = typed_env(draft, scripts[0].env)
     first = _validated(draft)
     baseline = plan_profile(first, read_config=read_config)
-    if _untyped_misses(draft, from_env, scripts[0].env, baseline):
+    missed = _untyped_misses(draft, from_env, scripts[0].env, baseline)
+    if _unclaimed_flags(draft, scripts[0], baseline) or missed:
         baseline = plan_profile(_validated(draft), read_config=read_config)
     hatches = list(draft.hatches)
     hatches += _env_hatches(draft, scripts, baseline)
@@ -118,9 +120,38 @@ def _untyped_misses(draft: Draft, from_env: dict[str, str], env: dict[str, str],
     missed = [name for name in from_env if planned.get(name) != env[name]]
     for name in missed:
         path = from_env.pop(name)
+        if path == "model.source":  # back to the bare hub id; the variable stays as written
+            source = str(draft.document["model"]["source"]).removeprefix("modelscope:")
+            draft.document["model"]["source"] = source
+            draft.typed["model.source"] = (source,)
+            continue
         draft.typed.pop(path, None)
         drop(draft.document, path)
     return bool(missed)
+
+
+def _unclaimed_flags(draft: Draft, script: LaunchScript, baseline: Plan) -> bool:
+    """An option read into a field through its claim whose plan does not emit the script's value goes back to
+    `engine.extra_args` as written."""
+    if not draft.claimed:
+        return False
+    pin = baseline.deployment.release
+    snapshot = snapshot_for(pin.vllm, parser_distribution(pin.backend))
+    planned = options(baseline.command_for(0).argv[2:], snapshot)
+    back: list[str] = []
+    for path, tokens in list(draft.claimed.items()):
+        wanted = options(["m", *tokens], snapshot)
+        wanted.pop(MODEL_KEY, None)
+        if all(planned.get(k) == v for k, v in wanted.items()):
+            continue
+        draft.claimed.pop(path)
+        draft.typed.pop(path, None)
+        drop(draft.document, path)
+        back += tokens
+        draft.hatches.append(f"engine.extra_args: {' '.join(tokens)}")
+    if back:
+        _extra(draft.document).extend(back)
+    return bool(back)
 
 
 def _nodes(draft: Draft, scripts: Sequence[LaunchScript]) -> None:
@@ -158,8 +189,6 @@ def _option(argv: Sequence[str], flag: str) -> str | None:
 
 
 def _is_ip(text: str) -> bool:
-    import ipaddress
-
     try:
         ipaddress.ip_address(text)
     except ValueError:

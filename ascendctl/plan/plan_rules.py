@@ -170,7 +170,7 @@ def model_in_matrix(f: PlanFacts) -> Outcome:
         return skipped("the matrix records model support for Ascend only")
     if not f.in_matrix:
         return problem(
-            f"{f.profile.model.source} is not in the support matrix: model support is not verified",
+            f"{f.profile.model.location} is not in the support matrix: model support is not verified",
             "`ascendctl matrix models` lists the families",
         )
     return passed("listed")
@@ -439,7 +439,7 @@ def extra_args_prefix(f: PlanFacts) -> Outcome:
 
 
 def _model_dir(f: PlanFacts) -> str:
-    return str(Path(f.config.path).parent) if f.config and f.config.path else f.profile.model.source
+    return str(Path(f.config.path).parent) if f.config and f.config.path else f.profile.model.location
 
 
 @rule(
@@ -594,6 +594,42 @@ def max_model_len_unset(f: PlanFacts) -> Outcome:
     )
 
 
+# hf_overrides keys that change the context vLLM derives: the check cannot judge a profile that sets them.
+_CONTEXT_OVERRIDES = ("max_position_embeddings", "rope_scaling", "rope_parameters", "model_max_length")
+
+
+@rule(
+    "plan.model.max-model-len-above-config", "warn", "A context beyond the model's own is allowed explicitly",
+    source="vLLM 0.7.1:vllm/config.py:2471-2499 … 0.13.0:vllm/config/model.py:2163-2189 … "
+    "0.33.0:vllm/config/model.py:2657-2683 (_get_and_verify_max_len)",
+)  # fmt: skip
+def max_model_len_above_config(f: PlanFacts) -> Outcome:
+    m = f.profile.model
+    if m.max_model_len is None:
+        return skipped("model.max_model_len unset: the engine serves the model's own context")
+    if m.hf_overrides and any(k in m.hf_overrides for k in _CONTEXT_OVERRIDES):
+        return skipped("model.hf_overrides changes the model's context")
+    if f.config is None:
+        return _no_config(f, "the model-context check")
+    derived = f.config.derived_max_model_len
+    if derived is None:
+        return skipped("config.json gives no max_position_embeddings")
+    if m.max_model_len <= max(derived, f.config.model_max_length or 0):
+        return passed(f"max_model_len {m.max_model_len} ≤ the model's {derived}")
+    if m.allow_long_context or f.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "").strip().lower() in ("1", "true"):
+        return passed(
+            f"max_model_len {m.max_model_len} above the model's {derived}, allowed (VLLM_ALLOW_LONG_MAX_MODEL_LEN)"
+        )
+    return problem(
+        f"model.max_model_len {m.max_model_len} is above the model's own context ({derived} tokens from "
+        f"{f.config.path}): vLLM refuses to start ('User-specified max_model_len ({m.max_model_len}) is greater "
+        "than the derived max_model_len') unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+        f"lower model.max_model_len to {derived}, or set model.allow_long_context: true if the model's positions "
+        "reach that far (e.g. RoPE scaling in model.hf_overrides)",
+        at=("model", "max_model_len"),
+    )
+
+
 def _config_value(config: Mapping[str, Any], path: str) -> Any:
     node: Any = config
     for part in path.split("."):
@@ -701,7 +737,7 @@ def hccl_buffsize(f: PlanFacts) -> Outcome:
             f"HCCL_BUFFSIZE {have} MB is below the ~{need} MB MoE dispatch needs for {tokens} tokens per rank "
             "(the engine fails with `HCCL_BUFFSIZE is too SMALL` or `The DDR address of the MTE instruction is "
             "out of range`)",
-            f'set runtime.env HCCL_BUFFSIZE: "{need}" or more, or lower engine.scheduler.max_num_seqs / the '
+            f"set engine.memory.hccl_buffer_mb: {need} or more, or lower engine.scheduler.max_num_seqs / the "
             "capture sizes",
         )
     return passed(f"HCCL_BUFFSIZE {have} MB ≥ ~{need} MB for {tokens} tokens per rank")

@@ -254,7 +254,7 @@ def _verdict(matrix: SupportMatrix, profile: Profile, row: Release, model: Resol
     verdict = _family_verdict(matrix, profile, row, family)
     if model.by_architecture is None:
         return verdict
-    return _kin_verdict(verdict, profile.model.source, model.by_architecture, family)
+    return _kin_verdict(verdict, profile.model.location, model.by_architecture, family)
 
 
 def _kin_verdict(verdict: MatrixVerdict, source: str, arch: str, kin: ModelFamily) -> MatrixVerdict:
@@ -470,20 +470,21 @@ def resolve_model(
 ) -> ResolvedModel:
     m = profile.model
     warnings: list[str] = []
-    resolved = resolve_source(m.source, data_root, warnings)
-    is_local = resolved != m.source or resolved.startswith(("/", ".", "~"))
+    name = m.location  # `hf:` / `modelscope:` stripped: what vLLM loads and the matrix knows
+    resolved = resolve_source(name, data_root, warnings)
+    is_local = resolved != name or resolved.startswith(("/", ".", "~"))
     if is_local:
         config = read_config(resolved)
     else:  # a hub id: its config.json from the Hugging Face / ModelScope cache when there (a few stats when not)
-        config = read_model_config(resolved, m.revision) if read_config is read_model_config else None
+        config = read_model_config(resolved, m.revision, m.scheme) if read_config is read_model_config else None
     # The matrix records model support for Ascend only: cpu/cuda plans take their traits from config.json.
     npu = profile.target.backend == "npu"
-    family, by_architecture = _family(matrix, m.source, config, m.task, m.architecture) if npu else (None, None)
+    family, by_architecture = _family(matrix, name, config, m.task, m.architecture) if npu else (None, None)
     types = tuple(family.types) if family else None
     # vLLM's registry at the release's vLLM pin (and, on npu, the vllm-ascend tag's own registrations)
     pins = (release.vllm, release.version if release.package == "vllm-ascend" else None) if release else (None, None)
-    traits = model_traits(m.source, config, types, family.id if family else None, m.architecture, *pins)
-    warnings += identity_warnings(m.source, traits, config, m.architecture)
+    traits = model_traits(name, config, types, family.id if family else None, m.architecture, *pins)
+    warnings += identity_warnings(name, traits, config, m.architecture)
     method, why = _quant_method(matrix, profile, config)
     return ResolvedModel(resolved, is_local, config, family, traits, method, why, tuple(warnings), by_architecture)
 

@@ -155,6 +155,7 @@ class EngineSettings:
     paths: ClassVar[Mapping[str, str]] = {
         "graph_mode": "engine.graph.mode",
         "kv_cache_dtype": "engine.memory.kv_cache_dtype",
+        "hccl_buffer_mb": "engine.memory.hccl_buffer_mb",
         "device_utilization": "engine.memory.device_utilization",
         "cpu_kv_cache_gib": "engine.memory.cpu_kv_cache_gib",
         "max_model_len": "model.max_model_len",
@@ -168,7 +169,7 @@ class EngineSettings:
         return self.hardware.devices_per_server if self.hardware is not None else None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {name: getattr(self, name).to_json() for name in (*self.paths, "hccl_buffer_mb")}
+        out: dict[str, Any] = {name: getattr(self, name).to_json() for name in self.paths}
         out.update(
             host=self.host,
             port=self.port,

@@ -159,7 +159,7 @@ def curl_example(target: ServeTarget) -> str:
     if base is None:
         return ""
     profile = target.profile
-    model = profile.model.served_name or profile.model.source
+    model = profile.model.served_name or profile.model.location  # vLLM serves the loaded id by default
     auth = ""
     key = profile.server.api_key
     if key is not None:

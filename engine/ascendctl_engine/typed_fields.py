@@ -6,8 +6,9 @@ an environment variable, so `validate` and `plan` can tell an operator who wrote
 The table below is plain data, grouped by the adapter module that emits the spellings: `validate` reads it
 without loading the era adapters. The tests hold each group to its adapter: every spelling of every
 `engine.ascend` switch era is claimed by the switch and nothing else is (`tests/test_ascend_switches.py`), the
-serving and scheduler flags exist in the real-parser snapshots (`tests/test_serving_options.py`), and the
-speculative, KV-cache and graph spellings are the adapters' own (`tests/test_speculative_and_kv.py`).
+serving and scheduler flags exist in the real-parser snapshots (`tests/test_serving_options.py`), the
+speculative, KV-cache and graph spellings are the adapters' own (`tests/test_speculative_and_kv.py`), and the model
+and environment fields' variables and flags are the ones their adapters emit (`tests/test_hand_set_fields.py`).
 
 Flags are canonical (`--max-model-len`); keys are dotted `--additional-config` paths; env names exact.
 """
@@ -88,6 +89,10 @@ claim("engine.ascend.multistream_dsa_preprocess", keys=("multistream_dsa_preproc
 claim("engine.ascend.dp_allreduce_on_npu", keys=("dp_allreduce_on_npu",))
 claim("engine.ascend.prefetch_mlp", env=("VLLM_ASCEND_ENABLE_PREFETCH_MLP",))
 claim("engine.ascend.topk_optimize", env=("VLLM_ASCEND_ENABLE_TOPK_OPTIMIZE",))
+claim("engine.ascend.fuse_norm_quant", keys=("ascend_compilation_config.fuse_norm_quant",))
+claim("engine.ascend.fuse_qknorm_rope", keys=("ascend_compilation_config.fuse_qknorm_rope",))
+claim("engine.ascend.fuse_allreduce_rms", keys=("ascend_compilation_config.fuse_allreduce_rms",))
+claim("engine.ascend.fuse_muls_add", keys=("ascend_compilation_config.fuse_muls_add",))
 claim("engine.ascend.jemalloc", env=("LD_PRELOAD",))
 
 # ---------------------------------------------------------------------------------------- adapters/graph.py
@@ -115,6 +120,23 @@ claim("engine.memory.kv_cache_dtype", flags=("--kv-cache-dtype",), keys=("kv_cac
 
 # ---------------------------------------------------------------------------------------- adapters/model.py
 claim("server.api_server_count", flags=("--api-server-count",))
+claim("model.source", env=("VLLM_USE_MODELSCOPE",))  # `modelscope:ORG/NAME`
+claim("model.allow_long_context", env=("VLLM_ALLOW_LONG_MAX_MODEL_LEN",))
+claim("model.tokenizer_mode", flags=("--tokenizer-mode",))
+claim("model.load_strategy", flags=("--safetensors-load-strategy",))
+claim("engine.memory.block_size", flags=("--block-size",))
+
+# ------------------------------------------------------------------------------------------ adapters/env.py
+claim("engine.memory.hccl_buffer_mb", env=("HCCL_BUFFSIZE",))
+claim("runtime.cpu.threads", env=("OMP_NUM_THREADS",))
+claim("runtime.cpu.bind", env=("OMP_PROC_BIND",))
+claim("network.hccl.connect_timeout_s", env=("HCCL_CONNECT_TIMEOUT",))
+claim("network.hccl.exec_timeout_s", env=("HCCL_EXEC_TIMEOUT",))
+claim("network.hccl.intra_node", env=("HCCL_INTRA_PCIE_ENABLE", "HCCL_INTRA_ROCE_ENABLE"))
+claim("runtime.timeouts.engine_ready_s", env=("VLLM_ENGINE_READY_TIMEOUT_S",))
+claim("runtime.timeouts.execute_model_s", env=("VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS",))
+claim("runtime.timeouts.rpc_s", env=("VLLM_RPC_TIMEOUT",))
+claim("runtime.timeouts.engine_iteration_s", env=("VLLM_ENGINE_ITERATION_TIMEOUT_S",))
 
 # -------------------------------------------------------------------------------------- adapters/serving.py
 # Negative spellings are claimed too: `--no-enable-lora` in extra_args is still LoRA said by hand.

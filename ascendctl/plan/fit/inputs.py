@@ -109,12 +109,12 @@ def fit_inputs(
     """Everything `estimate` needs, from the plan's typed settings (`engine`), the model on disk and the host;
     raises FitError when the model's shapes or the device memory are unknown."""
     hardware = engine.hardware
-    found = inspect_model(model_source, revision=profile.model.revision, weights=True)
+    found = inspect_model(model_source, revision=profile.model.revision, weights=True, hub=profile.model.scheme)
     config = found.config
     inputs: dict[str, str] = {}
     if config is None:
         why = found.config_error or "no config.json on this machine (a hub id not in the HF or ModelScope cache)"
-        config = published_config(profile.model.source)
+        config = published_config(profile.model.location)
         if config is None:
             raise FitError(
                 f"the fit needs the model's config.json: {why}, and its shapes are not published in "

@@ -146,6 +146,17 @@ def _env_note(var: str, example: str, keypath: str) -> str:
     )
 
 
+def _compiles(intent: EngineIntent) -> str | None:
+    """The graph fusion passes are the compiler's (the platform's pass manager, v0.23.0:vllm_ascend/platform.py:173;
+    v0.23.0:vllm_ascend/compilation/graph_fusion_pass_manager.py:49-72): an eager engine compiles nothing."""
+    if intent.engine.graph.mode != "eager":
+        return None
+    return (
+        "a graph fusion pass runs when vLLM compiles the model (v0.23.0:vllm_ascend/compilation/"
+        "graph_fusion_pass_manager.py:49-72); engine.graph.mode eager compiles nothing"
+    )
+
+
 _V0251_SCHEDULER = (
     "planned as `--additional-config` `scheduler_config.{old}`: v0.25.1rc1 deprecates the top-level `{old}`{also}, "
     "which its tutorials still use (e.g. {example}; {src})"
@@ -535,6 +546,67 @@ SWITCHES: tuple[Switch, ...] = (
                 "(v0.25.1rc1:docs/source/tutorials/models/GLM4.x.md:134), which this code does not define",
             ),
         ),
+    ),
+    Switch(
+        "fuse_norm_quant",
+        "norm + quant fusion pass",
+        (
+            _era("<0.12.0rc1", "v0.7.1rc1", "v0.11.0", None),
+            _era(
+                ">=0.12.0rc1",
+                "v0.12.0rc1",
+                "v0.25.1rc1",
+                key("ascend_compilation_config.fuse_norm_quant"),
+                "v0.12.0rc1:vllm_ascend/ascend_config.py:225 … v0.25.1rc1:vllm_ascend/ascend_config.py:506",
+            ),
+        ),
+        needs=_compiles,
+    ),
+    Switch(
+        "fuse_qknorm_rope",
+        "Q/K norm + RoPE fusion pass",
+        (
+            _era("<0.13.0rc1", "v0.7.1rc1", "v0.12.0rc1", None),
+            _era(
+                ">=0.13.0rc1",
+                "v0.13.0rc1",
+                "v0.25.1rc1",
+                key("ascend_compilation_config.fuse_qknorm_rope"),
+                "v0.13.0rc1:vllm_ascend/ascend_config.py:191 … v0.25.1rc1:vllm_ascend/ascend_config.py:507",
+            ),
+        ),
+        needs=_compiles,
+    ),
+    Switch(
+        "fuse_allreduce_rms",
+        "matmul all-reduce + RMSNorm fusion pass",
+        (
+            _era("<0.14.0rc1", "v0.7.1rc1", "v0.13.0", None),
+            _era(
+                ">=0.14.0rc1,<0.25.1rc1",
+                "v0.14.0rc1",
+                "v0.24.0rc1",
+                key("ascend_compilation_config.fuse_allreduce_rms"),
+                "v0.14.0rc1:vllm_ascend/ascend_config.py:192 … v0.24.0rc1:vllm_ascend/ascend_config.py:483",
+            ),
+            _era(">=0.25.1rc1", "v0.25.1rc1", "v0.25.1rc1", None),
+        ),
+        needs=_compiles,
+    ),
+    Switch(
+        "fuse_muls_add",
+        "muls + add fusion pass",
+        (
+            _era("<0.16.0rc1", "v0.7.1rc1", "v0.15.0rc1", None),
+            _era(
+                ">=0.16.0rc1",
+                "v0.16.0rc1",
+                "v0.25.1rc1",
+                key("ascend_compilation_config.fuse_muls_add"),
+                "v0.16.0rc1:vllm_ascend/ascend_config.py:299 … v0.25.1rc1:vllm_ascend/ascend_config.py:548",
+            ),
+        ),
+        needs=_compiles,
     ),
 )
 

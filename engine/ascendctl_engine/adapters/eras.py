@@ -30,6 +30,7 @@ Apply = Callable[[EngineIntent, CommandBuilder], None]
 # Topic order = the order adapters run (later topics may read what earlier ones decided).
 TOPICS: tuple[str, ...] = (
     "model",
+    "load-strategy",  # model.load_strategy: the safetensors strategies each vLLM's loader knows (adapters/model.py)
     "quantization",
     "quant-description",  # data: the ModelSlim description file a release reads (plan rules ask; no flags)
     "pd-decode-only",  # data: `--additional-config` keys a release refuses outside a PD decode node (no flags)
@@ -52,6 +53,8 @@ TOPICS: tuple[str, ...] = (
     "server",
     "engine-v1",
     "env",
+    "timeouts",  # runtime.timeouts: the vLLM variables each release reads (adapters/env.py)
+    "execute-model-floor",  # data: the execute-model timeout vllm-ascend raises (the timeouts era asks; no flags)
     # vllm-ascend feature switches (engine.ascend): one topic per switch, spelled in adapters/ascend_switches.py
     "ascend.flashcomm1",
     "ascend.cpu_binding",
@@ -69,6 +72,10 @@ TOPICS: tuple[str, ...] = (
     "ascend.dp_allreduce_on_npu",
     "ascend.prefetch_mlp",
     "ascend.topk_optimize",
+    "ascend.fuse_norm_quant",
+    "ascend.fuse_qknorm_rope",
+    "ascend.fuse_allreduce_rms",
+    "ascend.fuse_muls_add",
     "ascend.jemalloc",
     "network",
     "install",  # data for the engine environment's install plan (no flags)
@@ -384,4 +391,28 @@ for _name, _spec, _removal, _source in _EPLB_STATIC:
         "eplb-static", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
         summary=f"the EPLB guide schedules static EPLB for removal in {_removal}" if _removal else "static EPLB kept",
         source=_source, traits={"removal": _removal},
+    )(_nothing_to_plan)  # fmt: skip
+
+
+# `execute-model-floor`: trait `floor`, (below, raised to): vllm-ascend's platform raises a smaller
+# VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS (HCCL's operator timeout is 1836 s), or None where it leaves the value alone;
+# the timeouts era (adapters/env.py) warns a runtime.timeouts.execute_model_s below it.
+_FLOOR_SOURCE = (
+    "v0.23.0:vllm_ascend/platform.py:1274-1281; v0.23.0.post1:PyPI:vllm_ascend-0.23.0.post1.tar.gz:"
+    "vllm_ascend/platform.py:1274-1281 (not in v0.23.0rc1 nor v0.24.0rc1)"
+)
+_FLOORS: tuple[tuple[str, str, tuple[int, int] | None, str], ...] = (
+    ("kept", "<0.23.0", None, "v0.23.0rc1:vllm_ascend/platform.py (no such check)"),
+    ("raised-below-1836", ">=0.23.0,<0.24.0rc1", (1836, 3000), _FLOOR_SOURCE),
+    ("kept-again", ">=0.24.0rc1", None, "v0.24.0rc1:vllm_ascend/platform.py, v0.25.1rc1:vllm_ascend/platform.py "
+     "(no such check)"),
+)  # fmt: skip
+
+
+for _name, _spec, _floor, _source in _FLOORS:
+    era(
+        "execute-model-floor", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
+        summary=f"VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS under {_floor[0]} raised to {_floor[1]}" if _floor
+        else "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS as given",
+        source=_source, traits={"floor": _floor},
     )(_nothing_to_plan)  # fmt: skip

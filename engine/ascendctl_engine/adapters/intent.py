@@ -94,7 +94,7 @@ class EngineIntent:
     server: ServerSpec = field(default_factory=ServerSpec)
     serving: ServingSpec = field(default_factory=ServingSpec)
     runtime: RuntimeSpec = field(default_factory=RuntimeSpec)
-    loaded: LoadedModel | None = None  # None: `model.source` as written, float weights, a dense model
+    loaded: LoadedModel | None = None  # None: `model.source` (its location), float weights, a dense model
     traits: HardwareTraits = field(default_factory=HardwareTraits)  # of `target.hardware` (defaults: no limits)
     vllm_ascend: str | None = None  # vllm-ascend version (tag or pip form), npu only
     cann: str | None = None  # CANN version: the host's when known, else the release row's
@@ -114,8 +114,8 @@ class EngineIntent:
 
     @property
     def load(self) -> LoadedModel:
-        """The model as it will be loaded (`loaded`, or the profile's source as written)."""
-        return self.loaded or LoadedModel(self.model.source)
+        """The model as it will be loaded (`loaded`, or the profile's source without its hub scheme)."""
+        return self.loaded or LoadedModel(self.model.location)
 
     @property
     def node_count(self) -> int:

@@ -5,11 +5,22 @@ request in vllm-project/vllm-ascend or vllm-project/vllm that the fact comes fro
 from __future__ import annotations
 
 from ascendctl_engine.adapters.builder import CommandBuilder
-from ascendctl_engine.adapters.eras import era
+from ascendctl_engine.adapters.eras import Apply, era, eras_of
 from ascendctl_engine.adapters.intent import EngineIntent
 
 NPU = {"npu"}
 NON_NPU = {"cpu", "cuda"}
+# Every pinned vLLM reads it as a boolean ("1" / "true") and then only warns where it refuses a max_model_len above the
+# length config.json gives (`_get_and_verify_max_len`).
+LONG_CONTEXT_SOURCE = (
+    "vLLM 0.7.1:vllm/envs.py:421-424 … 0.33.0:vllm/envs.py:1115-1118 (VLLM_ALLOW_LONG_MAX_MODEL_LEN); "
+    "0.13.0:vllm/config/model.py:2183-2189"
+)
+# Every pinned vLLM reads the variable as a boolean (`"True"` is true in all of them) and then loads models, configs and
+# tokenizers through ModelScope's snapshot_download (e.g. 0.13.0:vllm/transformers_utils/config.py:47).
+MODELSCOPE_SOURCE = (
+    "vLLM 0.7.1:vllm/envs.py:191-192 … 0.13.0:vllm/envs.py:537-540 … 0.33.0:vllm/envs.py:736-738 (VLLM_USE_MODELSCOPE)"
+)
 
 
 # ------------------------------------------------------------------------------------------- model
@@ -19,13 +30,17 @@ NON_NPU = {"cpu", "cuda"}
     axis="vllm",
     summary=(
         "`--served-model-name`, `--dtype` (float16 forced on Atlas 300I Duo), `--max-model-len`, "
-        "`--trust-remote-code`, `--revision`, `--hf-overrides` JSON, `--seed`, `--gpu-memory-utilization`"
+        "`--trust-remote-code`, `--revision`, `--hf-overrides` JSON, `--seed`, `--gpu-memory-utilization`; "
+        "`VLLM_USE_MODELSCOPE=True` for a `modelscope:` source, `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1` for "
+        "model.allow_long_context"
     ),
     source="vLLM vllm/engine/arg_utils.py (engine flags; engine/ascendctl_engine/data/parsers/); "
-    "v0.23.0:docs/source/tutorials/models/Qwen3-Dense.md and Qwen-VL-Dense.md (300I Duo: float16 only)",
+    "v0.23.0:docs/source/tutorials/models/Qwen3-Dense.md and Qwen-VL-Dense.md (300I Duo: float16 only); "
+    f"{MODELSCOPE_SOURCE}; {LONG_CONTEXT_SOURCE}",
 )
 def model_args(intent: EngineIntent, b: CommandBuilder) -> None:
     m = intent.model
+    _model_env(intent, b)
     if m.served_name:
         b.arg("--served-model-name", m.served_name, why=intent.source("model.served_name"))
     if "bfloat16" not in intent.traits.dtypes and m.dtype == "auto":
@@ -43,6 +58,7 @@ def model_args(intent: EngineIntent, b: CommandBuilder) -> None:
         b.arg("--revision", m.revision, why=intent.source("model.revision"))
     if m.hf_overrides:
         b.json_arg("--hf-overrides", m.hf_overrides, why=intent.source("model.hf_overrides"))
+    _tokenizer_and_blocks(intent, b)
     if intent.engine.seed is not None:
         b.arg("--seed", intent.engine.seed, why=intent.source("engine.seed"))
     if intent.engine.memory.device_utilization is not None:
@@ -59,6 +75,71 @@ def model_args(intent: EngineIntent, b: CommandBuilder) -> None:
                 why=f"user: network.nodes[{node.index}].device_utilization",
                 node=node.index,
             )
+
+
+def _model_env(intent: EngineIntent, b: CommandBuilder) -> None:
+    """The model's variables: where it is downloaded from (`modelscope:`), and a context beyond config.json's."""
+    m = intent.model
+    if m.scheme == "modelscope":
+        why = f"{intent.source('model.source')} (modelscope: the engine downloads from ModelScope; {MODELSCOPE_SOURCE})"
+        b.env_default("VLLM_USE_MODELSCOPE", "True", why=why)
+    if m.allow_long_context:
+        why = f"{intent.source('model.allow_long_context')} ({LONG_CONTEXT_SOURCE})"
+        b.env_default("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1", why=why)
+
+
+def _tokenizer_and_blocks(intent: EngineIntent, b: CommandBuilder) -> None:
+    """`--tokenizer-mode` and `--block-size`: every pinned vLLM has both; the argv replay checks the value against
+    the release's parser (choices up to vLLM 0.11 / 0.17, engine/ascendctl_engine/data/parsers/)."""
+    if intent.model.tokenizer_mode is not None:
+        b.arg("--tokenizer-mode", intent.model.tokenizer_mode, why=intent.source("model.tokenizer_mode"))
+    if intent.engine.memory.block_size is not None:
+        b.arg("--block-size", intent.engine.memory.block_size, why=intent.source("engine.memory.block_size"))
+
+
+# --------------------------------------------------------------------------------------- load strategy
+# The strategies each vLLM's loader tells apart (LoadConfig.safetensors_load_strategy); before 0.24 the parser takes
+# any text and the loader reads an unknown one as `lazy`, so the era says what the release knows.
+_LOAD_STRATEGIES: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
+    ("none", "<0.10.2", (), "engine/ascendctl_engine/data/parsers/vllm-0.10.1.1.json (no --safetensors-load-strategy)"),
+    ("lazy/eager", ">=0.10.2,<0.12", ("lazy", "eager"),
+     "vLLM 0.10.2:vllm/config/load.py:54-62 … 0.11.0:vllm/config/load.py:54"),
+    ("+torchao", ">=0.12,<0.18", ("lazy", "eager", "torchao"),
+     "vLLM 0.12.0:vllm/config/load.py:56 … 0.17.0:vllm/config/load.py:54"),
+    ("+prefetch", ">=0.18", ("lazy", "eager", "prefetch", "torchao"),
+     "vLLM 0.18.0:vllm/config/load.py:57 … 0.33.0:vllm/config/load.py:65 (the parser's choices from 0.24.0)"),
+)  # fmt: skip
+
+
+def _load_strategy(known: tuple[str, ...], source: str) -> Apply:
+    def apply(intent: EngineIntent, b: CommandBuilder) -> None:
+        strategy = intent.model.load_strategy
+        if strategy is None:
+            return
+        if strategy not in known:
+            lacks = "has no `--safetensors-load-strategy`" if not known else "reads no such safetensors strategy"
+            b.fail(f"model.load_strategy {strategy}: vLLM {intent.vllm} {lacks} ({source}); {_first_with(strategy)}")
+            return
+        b.arg("--safetensors-load-strategy", strategy, why=f"{intent.source('model.load_strategy')} ({source})")
+
+    return apply
+
+
+def _first_with(strategy: str) -> str:
+    """`vLLM >=0.18 reads it` from the era table."""
+    return (
+        "vLLM "
+        + " or ".join(e.spec for e in eras_of("load-strategy") if strategy in e.traits["strategies"])
+        + (" reads it")
+    )
+
+
+for _name, _spec, _known, _source in _LOAD_STRATEGIES:
+    era(
+        "load-strategy", _name, axis="vllm", spec=_spec,
+        summary=f"`--safetensors-load-strategy` {' / '.join(_known)}" if _known else "no load-strategy flag",
+        source=_source, traits={"strategies": _known},
+    )(_load_strategy(_known, _source))  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------ quantization

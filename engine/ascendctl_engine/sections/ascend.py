@@ -140,6 +140,43 @@ class AscendSpec(StrictModel):
         Switch,
         Field(description=_switch("The early releases' optimised top-k/top-p sampling path.")),
     ] = None
+    fuse_norm_quant: Annotated[
+        Switch,
+        Field(
+            description=_switch(
+                "Graph fusion pass: RMSNorm fused with the quantization after it "
+                "(`ascend_compilation_config.fuse_norm_quant`; the release's default is on; not on 300I Duo)."
+            )
+        ),
+    ] = None
+    fuse_qknorm_rope: Annotated[
+        Switch,
+        Field(
+            description=_switch(
+                "Graph fusion pass: the Q/K norm fused with RoPE (`ascend_compilation_config.fuse_qknorm_rope`; "
+                "vllm-ascend's docs: turn it off where Triton is not installed)."
+            )
+        ),
+    ] = None
+    fuse_allreduce_rms: Annotated[
+        Switch,
+        Field(
+            description=_switch(
+                "Graph fusion pass: matmul + all-reduce fused with the following add-RMSNorm "
+                "(`ascend_compilation_config.fuse_allreduce_rms`; off by default: it conflicts with sequence "
+                "parallelism)."
+            )
+        ),
+    ] = None
+    fuse_muls_add: Annotated[
+        Switch,
+        Field(
+            description=_switch(
+                "Graph fusion pass: a multiply fused with the add after it (`ascend_compilation_config.fuse_muls_add`;"
+                " the release's default is on; not on 300I Duo)."
+            )
+        ),
+    ] = None
     jemalloc: Annotated[
         NonEmptyLine | None,
         Field(

@@ -27,6 +27,7 @@ from ascendctl_engine.sections.base import (
     Task,
 )
 from ascendctl_engine.sections.fields import (
+    HUB_ID,
     INT32_MAX,
     MAX_DEVICES_PER_NODE,
     MAX_NODES,
@@ -66,13 +67,21 @@ def _flags_or_values(value: list[str]) -> list[str]:
 ServeArgs = Annotated[list[SingleLine], AfterValidator(_flags_or_values)]
 
 
+# `model.source` schemes naming a model hub: the id after them is what vLLM loads and what every consumer (the
+# matrix family lookup, the model caches, the served name) sees (`ModelSpec.location`).
+HubScheme = Literal["hf", "modelscope"]
+HUB_SCHEMES: tuple[HubScheme, ...] = ("hf", "modelscope")
+
+
 class ModelSpec(StrictModel):
     source: Annotated[
         NonEmptyLine,
         Field(
             description=(
-                "What to serve: a hub id (`org/name`), a local directory, or `prepared:NAME` for a model "
-                "made by `ascendctl model prepare NAME`."
+                "What to serve: a hub id (`org/name`, or `hf:org/name`: the same, from Hugging Face), "
+                "`modelscope:org/name` (the engine downloads it from ModelScope, `VLLM_USE_MODELSCOPE=True`; "
+                "the plan reads config.json from the ModelScope cache), a local directory, or `prepared:NAME` for "
+                "a model made by `ascendctl model prepare NAME`."
             ),
         ),
     ]
@@ -103,6 +112,17 @@ class ModelSpec(StrictModel):
     max_model_len: Annotated[PositiveInt | None, Field(description="Longest context (prompt + output) in tokens.")] = (
         None
     )
+    allow_long_context: Annotated[
+        bool,
+        Field(
+            description=(
+                "Let max_model_len exceed the context the model's config.json gives (`VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`"
+                "; vLLM refuses to start otherwise). Only for models whose positions reach that far (e.g. RoPE "
+                "scaling set in hf_overrides): beyond them outputs are garbage. `plan` suggests it when "
+                "max_model_len is above config.json's length."
+            )
+        ),
+    ] = False
     trust_remote_code: Annotated[
         bool, Field(description="Allow the model's own Python code from its repository to run.")
     ] = False
@@ -113,6 +133,50 @@ class ModelSpec(StrictModel):
         dict[str, JsonValue] | None,
         Field(description="Overrides merged into the model's Hugging Face config (`--hf-overrides`)."),
     ] = None
+    tokenizer_mode: Annotated[
+        str | None,
+        Field(
+            pattern=r"^[a-z][a-z0-9_]{0,63}$",
+            description=(
+                "How vLLM loads the tokenizer (`--tokenizer-mode`): `auto`, `slow`, `mistral`, `custom` up to vLLM "
+                "0.11 (its parser's choices); from 0.12 `hf`, `deepseek_v32`, … or a registered tokenizer name. "
+                "Unset: vLLM's `auto`."
+            ),
+        ),
+    ] = None
+    load_strategy: Annotated[
+        Literal["lazy", "eager", "prefetch", "torchao"] | None,
+        Field(
+            description=(
+                "How the safetensors weights are read (`--safetensors-load-strategy`, vLLM ≥ 0.10.2): `lazy` "
+                "(memory-mapped), `eager` (each file read whole first: faster from network file systems, more host "
+                "RAM), `prefetch` (into the page cache first, vLLM ≥ 0.18) or `torchao` (vLLM ≥ 0.12). Unset: "
+                "vLLM's default."
+            )
+        ),
+    ] = None
+
+    @field_validator("source")
+    @classmethod
+    def _a_hub_scheme_names_a_hub_id(cls, value: str) -> str:
+        scheme, sep, rest = value.partition(":")
+        if sep and scheme in HUB_SCHEMES and not HUB_ID.match(rest):
+            raise ValueError(f"`{scheme}:` takes a hub id ORG/NAME (e.g. `{scheme}:Qwen/Qwen3-8B`)")
+        return value
+
+    @property
+    def scheme(self) -> HubScheme | None:
+        """The hub `source` names explicitly (`hf:` / `modelscope:`); None: a hub id, directory or prepared name
+        as written (a bare `org/name` is read from the Hugging Face cache first, as `hf:` is)."""
+        scheme, sep, _ = self.source.partition(":")
+        return scheme if sep and scheme in HUB_SCHEMES else None
+
+    @property
+    def location(self) -> str:
+        """What `source` names without its hub scheme: `org/name` for `hf:org/name` and `modelscope:org/name`, the
+        source as written otherwise. What vLLM loads (after `prepared:NAME` is resolved) and what every consumer
+        of the source reads."""
+        return self.source.partition(":")[2] if self.scheme else self.source
 
 
 class TargetSpec(StrictModel):
@@ -318,6 +382,28 @@ class MemorySpec(StrictModel):
             )
         ),
     ] = "auto"
+    block_size: Annotated[
+        PositiveInt | None,
+        Field(
+            description=(
+                "Tokens per KV-cache block (`--block-size`): up to vLLM 0.17 one of its parser's choices (8 … 128, "
+                "256 from 0.12), any size from 0.18. Unset: the platform's default (vllm-ascend's is 128, "
+                "v0.23.0:vllm_ascend/utils.py:1369-1381)."
+            )
+        ),
+    ] = None
+    hccl_buffer_mb: Annotated[
+        Literal["auto"] | Annotated[int, Field(ge=1, le=INT32_MAX)],
+        Field(
+            description=(
+                "Ascend: the HCCL buffer in MB (`HCCL_BUFFSIZE`; HCCL's default is 200) of the communicators "
+                "that set no size of their own, the MoE dispatch (MC2) group's among them. "
+                "`auto`: 1024 with expert parallelism (the MoE dispatch needs more; the tutorials' most common "
+                "value), HCCL's default otherwise; `plan` warns when the MoE dispatch of the planned batch needs "
+                "more (`plan.moe.hccl-buffsize`)."
+            )
+        ),
+    ] = "auto"
 
 
 class EngineSpec(StrictModel):
@@ -406,6 +492,43 @@ class NodeNetwork(StrictModel):
         return parse_args(self.extra_args)
 
 
+TimeoutS = Annotated[int, Field(ge=1, le=MAX_TIMEOUT_S)]
+
+
+class HcclSpec(StrictModel):
+    """Ascend's collective communication library (CANN HCCL): read by HCCL itself in every release."""
+
+    connect_timeout_s: Annotated[
+        TimeoutS | None,
+        Field(
+            description=(
+                "Seconds HCCL waits for its peers when it sets up links (`HCCL_CONNECT_TIMEOUT`); the multi-node "
+                "tutorials raise it (120 … 600). Unset: HCCL's default."
+            )
+        ),
+    ] = None
+    exec_timeout_s: Annotated[
+        TimeoutS | None,
+        Field(
+            description=(
+                "Seconds a collective may wait for its peers once running (`HCCL_EXEC_TIMEOUT`). Unset: HCCL's default."
+            )
+        ),
+    ] = None
+    intra_node: Annotated[
+        Literal["auto", "pcie", "roce"],
+        Field(
+            description=(
+                "Links between the NPUs of one node: `auto` (HCCL's choice, nothing set), `pcie` "
+                "(`HCCL_INTRA_PCIE_ENABLE=1` and `HCCL_INTRA_ROCE_ENABLE=0`, as the A2 multi-node DeepSeek tutorials "
+                "set them; from v0.11.0rc1 vllm-ascend also dispatches MoE hierarchically then, as "
+                "engine.ascend.mc2_hierarchy_comm) or `roce` (`HCCL_INTRA_ROCE_ENABLE=1`, RDMA between the two "
+                "8-NPU halves)."
+            )
+        ),
+    ] = "auto"
+
+
 class NetworkSpec(StrictModel):
     interface: Annotated[
         NicName | None,
@@ -422,6 +545,9 @@ class NetworkSpec(StrictModel):
     ] = []
     dp_rpc_port: Annotated[Port, Field(description="Data-parallel RPC port on the head node.")] = defaults.DP_RPC_PORT
     ray_port: Annotated[Port, Field(description="Ray head port, when the executor is `ray`.")] = defaults.RAY_PORT
+    hccl: Annotated[
+        HcclSpec, Field(description="Ascend HCCL: link-setup and collective timeouts, intra-node links.")
+    ] = HcclSpec()
 
 
 class ApiKeySource(StrictModel):
@@ -488,6 +614,73 @@ class RestartSpec(StrictModel):
     ] = 60.0
 
 
+class CpuSpec(StrictModel):
+    threads: Annotated[
+        PositiveInt | None,
+        Field(
+            description=(
+                "OpenMP (and torch) threads of each engine process (`OMP_NUM_THREADS`). Unset: 1 on Ascend, the "
+                "vllm-ascend images' value; elsewhere vLLM's multiprocessing executor picks a count when the "
+                "variable is unset."
+            )
+        ),
+    ] = None
+    bind: Annotated[
+        bool | Literal["close", "spread", "primary"] | None,
+        Field(
+            description=(
+                "OpenMP thread affinity (`OMP_PROC_BIND`): `false` (threads may move), `true`, `close`, `spread` "
+                "or `primary`. Unset: `false` on Ascend, as the multi-rank tutorials export it; elsewhere "
+                "nothing is set. Binding each NPU worker process to the cores near its device is vllm-ascend's own "
+                "switch, engine.ascend.cpu_binding."
+            )
+        ),
+    ] = None
+
+
+class TimeoutsSpec(StrictModel):
+    """vLLM's own timeouts, each spelled as the variable the pinned vLLM reads (in its unit); one it does not read
+    is not set, with a warning."""
+
+    engine_ready_s: Annotated[
+        TimeoutS | None,
+        Field(
+            description=(
+                "Seconds the API server waits for the engine cores to start (`VLLM_ENGINE_READY_TIMEOUT_S`, "
+                "vLLM ≥ 0.14; vLLM's default 600). Unset: vLLM's default."
+            )
+        ),
+    ] = None
+    execute_model_s: Annotated[
+        TimeoutS | None,
+        Field(
+            description=(
+                "Seconds the multiprocessing executor waits for one model step of its workers "
+                "(`VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS`, vLLM ≥ 0.9.2; vLLM's default 300; vllm-ascend v0.23.0 raises "
+                "a value under 1836 to 3000). Unset: vLLM's default."
+            )
+        ),
+    ] = None
+    rpc_s: Annotated[
+        TimeoutS | None,
+        Field(
+            description=(
+                "Seconds the V0 engine's client waits for its engine (`VLLM_RPC_TIMEOUT`, in milliseconds; "
+                "vLLM < 0.11, which still has the V0 engine). Unset: vLLM's default (10 s)."
+            )
+        ),
+    ] = None
+    engine_iteration_s: Annotated[
+        TimeoutS | None,
+        Field(
+            description=(
+                "Seconds one step of the V0 async engine may take (`VLLM_ENGINE_ITERATION_TIMEOUT_S`, vLLM < 0.11). "
+                "Unset: vLLM's default (60)."
+            )
+        ),
+    ] = None
+
+
 class RuntimeSpec(StrictModel):
     env: Annotated[
         dict[EnvName, SingleLine],
@@ -502,6 +695,8 @@ class RuntimeSpec(StrictModel):
         ),
     ] = 900
     restart: Annotated[RestartSpec, Field(description="What to do when the engine exits unexpectedly.")] = RestartSpec()
+    cpu: Annotated[CpuSpec, Field(description="Host CPU threads of the engine processes.")] = CpuSpec()
+    timeouts: Annotated[TimeoutsSpec, Field(description="vLLM's engine timeouts, per release.")] = TimeoutsSpec()
     secrets: Annotated[
         dict[str, SecretSource],
         Field(

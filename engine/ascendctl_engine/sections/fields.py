@@ -91,6 +91,9 @@ EnvName = Annotated[str, AfterValidator(_env_name)]
 IpAddress = Annotated[str, AfterValidator(_ip_address)]
 BindHost = Annotated[str, Field(min_length=1), AfterValidator(_bind_host)]
 NicName = Annotated[str, AfterValidator(_nic_name)]
+# A model hub id `ORG/NAME` (Hugging Face and ModelScope alike): what `model.source` names after `hf:` / `modelscope:`
+# and what the model caches are keyed by (`ascendctl.facts.model_inspect.locate_model_dir`).
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 # RFC 1035 label: a Kubernetes Service (and every object ascendctl renders) can be named after it.
 DnsLabel = Annotated[str, Field(pattern=r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")]
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]

@@ -8,6 +8,8 @@ export OMP_NUM_THREADS=1
 export OMP_PROC_BIND=false
 export HCCL_OP_EXPANSION_MODE=AIV
 export HCCL_BUFFSIZE=200
+export HCCL_INTRA_PCIE_ENABLE=1
+export HCCL_INTRA_ROCE_ENABLE=0
 export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
 export VLLM_ASCEND_BALANCE_SCHEDULING=1
 export HCCL_IF_IP=192.0.2.10
@@ -15,6 +17,4 @@ export VLLM_HOST_IP=192.0.2.10
 export GLOO_SOCKET_IFNAME=eth0
 export TP_SOCKET_IFNAME=eth0
 export HCCL_SOCKET_IFNAME=eth0
-export HCCL_INTRA_PCIE_ENABLE=1
-export HCCL_INTRA_ROCE_ENABLE=0
 exec vllm serve vllm-ascend/DeepSeek-R1-W8A8 --served-model-name deepseek_r1 --max-model-len 16384 --trust-remote-code --seed 1024 --gpu-memory-utilization 0.92 --quantization ascend --tensor-parallel-size 4 --data-parallel-size 4 --enable-expert-parallel --max-num-seqs 16 --max-num-batched-tokens 4096 --speculative-config '{"method": "mtp", "num_speculative_tokens": 3}' --host 0.0.0.0 --port 8000 --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}' --data-parallel-size-local 2 --data-parallel-address 192.0.2.10 --data-parallel-rpc-port 13389

@@ -29,6 +29,8 @@ exec docker run --rm --name deepseek-r1-w8a8-2node-a2-node1 \
   -e OMP_PROC_BIND=false \
   -e HCCL_OP_EXPANSION_MODE=AIV \
   -e HCCL_BUFFSIZE=200 \
+  -e HCCL_INTRA_PCIE_ENABLE=1 \
+  -e HCCL_INTRA_ROCE_ENABLE=0 \
   -e ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 \
   -e VLLM_ASCEND_BALANCE_SCHEDULING=1 \
   -e HCCL_IF_IP=192.0.2.11 \
@@ -36,8 +38,6 @@ exec docker run --rm --name deepseek-r1-w8a8-2node-a2-node1 \
   -e GLOO_SOCKET_IFNAME=eth0 \
   -e TP_SOCKET_IFNAME=eth0 \
   -e HCCL_SOCKET_IFNAME=eth0 \
-  -e HCCL_INTRA_PCIE_ENABLE=1 \
-  -e HCCL_INTRA_ROCE_ENABLE=0 \
   --entrypoint vllm \
   quay.io/ascend/vllm-ascend:v0.13.0 \
   serve vllm-ascend/DeepSeek-R1-W8A8 --served-model-name deepseek_r1 --max-model-len 16384 --trust-remote-code --seed 1024 --gpu-memory-utilization 0.92 --quantization ascend --tensor-parallel-size 4 --data-parallel-size 4 --enable-expert-parallel --max-num-seqs 16 --max-num-batched-tokens 4096 --speculative-config '{"method": "mtp", "num_speculative_tokens": 3}' --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}' --data-parallel-size-local 2 --data-parallel-address 192.0.2.10 --data-parallel-rpc-port 13389 --headless --data-parallel-start-rank 2

@@ -33,6 +33,7 @@ exec docker run --rm --name qwen3-vl-30b-a3b-a3 \
   -v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info:ro \
   -v /etc/ascend_install.info:/etc/ascend_install.info:ro \
   -v /root/.cache:/root/.cache \
+  -e VLLM_USE_MODELSCOPE=True \
   -e PYTORCH_NPU_ALLOC_CONF=expandable_segments:True \
   -e TASK_QUEUE_ENABLE=1 \
   -e OMP_NUM_THREADS=1 \
@@ -40,7 +41,6 @@ exec docker run --rm --name qwen3-vl-30b-a3b-a3 \
   -e HCCL_OP_EXPANSION_MODE=AIV \
   -e HCCL_BUFFSIZE=1024 \
   -e ASCEND_RT_VISIBLE_DEVICES=0,1 \
-  -e VLLM_USE_MODELSCOPE=True \
   --entrypoint vllm \
   quay.io/ascend/vllm-ascend:v0.23.0-a3 \
   serve Qwen/Qwen3-VL-30B-A3B-Instruct --served-model-name qwen3-vl-30b --max-model-len 32768 --seed 1024 --gpu-memory-utilization 0.9 --tensor-parallel-size 2 --enable-expert-parallel --max-num-seqs 32 --max-num-batched-tokens 16384 --no-enable-prefix-caching --limit-mm-per-prompt '{"image": 1, "video": 0}' --mm-processor-cache-gb 0 --host 0.0.0.0 --port 8000 --shutdown-timeout 30 --additional-config '{"enable_flashcomm1": true, "enable_fused_mc2": 1}' --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY", "cudagraph_capture_sizes": [1, 2, 4, 8, 16, 24, 32]}'

@@ -4,6 +4,7 @@
 # note: engine.ascend.flashcomm1: planned as `--additional-config` `enable_flashcomm1`, which this release's code reads first; the tutorials' `VLLM_ASCEND_ENABLE_FLASHCOMM1=1` (e.g. v0.25.1rc1:docs/source/tutorials/models/DeepSeek-V3.2.md:132) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
 # note: engine.ascend.fused_mc2: planned as `--additional-config` `enable_fused_mc2`, which this release's code reads first; the tutorials' `VLLM_ASCEND_ENABLE_FUSED_MC2=1` (e.g. v0.25.1rc1:docs/source/tutorials/features/dynamic_chunked_pipeline_parallel.md:79) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
 set -euo pipefail
+export VLLM_USE_MODELSCOPE=True
 export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
 export TASK_QUEUE_ENABLE=1
 export OMP_NUM_THREADS=1
@@ -11,5 +12,4 @@ export OMP_PROC_BIND=false
 export HCCL_OP_EXPANSION_MODE=AIV
 export HCCL_BUFFSIZE=1024
 export ASCEND_RT_VISIBLE_DEVICES=0,1
-export VLLM_USE_MODELSCOPE=True
 exec vllm serve Qwen/Qwen3-VL-30B-A3B-Instruct --served-model-name qwen3-vl-30b --max-model-len 32768 --seed 1024 --gpu-memory-utilization 0.9 --tensor-parallel-size 2 --enable-expert-parallel --max-num-seqs 32 --max-num-batched-tokens 16384 --no-enable-prefix-caching --limit-mm-per-prompt '{"image": 1, "video": 0}' --mm-processor-cache-gb 0 --host 0.0.0.0 --port 8000 --shutdown-timeout 30 --additional-config '{"enable_flashcomm1": true, "enable_fused_mc2": 1}' --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY", "cudagraph_capture_sizes": [1, 2, 4, 8, 16, 24, 32]}'
