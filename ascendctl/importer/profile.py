@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
+from ascendctl.core.dotted import dotted_get
 from ascendctl.importer.compare import MODEL_KEY
 from ascendctl.importer.script import LaunchScript
 from ascendctl.schema.profile import Profile
@@ -137,7 +138,7 @@ def draft_profile(
         _put(doc, "engine.extra_args", extra)
         draft.hatches.append("engine.extra_args: " + " ".join(extra))
     _devices(draft, head.env)
-    _put(doc, "engine.graph.mode", _get(doc, "engine.graph.mode") or "engine-default")
+    _put(doc, "engine.graph.mode", dotted_get(doc, "engine.graph.mode") or "engine-default")
     return draft
 
 
@@ -212,7 +213,7 @@ def _claimed_flag(draft: Draft, item: ArgItem) -> bool:
     that field when its value is one the field takes; the caller plans the draft and puts the option back as
     written when the plan does not emit it with the script's value."""
     claim = owner("flag", item.flag)
-    if claim is None or claim.field in draft.typed or _get(draft.document, claim.field) is not None:
+    if claim is None or claim.field in draft.typed or dotted_get(draft.document, claim.field) is not None:
         return False
     value = _field_value(claim.field, item.value) if item.value is not None else _NO_VALUE
     if value is _NO_VALUE:
@@ -286,9 +287,13 @@ def _devices(draft: Draft, env: Mapping[str, str]) -> None:
             target["visible_devices"] = ids
         draft.typed["target.visible_devices"] = (f"{_DEVICES_ENV}={text}",)
         return
-    tensor = _get(draft.document, "engine.parallel.tensor") or 1
-    pipeline = _get(draft.document, "engine.parallel.pipeline") or 1
-    local = _get(draft.document, "engine.parallel.data_per_node") or _get(draft.document, "engine.parallel.data") or 1
+    tensor = dotted_get(draft.document, "engine.parallel.tensor") or 1
+    pipeline = dotted_get(draft.document, "engine.parallel.pipeline") or 1
+    local = (
+        dotted_get(draft.document, "engine.parallel.data_per_node")
+        or dotted_get(draft.document, "engine.parallel.data")
+        or 1
+    )
     sizes = [s for s in (tensor, pipeline, local) if isinstance(s, int)]
     count = 1
     for size in sizes:
@@ -307,7 +312,7 @@ def typed_env(draft: Draft, env: Mapping[str, str]) -> dict[str, str]:
             if _modelscope_source(draft, name, text):
                 out[name] = "model.source"
             continue
-        if claim is None or claim.field in draft.typed or _get(draft.document, claim.field) is not None:
+        if claim is None or claim.field in draft.typed or dotted_get(draft.document, claim.field) is not None:
             continue
         value = _field_value(claim.field, text)
         if value is _NO_VALUE:
@@ -320,7 +325,7 @@ def typed_env(draft: Draft, env: Mapping[str, str]) -> dict[str, str]:
 
 def _modelscope_source(draft: Draft, name: str, text: str) -> bool:
     """`VLLM_USE_MODELSCOPE=True` with a hub id `ORG/NAME` is the source `modelscope:ORG/NAME`."""
-    source = str(_get(draft.document, "model.source") or "")
+    source = str(dotted_get(draft.document, "model.source") or "")
     if text.strip().lower() != "true" or ":" in source or not re.fullmatch(HUB_ID, source):
         return False
     _put(draft.document, "model.source", f"modelscope:{source}")
@@ -396,15 +401,6 @@ def _put(doc: dict[str, Any], path: str, value: Any) -> None:
     for part in parents:
         node = node.setdefault(part, {})
     node[leaf] = value
-
-
-def _get(doc: Mapping[str, Any], path: str) -> Any:
-    node: Any = doc
-    for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
 
 
 def drop(doc: dict[str, Any], path: str) -> None:

@@ -24,8 +24,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from ascendctl.core.dotted import dotted_get
 from ascendctl.core.findings import Each, Finding, Outcome, evaluate, kebab, passed, problem, rule, skipped, undecided
 from ascendctl_engine.adapters import quantization_rule
 from ascendctl_engine.adapters.builder import Refusal
@@ -630,15 +631,6 @@ def max_model_len_above_config(f: PlanFacts) -> Outcome:
     )
 
 
-def _config_value(config: Mapping[str, Any], path: str) -> Any:
-    node: Any = config
-    for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
 def _kv_role(items: tuple[ArgItem, ...]) -> str | None:
     """The node role a `--kv-transfer-config` in extra_args gives (`kv_consumer`, ...), "" when it cannot be
     read, None without one (ascendctl plans no PD roles itself)."""
@@ -663,7 +655,7 @@ def _pd_decode_only(f: PlanFacts, feature: str, what: str, switch: bool = False)
         return skipped(f"{chosen.label} has no PD-decode-only check for {what}")
     paths, error, source = keys[feature]
     cfg = f.profile.engine.additional_config
-    given = [path for path in paths if _config_value(cfg, path) not in (None, False, 0)]
+    given = [path for path in paths if dotted_get(cfg, path) not in (None, False, 0)]
     said = [f"engine.additional_config.{path}" for path in given] + (["engine.ascend." + what] if switch else [])
     if not said:
         return skipped(f"{what} not set")
