@@ -212,3 +212,21 @@ def test_a_variable_a_typed_field_claims_becomes_that_field_where_the_plan_sets_
     kept = import_scripts([script], release="v0.25.1rc1", hardware="a2", read_config=_no_config)
     assert "ascend" not in kept.document.get("engine", {})
     assert kept.hatches == ("runtime.env.VLLM_ASCEND_ENABLE_FLASHCOMM1=1",) and kept.reproduced
+
+
+def test_secrets_in_a_script_become_references_and_are_never_printed(tmp_path: Path) -> None:
+    script = tmp_path / "secret.sh"
+    script.write_text(
+        "export HF_TOKEN=hf_do_not_print\nvllm serve Qwen/Qwen3-8B --api-key sk-do-not-print\n", encoding="utf-8"
+    )
+    out = tmp_path / "p.yaml"
+    result = CliRunner().invoke(
+        app, ["import", str(script), "--release", "v0.13.0", "--hardware", "a2", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert "do_not_print" not in text and "do-not-print" not in text
+    assert "do_not_print" not in result.output and "do-not-print" not in result.output
+    data = yaml.safe_load(text)
+    assert data["runtime"]["secrets"] == {"HF_TOKEN": {"env": "HF_TOKEN"}}
+    assert data["server"]["api_key"] == {"env": "VLLM_API_KEY"}

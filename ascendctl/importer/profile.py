@@ -188,6 +188,10 @@ def _flags(draft: Draft, argv: list[str]) -> list[str]:
     for item in _items(argv):
         if item.flag == "--model" or (item.flag == "--quantization" and "model.quantization" in draft.typed):
             continue
+        if item.flag == "--api-key":  # never copied: the profile reads the key from $VLLM_API_KEY at launch
+            _put(draft.document, "server.api_key", {"env": "VLLM_API_KEY"})
+            draft.notes.append("--api-key: a secret; server.api_key reads it from $VLLM_API_KEY (not copied)")
+            continue
         if item.flag in _DERIVED and draft.document["target"]["nodes"] > 1:
             draft.typed.setdefault("network.nodes", ())
             draft.typed["network.nodes"] += item.tokens

@@ -30,6 +30,7 @@ from ascendctl.plan.types import Plan
 from ascendctl.schema.loader import validate_profile_document
 from ascendctl.schema.profile import Profile
 from ascendctl_engine.adapters.parser_snapshot import parser_distribution, snapshot_for
+from ascendctl_engine.spec import is_secret_name
 
 ConfigReader = Callable[[str], ModelConfig | None]
 # Where a node's own address is read from its script (the first one set wins).
@@ -105,8 +106,11 @@ def import_scripts(
     reports = []
     for i, script in enumerate(scripts):
         command = plan.command_for(i)
+        # a secret is compared by name only: the plan passes it by reference, the script's value is never read
+        secret = {name: script.env.get(name, "<secret>") for name in command.secret_env}
+        argv = _with_api_key(command.argv[2:], script.argv, command.secret_env)
         diffs = compare(
-            command.argv[2:], command.env, script.argv, script.env, snapshot, plan.provenance,
+            argv, {**command.env, **secret}, script.argv, script.env, snapshot, plan.provenance,
             headless=command.listen is None,
         )  # fmt: skip
         reports.append(NodeReport(i, script.path, tuple(diffs)))
@@ -178,6 +182,15 @@ def _nodes(draft: Draft, scripts: Sequence[LaunchScript]) -> None:
     draft.document.setdefault("network", {})["nodes"] = nodes
 
 
+def _with_api_key(planned: Sequence[str], script: Sequence[str], secret_env: Any) -> list[str]:
+    """The script's `--api-key VALUE` is the plan's `server.api_key` reference (vLLM reads `VLLM_API_KEY`): the
+    comparison takes it as the same option without reading the value."""
+    key = _option(script, "--api-key")
+    if key is None or "VLLM_API_KEY" not in secret_env:
+        return list(planned)
+    return [*planned, "--api-key", key]
+
+
 def _option(argv: Sequence[str], flag: str) -> str | None:
     """The value of `flag` in a serve argv (`--flag V` or `--flag=V`), None when absent."""
     for i, token in enumerate(argv):
@@ -207,6 +220,9 @@ def _env_hatches(draft: Draft, scripts: Sequence[LaunchScript], baseline: Plan) 
         for key, value in script.env.items():
             if key in typed or planned.get(key) == value:
                 continue
+            if is_secret_name(key):
+                _secret(draft, key)
+                continue
             if i == 0:
                 head_env[key] = value
                 hatches.append(f"runtime.env.{key}={value}")
@@ -216,6 +232,15 @@ def _env_hatches(draft: Draft, scripts: Sequence[LaunchScript], baseline: Plan) 
     if head_env:
         draft.document.setdefault("runtime", {}).setdefault("env", {}).update(head_env)
     return hatches
+
+
+def _secret(draft: Draft, name: str) -> None:
+    """A secret the script exports (`HF_TOKEN=...`) is never copied into the profile: it becomes a reference,
+    `runtime.secrets.NAME: {env: NAME}`, read from the environment `ascendctl serve` runs in."""
+    secrets = draft.document.setdefault("runtime", {}).setdefault("secrets", {})
+    if name not in secrets:
+        secrets[name] = {"env": name}
+        draft.notes.append(f"{name}: a secret; the profile reads it from ${name} at launch (its value was not copied)")
 
 
 def _validated(draft: Draft) -> Profile:
