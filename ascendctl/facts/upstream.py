@@ -11,8 +11,8 @@ Queries:
 - `extract(tag)` the raw extract; `extract_tags()` every extracted release, in version order;
 - `release_facts(tag)` every candidate value for the release fields of a matrix row, in precedence order;
 - `images(tag)`, `unbuilt_images(tag)`, `quantization_schemes(tag)`, `quantization_cli_choice(tag)`;
-- `tutorials(tag)` (each page's title, served models and hardware phrases), `release_note_lines(tag)` (the
-  bullets of the tag's own release-notes section);
+- `tutorials(tag)` / `nearest_tutorials(tag)` (each page's title, served models and hardware phrases),
+  `release_note_lines(tag)` (the bullets of the tag's own release-notes section);
 - `model_table(tag)` / `nearest_model_table(tag)`, `feature_table(tag)` / `nearest_feature_table(tag)`,
   `feature_matrix(tag)` / `nearest_feature_matrix(tag)`.
 
@@ -479,6 +479,11 @@ def tutorials(tag: str) -> tuple[Tutorial, ...]:
             Tutorial(value["path"], value["title"], tuple(value["models"]), tuple(value["hardware"]), item["source"])
         )
     return tuple(out)
+
+
+def nearest_tutorials(tag: str) -> tuple[str, tuple[Tutorial, ...]] | None:
+    """The tag's own tutorial pages, else those of the nearest earlier extracted tag that has any."""
+    return cast("tuple[str, tuple[Tutorial, ...]] | None", _nearest(tag, lambda t: tutorials(t) or None))
 
 
 def release_note_lines(tag: str) -> tuple[Fact, ...]:

@@ -20,6 +20,7 @@ from ascendctl.facts import upstream
 from ascendctl.facts.matrix.hardware import UNSTATED_HARDWARE, phrase_hardware
 from ascendctl.facts.matrix.model_families import _model_keys, find_models
 from ascendctl.facts.matrix.schema import ModelFamily, Release, SupportMatrix, in_range
+from ascendctl_engine.versions import parse as parse_version
 
 # A note that names a model while saying something does not work with it is a caveat, not support.
 _ANNOUNCES = re.compile(r"\b(?:add(?:ed)? support|(?:is|are) (?:now )?supported|now (?:works|supported))\b", re.I)
@@ -58,7 +59,7 @@ def evidence(
 
 def tutorial_evidence(matrix: SupportMatrix, fam: ModelFamily, rel: Release) -> list[Evidence]:
     """The tutorials of `rel` (or of the nearest earlier extracted tag) whose commands serve `fam`."""
-    found = _nearest_tutorials(rel.version)
+    found = upstream.nearest_tutorials(rel.version)
     if found is None:
         return []
     tag, pages = found
@@ -81,7 +82,7 @@ def note_evidence(fam: ModelFamily, rel: Release, matrix: SupportMatrix) -> list
     return [
         Evidence("release-notes", tag, f"{tag}'s release notes: {text}", covered, source, caveat)
         for tag, text, source, caveat in _mentions(tuple(_note_keys(fam)))
-        if upstream._version(tag) <= rel.key and (not caveat or tag == rel.version)
+        if parse_version(tag) <= rel.key and (not caveat or tag == rel.version)
     ]
 
 
@@ -113,17 +114,6 @@ def disagreement(table_status: str, found: Sequence[Evidence]) -> Evidence | Non
 
 def _supported_hardware(matrix: SupportMatrix, rel: Release) -> set[str]:
     return {h.id for h in matrix.hardware if in_range(h.releases, rel.version)}
-
-
-@functools.cache
-def _nearest_tutorials(tag: str) -> tuple[str, tuple[upstream.Tutorial, ...]] | None:
-    try:
-        own = upstream.tutorials(tag)
-    except upstream.UpstreamMissing:
-        own = ()
-    if own:
-        return tag, own
-    return upstream._nearest(tag, lambda t: upstream.tutorials(t) or None)
 
 
 def _page_hardware(page: upstream.Tutorial) -> tuple[str, ...]:
