@@ -27,11 +27,13 @@ from __future__ import annotations
 import collections
 import contextlib
 import datetime as dt
+import fcntl
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import termios
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -287,22 +289,62 @@ class EngineProcess:
         self.tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
         self._sink = sink
         self._on_line = on_line
+        self._blocked = threading.Event()
         self._reader = threading.Thread(target=self._read, name=f"engine-log-{self.pid}", daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
+        # Raw reads on the pipe's descriptor (no userspace buffer of our own but `pending`, the last partial
+        # line): whatever the engine wrote and this thread has not handled is then either in the kernel pipe
+        # (counted by FIONREAD) or being handled, which is what `catch_up` needs to know.
         stream = self.popen.stdout
         assert stream is not None
-        for raw in iter(stream.readline, b""):
-            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-            # progress bars redraw with '\r': keep the last state of the line
-            parts = [p for p in text.split("\r") if p.strip()]
-            line = parts[-1] if parts else text
-            line = self._sink.engine_line(line)
-            self.tail.append(line)
-            if self._on_line is not None:
-                self._on_line(line, time.monotonic())
+        fd = stream.fileno()
+        pending = b""
+        while True:
+            self._blocked.set()
+            chunk = os.read(fd, 65536)
+            self._blocked.clear()
+            if not chunk:
+                break
+            *complete, pending = (pending + chunk).split(b"\n")
+            for raw in complete:
+                self._handle(raw)
+        if pending:
+            self._handle(pending)
         stream.close()
+
+    def _handle(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", errors="replace").rstrip("\r")
+        # progress bars redraw with '\r': keep the last state of the line
+        parts = [p for p in text.split("\r") if p.strip()]
+        line = parts[-1] if parts else text
+        line = self._sink.engine_line(line)
+        self.tail.append(line)
+        if self._on_line is not None:
+            self._on_line(line, time.monotonic())
+
+    def catch_up(self, timeout: float = 1.0) -> bool:
+        """Wait (at most `timeout`) until every line the engine has printed so far has been handled.
+
+        The engine logs a phase and then answers /health; the supervisor learns of the answer on its own
+        thread and must not mark `ready` while the line before it still sits in the pipe (the phase would
+        then be lost as out of order). Caught up = the reader is blocked in `read` with nothing unread, seen
+        twice in a row (the reader may have just returned from `read` without having cleared its flag yet).
+        """
+        deadline = time.monotonic() + timeout
+        settled = 0
+        while self._reader.is_alive():
+            if self._blocked.is_set() and _unread_bytes(self.popen.stdout) == 0:
+                settled += 1
+                if settled == 2:
+                    return True
+            else:
+                settled = 0
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
 
     def poll(self) -> int | None:
         return self.popen.poll()
@@ -339,6 +381,18 @@ class EngineProcess:
         # The pipe closes when every process holding it has exited; a stray grandchild keeping it open
         # must not block us for ever.
         self._reader.join(timeout)
+
+
+def _unread_bytes(stream: IO[bytes] | None) -> int:
+    """Bytes waiting in a pipe (FIONREAD); 0 once it is closed."""
+    if stream is None:
+        return 0
+    buf = bytearray(4)
+    try:
+        fcntl.ioctl(stream.fileno(), termios.FIONREAD, buf)
+    except (OSError, ValueError):
+        return 0
+    return int.from_bytes(buf, sys.byteorder)
 
 
 def launch(

@@ -355,6 +355,7 @@ class Supervisor:
         """Mark the engine ready (or running), tell `on_ready`, and wait until it exits or a stop is requested."""
         assert self._writer is not None and self._tracker is not None
         if self.cmd.health_url is not None:
+            proc.catch_up()  # the phases it logged before answering /health come first
             event = self._tracker.mark("ready", time.monotonic())
             if event is not None:
                 self._phase(event)

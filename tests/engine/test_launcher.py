@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import stat
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from ascendctl_engine.launcher import (
+    EngineProcess,
     LaunchError,
     LogSink,
     build_env,
@@ -115,3 +118,37 @@ def test_a_secret_file_that_is_a_fifo_does_not_block(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(LaunchError, match="cannot read the secret file"):
         resolve_secret(SecretRef(file=str(fifo)), {})
+
+
+def test_catch_up_returns_once_every_printed_line_is_handled(tmp_path: Path) -> None:
+    # The engine prints a burst, then says (outside the pipe) that it has printed it, as vLLM answers /health
+    # after logging its phases. A slow line handler leaves most of the burst unread at that moment; once
+    # `catch_up` returns every line, the unterminated last one included, has been handled, in order.
+    marker = tmp_path / "printed"
+    script = (
+        "import pathlib, sys, time\n"
+        "sys.stdout.write(''.join(f'line {i}\\r\\n' for i in range(300)) + 'progress 1%\\rprogress 9%')\n"
+        "sys.stdout.flush()\n"
+        f"pathlib.Path({str(marker)!r}).touch()\n"
+        "time.sleep(30)\n"
+    )
+    seen: list[str] = []
+
+    def slow(line: str, _at: float) -> None:
+        time.sleep(0.002)
+        seen.append(line)
+
+    popen = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, start_new_session=True)
+    proc = EngineProcess(popen, LogSink(tmp_path / "burst.log"), slow)
+    try:
+        deadline = time.monotonic() + 20
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert len(seen) < 300  # the handler is behind: without catching up, lines would be missed
+        assert proc.catch_up(timeout=10)
+        assert seen == [f"line {i}" for i in range(300)]  # the partial last line waits for its newline
+    finally:
+        popen.kill()
+        popen.wait(5)
+    proc.join_reader()
+    assert seen[-1] == "progress 9%"  # at end of output the partial line is handled, last redraw kept
