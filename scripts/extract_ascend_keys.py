@@ -1507,6 +1507,61 @@ def extract_quant_hook(tag: str, files: dict[str, str], where: Where | None = No
     return {"value": False, "source": where(path, hook_line), "detail": detail}
 
 
+def extract_kv_connectors(tag: str, files: dict[str, str], where: Where | None = None) -> dict[str, Any]:
+    """The KV connectors a tag registers with vLLM's `KVConnectorFactory` and how they get registered.
+
+    `connectors`: one per `KVConnectorFactory.register_connector(NAME, MODULE[, CLASS])` call with literal
+    arguments (CLASS defaults to NAME, as vLLM's factory does). `registered_by`: `entry-point` when
+    `vllm_ascend/__init__.py` defines `register_connector` (the function setup.py's `vllm.general_plugins` entry
+    `ascend_kv_connector` names, so every engine process registers them at start), else `import` (they exist only
+    once `vllm_ascend.distributed` is imported, which is why such releases' tutorials pass
+    `kv_connector_module_path`).
+    """
+    where = where or git_where(tag)
+    connectors: list[dict[str, Any]] = []
+    for path, text in sorted(files.items()):
+        if "register_connector" not in text:
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "register_connector"
+                and len(node.args) >= 2
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
+                continue
+            name = node.args[0].value
+            # the module may be chosen at run time (v0.13.0rc3: by an env switch): its expression is kept
+            module = _fold(node.args[1])
+            cls = _fold(node.args[2]) if len(node.args) > 2 else name
+            connectors.append(
+                {
+                    "name": name,
+                    "module": module if isinstance(module, str) else ast.unparse(node.args[1]),
+                    "class": cls if isinstance(cls, str) else ast.unparse(node.args[2]),
+                    "source": where(path, node.lineno),
+                }
+            )
+    init = f"{PACKAGE}/__init__.py"
+    hook = None
+    if init in files:
+        hook = next(
+            (
+                n
+                for n in ast.parse(files[init]).body
+                if isinstance(n, ast.FunctionDef) and n.name == "register_connector"
+            ),
+            None,
+        )
+    return {
+        "registered_by": "entry-point" if hook is not None else "import",
+        "source": where(init, hook.lineno if hook is not None else 1),
+        "connectors": sorted(connectors, key=lambda c: (c["name"], c["source"])),
+    }
+
+
 def _resolve_text(name: str, tree: ast.Module, files: dict[str, str]) -> str:
     """A constant's name → its string value, following one `from vllm_ascend.x import NAME`."""
     for stmt in tree.body:
@@ -1643,6 +1698,7 @@ def extract_from_sources(tag: str, files: dict[str, str], where: Where | None = 
         "unknown_keys": build_policies(an, keys),
         "env": envs,
         "quantization_cli_choice": extract_quant_hook(tag, files, where),
+        "kv_connectors": extract_kv_connectors(tag, files, where),
         "unresolved": [{"what": w, "source": s} for w, s in sorted(an.unresolved, key=lambda x: (x[1], x[0]))],
     }
     if env_note:

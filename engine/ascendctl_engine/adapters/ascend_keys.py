@@ -29,6 +29,11 @@ release `TAG:PyPI:<sdist file>:path:line`, e.g. `v0.23.0.post1:PyPI:vllm_ascend-
   and `reads_env` (other variables the lookup falls back to). `env_note` says why the list is empty.
 - `quantization_cli_choice`: `{"value", "source", "detail"}`: whether the platform's parser hook
   (`pre_register_and_update`) appends `ascend` to vLLM's `--quantization` choices.
+- `kv_connectors`: `{"registered_by", "source", "connectors": [{"name", "module", "class", "source"}]}`, the KV
+  connectors the tag registers with vLLM's `KVConnectorFactory` (`name` is what `--kv-transfer-config`'s
+  `kv_connector` says); `registered_by` `entry-point` (the `ascend_kv_connector` general plugin registers them in
+  every engine process) or `import` (only once `vllm_ascend.distributed` is imported: `kv_connector_module_path`
+  must name the module).
 - `unresolved`: `[{"what", "source"}]`, what the static reading could not follow (a mapping handed to code
   outside the tag's sources, a key computed at run time).
 """
@@ -83,6 +88,16 @@ class EnvInfo:
 
 
 @dataclass(frozen=True)
+class KvConnectorInfo:
+    """A KV connector a tag registers: the name `kv_connector` gives, where its class lives, where it is registered."""
+
+    name: str
+    module: str
+    cls: str
+    source: str
+
+
+@dataclass(frozen=True)
 class KeyProblem:
     path: str
     kind: ProblemKind
@@ -133,6 +148,14 @@ class KeyTable:
         hook = data.get("quantization_cli_choice", {})
         self._quant_choice = bool(hook.get("value", False))
         self.quantization_cli_source: str = str(hook.get("source", ""))
+        kv = data.get("kv_connectors", {})
+        self.kv_connectors: dict[str, KvConnectorInfo] = {
+            str(c["name"]): KvConnectorInfo(str(c["name"]), str(c["module"]), str(c["class"]), str(c["source"]))
+            for c in kv.get("connectors", ())
+        }
+        # `import`: the names exist only once vllm_ascend.distributed is imported (see the module docstring)
+        self.kv_registered_by: str = str(kv.get("registered_by", "import"))
+        self.kv_registered_source: str = str(kv.get("source", ""))
         self.unresolved: tuple[tuple[str, str], ...] = tuple(
             (str(u["what"]), str(u["source"])) for u in data.get("unresolved", ())
         )
@@ -279,6 +302,11 @@ def key_table(tag: str) -> KeyTable:
 def tags_reading(path: str) -> tuple[str, ...]:
     """The tags whose code reads `path`, oldest first."""
     return tuple(t for t in key_tags() if key_table(t).reads(path))
+
+
+def tags_registering(connector: str) -> tuple[str, ...]:
+    """The tags that register KV connector `connector` (its `kv_connector` name), oldest first."""
+    return tuple(t for t in key_tags() if connector in key_table(t).kv_connectors)
 
 
 def tags_defining_env(name: str) -> tuple[str, ...]:
