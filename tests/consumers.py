@@ -11,7 +11,11 @@ the renderer's code), so tests can compare what a consumer sees with what the pl
 
 from __future__ import annotations
 
+import json
+import stat
+import subprocess
 from collections.abc import Mapping
+from pathlib import Path
 
 
 def k8s_expand(text: str, env: Mapping[str, str]) -> str:
@@ -116,3 +120,22 @@ def _resolve_doubled(word: str, marker: str, what: str) -> str:
             out.append(word[i])
             i += 1
     return "".join(out)
+
+
+def run_worker_shell(script: str, tmp_path: Path, env: dict[str, str]) -> list[str]:
+    """Run a rendered `sh -c` script as a pod would (Kubernetes expands it first) with a fake `vllm` that
+    records the argv it was given."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    fake = bin_dir / "vllm"
+    fake.write_text('#!/usr/bin/env python3\nimport json, sys\nprint(json.dumps(["vllm", *sys.argv[1:]]))\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    out = subprocess.run(
+        ["/bin/sh", "-c", k8s_expand(script, env)],
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    return json.loads(out.stdout)

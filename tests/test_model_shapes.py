@@ -58,8 +58,18 @@ def test_names_that_are_not_known_find_nothing() -> None:
     assert published_config("Qwen/Qwen3-33B") is None  # close is not equal
 
 
+# Curated profiles whose model's shapes this project cannot read, and why: `fit` says so instead of guessing.
+UNPUBLISHED_SHAPES = {
+    "glm-5-2-pd-a3.yaml": "zai-org/GLM-5.2's config.json is not readable here; it adds IndexShare to GLM-5's "
+    "architecture, so GLM-5's published shapes are not assumed",
+}
+
+
 @pytest.mark.parametrize("profile", sorted((REPO / "profiles").glob("*.yaml")), ids=lambda p: p.name)
 def test_every_curated_model_has_published_shapes(profile: Path) -> None:
+    if profile.name in UNPUBLISHED_SHAPES:  # said, with its reason, where `fit` is tested
+        assert published_config(load_profile(profile).model.source) is None
+        return
     config = published_config(load_profile(profile).model.source)
     assert config is not None
     assert estimate_params(config) is not None  # its weights can be sized from the shapes

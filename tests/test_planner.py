@@ -29,7 +29,7 @@ NPU = "model: {source: Qwen/Qwen3-8B}\ntarget: {backend: npu, hardware: a2, devi
 @pytest.mark.parametrize("path", PROFILES, ids=[p.name for p in PROFILES])
 def test_every_profile_plans(path: Path) -> None:
     plan = plan_profile(load_profile(path))
-    assert len(plan.commands) == load_profile(path).target.nodes
+    assert len({i.host_of(c) for i in plan.instances for c in i.commands}) == load_profile(path).target.nodes
     head = plan.commands[0]
     assert head.role == "head" and head.health_url is not None
     assert all(c.argv[0] in ("vllm", "ray") for c in plan.commands)

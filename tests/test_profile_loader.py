@@ -133,7 +133,7 @@ def test_unknown_key_in_list_item(valid_profile_text: str) -> None:
 def test_unknown_key_without_close_match_lists_allowed(valid_profile_text: str) -> None:
     issue = one_issue(valid_profile_text + "zzzzzz: 1\n")
     assert issue.path == "zzzzzz"
-    assert "allowed: allow, allow_unsupported, apiVersion, engine" in issue.message
+    assert "allowed: allow, allow_unsupported, apiVersion, disaggregation, engine" in issue.message
 
 
 def test_user_keys_that_look_like_union_tags_stay_in_the_path(valid_profile_text: str) -> None:

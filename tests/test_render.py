@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import subprocess
 from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
-from consumers import k8s_expand
+from consumers import k8s_expand, run_worker_shell
 from typer.testing import CliRunner
 
 from ascendctl.cli import app
@@ -33,6 +32,8 @@ LWS_SCHEMA = json.loads((ROOT / "tests/fixtures/schemas/leaderworkerset-v1-subse
 K8S_VERSION = "1.33.0"
 DATA_ROOT = Path("/var/lib/ascendctl")  # fixed, so prepared-model paths in golden files do not depend on $HOME
 UPDATE = os.environ.get("ASCENDCTL_UPDATE_GOLDEN") == "1"
+# Curated profiles that disaggregate prefill and decode (rendered instance by instance, plus the router).
+DISAGGREGATED = {p.stem for p in PROFILES if "disaggregation:" in p.read_text()}
 
 
 def _render(profile_path: Path, target: str, **options: str) -> tuple[dict[str, str], Plan]:
@@ -44,6 +45,8 @@ def _render(profile_path: Path, target: str, **options: str) -> tuple[dict[str, 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("profile_path", PROFILES, ids=lambda p: p.stem)
 def test_every_profile_renders_to_its_golden_files(profile_path: Path, target: str) -> None:
+    if target == "systemd" and profile_path.stem in DISAGGREGATED:
+        return  # refused, see test_systemd_refuses_a_disaggregated_plan
     files, _ = _render(profile_path, target)
     assert files
     folder = GOLDEN / profile_path.stem
@@ -58,7 +61,7 @@ def test_every_profile_renders_to_its_golden_files(profile_path: Path, target: s
 
 def _k8s_objects(profile_path: Path) -> list[dict]:
     files, _ = _render(profile_path, "k8s")
-    return [doc for doc in yaml.safe_load_all(files["k8s.yaml"]) if doc]
+    return [doc for name, text in files.items() if name.endswith("k8s.yaml") for doc in yaml.safe_load_all(text) if doc]
 
 
 @pytest.mark.parametrize("profile_path", PROFILES, ids=lambda p: p.stem)
@@ -136,25 +139,6 @@ def test_api_key_comes_from_a_secret_reference_and_is_never_inline(monkeypatch: 
         assert all("s3cr3t-value" not in content for content in files.values())
 
 
-def _run_worker_shell(script: str, tmp_path: Path, env: dict[str, str]) -> list[str]:
-    """Run a rendered `sh -c` script as a pod would (Kubernetes expands it first) with a fake `vllm` that
-    records the argv it was given."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    fake = bin_dir / "vllm"
-    fake.write_text('#!/usr/bin/env python3\nimport json, sys\nprint(json.dumps(["vllm", *sys.argv[1:]]))\n')
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    out = subprocess.run(
-        ["/bin/sh", "-c", k8s_expand(script, env)],
-        env={"PATH": f"{bin_dir}:/usr/bin:/bin", **env},
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=30,
-    )
-    return json.loads(out.stdout)
-
-
 def test_two_node_deepseek_renders_a_leaderworkerset_equal_to_the_planned_commands(tmp_path: Path) -> None:
     profile_path = ROOT / "profiles/deepseek-r1-w8a8-2node-a2.yaml"
     files, plan = _render(profile_path, "k8s")
@@ -174,7 +158,7 @@ def test_two_node_deepseek_renders_a_leaderworkerset_equal_to_the_planned_comman
     # Worker: one template for all workers; its shell computes the start rank from LWS_WORKER_INDEX.
     worker = _container(lws, "workerTemplate")
     assert worker["command"][:2] == ["/bin/sh", "-c"]
-    argv = _run_worker_shell(
+    argv = run_worker_shell(
         worker["command"][2], tmp_path, {"LWS_WORKER_INDEX": "1", "LWS_LEADER_ADDRESS": layout[0].address}
     )
     assert argv == list(worker_cmd.argv)
@@ -195,7 +179,7 @@ def test_ray_leaderworkerset_starts_ray_before_serving_and_wires_addresses(tmp_p
     (bin_dir / "ray").write_text('#!/bin/sh\necho "ray $*" >> "$RAY_LOG"\n')
     (bin_dir / "ray").chmod(0o755)
     log = tmp_path / "ray.log"
-    argv = _run_worker_shell(leader["command"][2], tmp_path, {**leader_env, "RAY_LOG": str(log)})
+    argv = run_worker_shell(leader["command"][2], tmp_path, {**leader_env, "RAY_LOG": str(log)})
     assert argv == list(head_cmd.argv)
     assert log.read_text().split() == list(head_cmd.pre_commands[0])  # ray start --head ... ran first
     # The Ray worker needs no shell: Kubernetes itself expands the leader's and the pod's address.
@@ -223,7 +207,7 @@ def test_text_that_looks_like_an_address_is_not_rewritten(tmp_path: Path) -> Non
     assert str(model) in words and words[-1] == head_address  # literal (extra_args come last), not $(POD_IP)
     assert words[words.index("--data-parallel-address") + 1] == "$(POD_IP)"  # the planned reference
     worker = _container(lws, "workerTemplate")
-    argv = _run_worker_shell(worker["command"][2], tmp_path, {"LWS_WORKER_INDEX": "1", "LWS_LEADER_ADDRESS": "x"})
+    argv = run_worker_shell(worker["command"][2], tmp_path, {"LWS_WORKER_INDEX": "1", "LWS_LEADER_ADDRESS": "x"})
     assert str(model) in argv and argv[-1] == head_address
     assert argv[argv.index("--data-parallel-address") + 1] == "x"
 
@@ -258,9 +242,9 @@ def test_shell_outputs_are_valid_bash_and_yaml_outputs_parse(profile_path: Path)
         for content in files.values():
             subprocess.run(["bash", "-n"], input=content, text=True, check=True, timeout=30)
     files, _ = _render(profile_path, "compose")
-    for content in files.values():
+    for name, content in files.items():
         compose = yaml.safe_load(content)
-        assert compose["services"]["engine"]["network_mode"] == "host"
+        assert compose["services"]["router" if name == "compose-router.yaml" else "engine"]["network_mode"] == "host"
 
 
 def test_script_exports_the_planned_env_and_execs_the_planned_argv(tmp_path: Path) -> None:
@@ -288,6 +272,8 @@ def test_script_exports_the_planned_env_and_execs_the_planned_argv(tmp_path: Pat
 def test_systemd_units_pass_systemd_analyze_verify(profile_path: Path, tmp_path: Path) -> None:
     # `verify` checks that ExecStart exists: point it at this checkout's real ascendctl.
     ascendctl = shutil.which("ascendctl") or str(ROOT / ".venv/bin/ascendctl")
+    if profile_path.stem in DISAGGREGATED:
+        return  # refused, see test_systemd_refuses_a_disaggregated_plan
     files, plan = _render(profile_path, "systemd", ascendctl_bin=ascendctl)
     assert len(files) == len(plan.commands)
     for name, content in files.items():

@@ -21,6 +21,7 @@ from ascendctl.check.host_npu import not_npu
 from ascendctl.check.matrix_view import fit_rows
 from ascendctl.core.findings import Outcome, passed, problem, rule, skipped, undecided
 from ascendctl.plan.plan_rules import launch_blocking_breaks_graphs
+from ascendctl.schema.instances import HCCN_CONF_SOURCES, hccn_conf_reason
 from ascendctl_engine.host.cann import HCCN_CONF
 
 if TYPE_CHECKING:
@@ -172,22 +173,23 @@ def net_multinode(ctx: CheckContext) -> Outcome:
 @rule(
     "host.net.hccn-conf",
     "error",
-    "/etc/hccn.conf present for multi-node",
-    source='main:docs/source/installation.md "Verify Multi-Node Communication"',
+    "/etc/hccn.conf present where the engines read NPU NIC addresses",
+    source=HCCN_CONF_SOURCES,
 )
 def net_hccn_conf(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
     p = ctx.profile
-    if p is None or p.target.nodes <= 1:
-        return skipped("single node")
+    why = hccn_conf_reason(p) if p is not None else None
+    if p is None or why is None:
+        return skipped("single node, no Mooncake transfer")
     present = ctx.facts.files.get(HCCN_CONF)
     if present is None:
         return undecided(f"{HCCN_CONF} was not looked at")
     if not present:
         return problem(
-            f"{HCCN_CONF} is missing: the NPU NICs have no addresses, so HCCL cannot connect the "
-            f"{p.target.nodes} nodes (`EI0006: Getting socket times out`, `hcclCommInitRootInfoConfig` errors)",
+            f"{HCCN_CONF} is missing: the NPU NICs have no addresses, and {why} over them "
+            "(`EI0006: Getting socket times out`, `hcclCommInitRootInfoConfig` errors)",
             "configure every NPU NIC on each node with `hccn_tool -i <dev> -ip -s address <ip> netmask <mask>` "
             f"(writes {HCCN_CONF}; check with `hccn_tool -i <dev> -ip -g` and `-link -g`); in a container mount "
             f"it read-only: -v {HCCN_CONF}:{HCCN_CONF}:ro",

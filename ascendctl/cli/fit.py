@@ -28,12 +28,23 @@ def fit(
     plan = build_plan(
         profile, overrides or [], release=release, allow=allow, allow_unsupported=allow_unsupported, facts=facts
     )
-    result = plan.fit
-    if result is None:
-        raise OperationFailed(f"cannot estimate the fit: {plan.fit_error}")
+    # One fit per role: the instances of a role group are planned from the same profile, so they fit alike.
+    first = {i.role: i for i in reversed(plan.instances)}
+    chosen = [i for i in plan.instances if first[i.role] is i]
+    fits = [(i.role if plan.disaggregated else plan.deployment.name, i.fit, i.fit_error) for i in chosen]
+    missing = [f"{name}: {error}" if plan.disaggregated else str(error) for name, fit, error in fits if fit is None]
+    if missing:
+        raise OperationFailed(f"cannot estimate the fit: {'; '.join(missing)}")
+    results = [(name, fit) for name, fit, _ in fits if fit is not None]
     if as_json:
-        typer.echo(json.dumps(result.to_json(), indent=2))
+        if plan.disaggregated:
+            typer.echo(json.dumps({name: fit.to_json() for name, fit in results}, indent=2))
+        else:
+            typer.echo(json.dumps(results[0][1].to_json(), indent=2))
     else:
-        typer.echo("\n".join(render_fit(result, plan.deployment.name)))
-    if result.verdict == "does-not-fit":
+        lines: list[str] = []
+        for name, fit in results:
+            lines += [*([""] if lines else []), *render_fit(fit, name)]
+        typer.echo("\n".join(lines))
+    if any(fit.verdict == "does-not-fit" for _, fit in results):
         raise typer.Exit(EXIT_FAILED)

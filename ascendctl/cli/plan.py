@@ -104,10 +104,11 @@ def print_dry_run(
     plan = build_plan(
         profile_path, overrides, release=release, allow=allow, allow_unsupported=allow_unsupported, facts=facts
     )
-    if node is not None and node >= len(plan.commands):
+    hosts = len({i.host_of(c) for i in plan.instances for c in i.commands})
+    if node is not None and node >= hosts:
         from ascendctl.core.errors import UserInputError
 
-        raise UserInputError(f"--node {node}: the plan has {len(plan.commands)} node(s)")
+        raise UserInputError(f"--node {node}: the plan has {hosts} node(s)")
     _emit(plan, as_json=as_json, node=node, why=why)
 
 

@@ -8,7 +8,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from ascendctl.plan.fit.report import summary_line
-from ascendctl.plan.types import Plan
+from ascendctl.plan.types import Instance, Plan
 
 if TYPE_CHECKING:
     from ascendctl.facts.matrix.schema import Release
@@ -32,12 +32,16 @@ def _fit_line(plan: Plan) -> str:
     return summary_line(plan.fit) + "  [`ascendctl fit` for the table]"
 
 
-def _command_lines(plan: Plan, command: EngineCommand) -> list[str]:
+def _command_lines(plan: Plan, instance: Instance, command: EngineCommand) -> list[str]:
     """One node's section: its env (each variable with its source), commands run before, argv and health URL."""
-    layout = plan.deployment.nodes[command.node]
+    layout = instance.nodes[command.node]
     addr = f", {layout.address}" if layout.address else ""
-    out = ["", f"node {command.node} ({command.role}{addr}):"]
-    sources = plan.env_sources.get(command.node, {})
+    if plan.disaggregated:
+        head = f"{instance.name} ({instance.role}) node {command.node} ({command.role}, host {layout.index}{addr}):"
+    else:
+        head = f"node {command.node} ({command.role}{addr}):"
+    out = ["", head]
+    sources = instance.env_sources.get(command.node, {})
     env = command.display_env()
     if env:
         out.append("  env:")
@@ -49,6 +53,19 @@ def _command_lines(plan: Plan, command: EngineCommand) -> list[str]:
         out.append(f"  before: {shlex.join(pre)}")
     out.append(f"  run: {shlex.join(command.argv)}")
     out.append(f"  health: {command.health_url or '(none: this node serves no HTTP)'}")
+    return out
+
+
+def _service_lines(plan: Plan) -> list[str]:
+    out = []
+    for service in plan.services:
+        where = f"{service.host}:{service.port}" if service.port is not None else "(no port)"
+        out += ["", f"{service.name} ({service.kind}, {service.policy or 'default'}) on host 0, {where}:"]
+        out.append(f"  routes to: {', '.join(f'{r.instance} (host {r.host}:{r.port})' for r in service.routes)}")
+        if service.command:
+            out.append(f"  run: {shlex.join(service.command)}  # {service.program}: {service.source}")
+        else:
+            out.append(f"  run: (the release ships no router: {service.source}; put your own in front)")
     return out
 
 
@@ -86,9 +103,12 @@ def render_plan(plan: Plan, *, node: int | None = None, why: bool = False) -> li
     graph = plan.serving.settings.graph_mode
     out.append(f"graph: {graph.value}  [{graph.source}]")
     out.append(f"fit: {_fit_line(plan)}")
-    for command in plan.commands:
-        if node is None or command.node == node:
-            out += _command_lines(plan, command)
+    for instance in plan.instances:
+        for command in instance.commands:
+            if node is None or instance.host_of(command) == node:
+                out += _command_lines(plan, instance, command)
+    if node is None or node == 0:
+        out += _service_lines(plan)
     if why:
         out += _why_lines(plan)
     out += _findings_lines(plan)

@@ -19,6 +19,8 @@ class Target:
     help: str  # one line, shown by `ascendctl render --help`
     overrides: tuple[str, ...] = ()  # `--set` overrides the plan needs for this target
     resolves_addresses: bool = False  # fills in node addresses the plan leaves symbolic (Kubernetes: pod IPs)
+    renders_instances: bool = True  # renders a prefill/decode plan (instance by instance, plus the router)
+    whole_plan: bool = False  # renders a prefill/decode plan as one object itself (not instance by instance)
 
 
 # Inside a pod the API must listen on the pod's address, not loopback (the Service cannot reach 127.0.0.1).
@@ -35,8 +37,15 @@ TARGETS_BY_NAME: dict[str, Target] = {
         ),
         Target("docker", "one `docker run` script per node"),
         Target("compose", "one docker compose file per node"),
-        Target("systemd", "one unit per node running `ascendctl serve PROFILE --node N`"),
+        Target("systemd", "one unit per node running `ascendctl serve PROFILE --node N`", renders_instances=False),
         Target("script", "one shell script per node: exports + the engine command"),
+        Target(
+            "kserve",
+            "KServe LLMInferenceService (serving.kserve.io), one object for the deployment",
+            (K8S_HOST_OVERRIDE,),
+            resolves_addresses=True,
+            whole_plan=True,
+        ),
     )
 }
 TARGETS = tuple(TARGETS_BY_NAME)

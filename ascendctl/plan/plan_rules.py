@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ascendctl.facts.matrix.schema import Hardware, Release
     from ascendctl.facts.model_inspect import ModelConfig
     from ascendctl.plan.fit.result import FitResult
+    from ascendctl.plan.pd_facts import PdFacts
     from ascendctl.schema.profile import Profile
 
 MLA_HEADS = (32, 64, 128)  # the heads per TP rank the MLA graph kernels take (vllm-ascend faqs.md #13)
@@ -79,6 +80,8 @@ class PlanFacts:
     refusals: tuple[Refusal, ...] = ()  # what the era adapters and the release's acceptance checks refused
     fit: FitResult | None = None  # the memory fit of this plan (ascendctl.plan.fit), when it could be made
     release: Release | None = None  # the resolved release row (for the era registry's answers)
+    kv_role: str | None = None  # the planned `kv_role` of a prefill/decode instance (None: not disaggregated)
+    pd: PdFacts | None = None  # the whole prefill/decode layout (`ascendctl.plan.pd_rules`), on every instance
 
     @property
     def npu(self) -> bool:
@@ -659,7 +662,7 @@ def _pd_decode_only(f: PlanFacts, feature: str, what: str, switch: bool = False)
     said = [f"engine.additional_config.{path}" for path in given] + (["engine.ascend." + what] if switch else [])
     if not said:
         return skipped(f"{what} not set")
-    role = _kv_role(_items(f))
+    role = f.kv_role if f.kv_role is not None else _kv_role(_items(f))
     if role == "kv_consumer":
         return passed(f"{what} on a PD decode node (--kv-transfer-config kv_role kv_consumer)")
     if role == "kv_producer" and feature == "recompute":  # accepted (v0.18.0) or ignored with a warning (v0.23.0)
@@ -670,8 +673,8 @@ def _pd_decode_only(f: PlanFacts, feature: str, what: str, switch: bool = False)
     return problem(
         f"{' and '.join(said)}: {f.profile.release} accepts {what} only on a PD-disaggregated decode node "
         f"(kv_role kv_consumer), and this plan is {node}: the engine refuses to start ({error}) [{source}]",
-        f"remove {' and '.join(said)} (ascendctl plans no prefill/decode roles; on a hand-built PD decode node "
-        "pass its --kv-transfer-config with kv_role kv_consumer)",
+        f"remove {' and '.join(said)}, or move it to `disaggregation.decode.engine` (decode instances are planned "
+        "with kv_role kv_consumer)",
     )
 
 

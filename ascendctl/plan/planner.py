@@ -41,26 +41,44 @@ from ascendctl.facts.matrix.features import constraint_hits, constraint_key
 from ascendctl.facts.matrix.launch import hardware_traits
 from ascendctl.facts.matrix.model_tables import judge
 from ascendctl.facts.model_inspect import ModelConfig, ModelTraits, identity_warnings, model_traits, read_model_config
+from ascendctl.plan import pd_rules  # noqa: F401  (registers the plan.pd.* rules)
 from ascendctl.plan.fit.estimate import FitError, estimate
 from ascendctl.plan.fit.inputs import fit_inputs
+from ascendctl.plan.pd_facts import PdFacts
 from ascendctl.plan.plan_rules import Broken, PlanFacts, plan_findings
 from ascendctl.plan.types import (
     Deployment,
     EngineSettings,
     Instance,
+    InstanceRole,
     ModelFacts,
     NodeLayout,
     Plan,
     ReleasePin,
+    Route,
+    Service,
     Setting,
+)
+from ascendctl.schema.instances import (
+    group_sizes,
+    hccn_conf_reason,
+    instance_profile,
+    kv_transfer,
+    place,
+    placed_settings,
+    router_port,
 )
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.profile_rules import profile_findings
 from ascendctl_engine.adapters import EngineIntent, HardwareTraits, LoadedModel, plan_commands
 from ascendctl_engine.adapters.builder import AdapterResult
+from ascendctl_engine.adapters.eras import era_for_release
 from ascendctl_engine.adapters.intent import layout_nodes
+from ascendctl_engine.adapters.kv_transfer import router_argv
+from ascendctl_engine.paths import kv_shared_dir
+from ascendctl_engine.pd import KvTransfer
 from ascendctl_engine.prepared_models import ModelError, model_dir, resolve_model_source
-from ascendctl_engine.spec import RestartPolicy, Supervision
+from ascendctl_engine.spec import Listen, NodeAddress, RestartPolicy, Supervision
 
 if TYPE_CHECKING:
     from ascendctl.facts.matrix.schema import Hardware, ModelFamily, Release, SupportMatrix
@@ -116,8 +134,11 @@ def _walk(model: BaseModel, prefix: str) -> Iterator[tuple[str, Any, bool]]:
         value = getattr(model, name)
         path = f"{prefix}{name}"
         explicit = name in model.model_fields_set
-        # Optional sub-objects (set or not as a whole) are one setting: their provenance is the object's.
-        if isinstance(value, BaseModel) and name not in ("speculative", "lora"):
+        # Optional sub-objects (set or not as a whole) are one setting: their provenance is the object's. A role
+        # group's `engine` is the overrides it writes, not a whole engine of defaults.
+        if isinstance(value, BaseModel) and prefix.startswith("disaggregation.") and name == "engine":
+            yield path, value.model_dump(exclude_unset=True), explicit
+        elif isinstance(value, BaseModel) and name not in ("speculative", "lora"):
             yield from _walk(value, f"{path}.")
         elif isinstance(value, BaseModel):
             yield path, value.model_dump(), explicit
@@ -377,6 +398,7 @@ def build_intent(
     loaded: LoadedModel,
     sources: Mapping[str, str],
     host: HostFacts | None,
+    kv_transfer: KvTransfer | None = None,
 ) -> EngineIntent:
     """The engine's intent for one profile on one release row (pure): the profile's sections as they are, and
     what the planner resolved beside them."""
@@ -398,6 +420,7 @@ def build_intent(
         nodes=layout_nodes(profile.target, profile.network),
         cpu_cores=host.cpu.cores if host else None,
         supervision=supervision_of(profile),
+        kv_transfer=kv_transfer,
         sources=sources,
     )
 
@@ -563,6 +586,7 @@ def _adapt(
     matrix: SupportMatrix,
     model: ResolvedModel,
     host: HostFacts | None,
+    kv_transfer: KvTransfer | None = None,
 ) -> AdapterResult:
     """The era adapters' commands for this profile on this release (provenance from the profile's settings)."""
     sources = {path: s.source for path, s in given.items()}
@@ -572,7 +596,9 @@ def _adapt(
     if profile.engine.parallel.data_per_node is None and nodes > 1:
         local = max(1, profile.engine.parallel.data // nodes)
         sources["engine.parallel.data_per_node"] = f"profile default: data / nodes = {local}"
-    intent = build_intent(profile, release.row, matrix=matrix, loaded=model.loaded(), sources=sources, host=host)
+    intent = build_intent(
+        profile, release.row, matrix=matrix, loaded=model.loaded(), sources=sources, host=host, kv_transfer=kv_transfer
+    )
     return plan_commands(intent)
 
 
@@ -642,54 +668,174 @@ def plan_profile(
     matrix = matrix or load_matrix()
     chosen = choose_release(profile, matrix, release)
     model = resolve_model(profile, matrix, data_root, read_config, chosen.row)
-    layout = _nodes(profile)
-    given = profile_settings(profile)  # walked once: the adapters' provenance and the dotted view both start here
-    result = _adapt(profile, given, chosen, matrix, model, host)
     hw_id = profile.target.hardware
     hardware = hardware_by_id(matrix, hw_id) if hw_id is not None else None
-    engine = engine_settings(profile, result, given, hardware)
-    fit, fit_error = _fit(profile, engine, chosen.row, model.resolved, host)
-    verdict = _verdict(matrix, profile, chosen.row, model)
+    units = _units(profile, model, data_root)
+    planned = [_plan_unit(u, chosen, matrix, model, hardware, host, allow, allow_unsupported) for u in units]
+    return _assemble(profile, chosen, model, planned, host, matrix)
+
+
+@dataclass(frozen=True, eq=False)
+class _Unit:
+    """One engine instance to plan: its name and role, the profile it is planned from, the profile nodes it runs
+    on, its KV-transfer part (PD only) and the whole PD layout every instance's rules see."""
+
+    name: str
+    role: InstanceRole
+    profile: Profile
+    hosts: tuple[int, ...]
+    kv: KvTransfer | None = None
+    pd: PdFacts | None = None
+    placed: Mapping[str, str] | None = None  # dotted path → why, for what the placement set
+
+
+def _units(profile: Profile, model: ResolvedModel, data_root: Path | None) -> list[_Unit]:
+    """The instances of the deployment: the one `serve` instance, or the prefill and decode groups placed on the
+    nodes (`ascendctl.schema.instances`)."""
+    if profile.disaggregation is None:
+        return [_Unit("serve", "serve", profile, tuple(range(profile.target.nodes)))]
+    placements = place(profile)
+    profiles = {p.name: instance_profile(profile, p) for p in placements}
+    firsts = {p.role: profiles[p.name] for p in reversed(placements)}
+    sizes = group_sizes({role: firsts[role] for role in ("prefill", "decode")})
+    shared = str(kv_shared_dir(profile.metadata.name, data_root))
+    pd = PdFacts(
+        connector=profile.disaggregation.connector,
+        placements=placements,
+        profiles=profiles,
+        router_port=router_port(profile),
+        devices_per_node=profile.target.devices_per_node,
+        hybrid=model.traits.hybrid,
+    )
+    return [
+        _Unit(
+            p.name,
+            p.role,
+            profiles[p.name],
+            p.hosts,
+            kv_transfer(profile, p, sizes, shared),
+            pd,
+            placed_settings(profile, p),
+        )
+        for p in placements
+    ]
+
+
+@dataclass(frozen=True, eq=False)
+class _Planned:
+    """One instance planned: the adapters' result, its typed settings, its fit and its findings."""
+
+    unit: _Unit
+    given: Mapping[str, Setting]
+    result: AdapterResult
+    engine: EngineSettings
+    layout: tuple[NodeLayout, ...]
+    fit: FitResult | None
+    fit_error: str | None
+    verdict: MatrixVerdict
+    judged: _Judged
+
+
+def _plan_unit(
+    unit: _Unit,
+    chosen: ReleaseChoice,
+    matrix: SupportMatrix,
+    model: ResolvedModel,
+    hardware: Hardware | None,
+    host: HostFacts | None,
+    allow: Sequence[str],
+    allow_unsupported: bool,
+) -> _Planned:
+    p = unit.profile
+    given = profile_settings(p)  # walked once: the adapters' provenance and the dotted view both start here
+    for path, why in (unit.placed or {}).items():
+        given[path] = Setting(given[path].value, why)
+    result = _adapt(p, given, chosen, matrix, model, host, unit.kv)
+    engine = engine_settings(p, result, given, hardware)
+    fit, fit_error = _fit(p, engine, chosen.row, model.resolved, host)
+    if fit is not None and unit.kv is not None:
+        fit = _role_suggestions(fit, unit.kv.role)
+    verdict = _verdict(matrix, p, chosen.row, model)
     facts = PlanFacts(
-        profile=profile,
+        profile=p,
         graph_mode=result.graph_mode,
         arch=model.traits.arch,
         config=model.config,
         model_is_local=model.is_local,
         hardware=hardware,
         in_matrix=model.family is not None,
-        verified_max_len=_verified_len(model, hw_id),
-        env={**(dict(host.env) if host is not None else {}), **profile.runtime.env},
+        verified_max_len=_verified_len(model, p.target.hardware),
+        env={**(dict(host.env) if host is not None else {}), **p.runtime.env},
         matrix=verdict.broken,
-        host=_host_mismatch(profile, host),
+        host=_host_mismatch(p, host),
         refusals=result.refusals,
         release=chosen.row,
         fit=fit,
+        kv_role=_KV_ROLES.get(unit.role),
+        pd=unit.pd,
     )
-    judged = _findings(facts, profile, allow, allow_unsupported)
-    settings = _plan_settings(given, chosen, model, result, engine)
-    return _assemble(
-        profile, chosen, model, layout, result, engine, settings, judged, verdict, host, matrix, fit, fit_error
-    )
+    judged = _findings(facts, p, allow, allow_unsupported)
+    layout = tuple(replace(n, index=unit.hosts[n.index]) for n in _nodes(p))
+    return _Planned(unit, given, result, engine, layout, fit, fit_error, verdict, judged)
+
+
+def _role_suggestions(fit: FitResult, role: str) -> FitResult:
+    """A role instance's fit suggestions as `--set`s of the profile: its engine keys are the role group's."""
+
+    def key(assignment: str) -> str:
+        return f"disaggregation.{role}.{assignment}" if assignment.startswith("engine.") else assignment
+
+    suggestions = tuple(replace(s, sets=tuple(map(key, s.sets))) for s in fit.suggestions)
+    return replace(fit, suggestions=suggestions)
+
+
+_KV_ROLES: Mapping[str, str] = {"prefill": "kv_producer", "decode": "kv_consumer"}
+
+
+def _shared_or_named(views: Sequence[tuple[str, Mapping[str, str]]]) -> dict[str, str]:
+    """Several instances' provenance as one view: a key every instance gives the same text stays as it is, any
+    other is named per instance (`prefill-0:--max-num-seqs`)."""
+    if len(views) == 1:
+        return dict(views[0][1])
+    out: dict[str, str] = {}
+    keys = dict.fromkeys(k for _, view in views for k in view)
+    for key in keys:
+        texts = {view.get(key) for _, view in views}
+        if len(texts) == 1 and None not in texts:
+            out[key] = views[0][1][key]
+        else:
+            out.update({f"{name}:{key}": view[key] for name, view in views if key in view})
+    return out
+
+
+def _merged_findings(planned: Sequence[_Planned]) -> tuple[Finding, ...]:
+    """Every instance's findings, one per distinct message; a failure or warning that only some instances have
+    names them (the layout-wide `plan.pd.*` findings, and most others, are the same on every instance)."""
+    seen: dict[tuple[str, str], tuple[Finding, list[str]]] = {}
+    for one in planned:
+        for f in one.judged.findings:
+            seen.setdefault((f.id, f.message), (f, []))[1].append(one.unit.name)
+    out = []
+    for f, names in seen.values():
+        if len(names) < len(planned) and f.status in ("fail", "warn"):
+            f = dataclasses.replace(f, message=f"{', '.join(names)}: {f.message}")
+        out.append(f)
+    return tuple(out)
 
 
 def _assemble(
     profile: Profile,
     chosen: ReleaseChoice,
     model: ResolvedModel,
-    layout: tuple[NodeLayout, ...],
-    result: AdapterResult,
-    engine: EngineSettings,
-    settings: dict[str, Setting],
-    judged: _Judged,
-    verdict: MatrixVerdict,
+    planned: Sequence[_Planned],
     host: HostFacts | None,
     matrix: SupportMatrix,
-    fit: FitResult | None,
-    fit_error: str | None,
 ) -> Plan:
     hardware, row = profile.target.hardware, chosen.row
-    warnings = [*model.warnings, *judged.notes, *_host_changes(matrix, row, host), *result.warnings]
+    first = planned[0]
+    notes = [n for one in planned for n in one.judged.notes]
+    warnings = [*model.warnings, *notes, *_host_changes(matrix, row, host)]
+    warnings += [w for one in planned for w in one.result.warnings]
     facts = ModelFacts(
         source=profile.model.source,
         resolved=model.resolved,
@@ -700,31 +846,105 @@ def _assemble(
         config_path=model.config.path if model.config else None,
         support_table=_support_table(matrix, model.family, row, hardware),
     )
+    instances = tuple(
+        Instance(
+            one.unit.name,
+            one.unit.role,
+            one.layout,
+            one.result.commands,
+            one.engine,
+            facts,
+            env_sources=one.result.env_sources,
+            fit=one.fit,
+            fit_error=one.fit_error,
+        )
+        for one in planned
+    )
+    settings = _plan_settings(first.given, chosen, model, first.result, first.engine)
+    if len(planned) > 1:  # each instance's own view under its name; the profile's leaves as written at the top
+        settings = dict(profile_settings(profile))
+        settings["release"] = Setting(row.version, chosen.why)
+        for one in planned:
+            view = _plan_settings(one.given, chosen, model, one.result, one.engine)
+            settings.update({f"{one.unit.name}:{k}": v for k, v in view.items() if k.startswith(("engine.", "model."))})
     deployment = Deployment(
         name=profile.metadata.name,
         release=_release_pin(row, hardware, chosen.why),
         backend=profile.target.backend,
         hardware=hardware,
         model=facts,
-        nodes=layout,
+        nodes=tuple(n for one in planned for n in one.layout),
         settings=settings,
         warnings=tuple(dict.fromkeys(warnings)),
-        findings=judged.findings,
+        findings=_merged_findings(planned),
+        hccn_conf=hccn_conf_reason(profile),
     )
-    provenance = {"release": chosen.why, **result.provenance}
-    provenance.update({f"era:{topic}": label for topic, label in result.eras.items()})
-    instance = Instance("serve", "serve", layout, result.commands, engine, facts)
+    provenance = {"release": chosen.why, **_shared_or_named([(o.unit.name, o.result.provenance) for o in planned])}
+    eras: dict[str, str] = {}
+    for one in planned:
+        eras.update(one.result.eras)
+    provenance.update({f"era:{topic}": label for topic, label in eras.items()})
     return Plan(
         deployment=deployment,
-        instances=(instance,),
+        instances=instances,
         provenance=provenance,
-        env_sources=result.env_sources,
-        eras=result.eras,
+        eras=eras,
+        services=_services(profile, row, instances),
         warnings=tuple(dict.fromkeys(warnings)),
-        allowed=judged.allowed,
-        suggestions=verdict.suggestions,
-        fit=fit,
-        fit_error=fit_error,
+        allowed=tuple(dict.fromkeys(a for one in planned for a in one.judged.allowed)),
+        suggestions=tuple(dict.fromkeys(s for one in planned for s in one.verdict.suggestions)),
+        fit=first.fit,
+        fit_error=first.fit_error,
+    )
+
+
+def _services(profile: Profile, row: Release, instances: Sequence[Instance]) -> tuple[Service, ...]:
+    """The router in front of a prefill/decode deployment, on profile node 0: what the release offers
+    (`pd-router` era), with every instance's API address (`<nodeN-address>` where the profile names none)."""
+    spec = profile.disaggregation
+    if spec is None:
+        return ()
+    routes = tuple(Route(i.name, i.role, i.nodes[0].index, i.settings.port) for i in instances)
+    chosen = era_for_release("pd-router", row.backend, row.vllm, row.vllm_ascend)
+    service = Service(
+        name="router",
+        kind="pd-router",
+        routes_to=tuple(r.instance for r in routes),
+        command=(),
+        host=profile.server.host,
+        port=router_port(profile),
+        policy=spec.router.policy,
+        routes=routes,
+        connector=spec.connector,
+        program=chosen.name if chosen is not None and chosen.traits.get("program") else "",
+        source=chosen.source if chosen is not None else "",
+    )
+
+    def address(r: Route) -> str:
+        if r.host == 0:  # on the router's own node: where the instance's API binds, as a client there reaches it
+            return Listen(profile.server.host, r.port).poll_host
+        node = profile.network.nodes[r.host] if r.host < len(profile.network.nodes) else None
+        return node.address if node is not None else NodeAddress(r.host).placeholder
+
+    return (replace(service, command=router_command(row.backend, row.vllm, row.vllm_ascend, service, address)),)
+
+
+def router_command(
+    backend: str, vllm: str, vllm_ascend: str | None, service: Service, address: Callable[[Route], str]
+) -> tuple[str, ...]:
+    """The router's argv for this release with each instance's API at `address(route)` (the plan's node addresses;
+    a renderer's service names): () when the release offers no router."""
+    chosen = era_for_release("pd-router", backend, vllm, vllm_ascend)
+    if chosen is None or service.port is None:
+        return ()
+    return router_argv(
+        chosen.traits,
+        service.connector,
+        service.host,
+        service.port,
+        [(address(r), r.port) for r in service.routes if r.role == "prefill"],
+        [(address(r), r.port) for r in service.routes if r.role == "decode"],
+        service.policy or "round-robin",
     )
 
 

@@ -11,9 +11,10 @@ frozen, compared by identity (`eq=False` keeps `ascendctl plan` start-up cheap).
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ascendctl.core.findings import Finding
@@ -182,7 +183,9 @@ class EngineSettings:
 
 @dataclass(frozen=True, eq=False)
 class Instance:
-    """One engine instance: its role, its nodes (layout and command each) and its resolved settings."""
+    """One engine instance: its role, its nodes (layout and command each) and its resolved settings. A command's
+    `node` counts the instance's own nodes (0 = its head); `nodes[i].index` is that node's place in the profile's
+    node list (the host it runs on)."""
 
     name: str
     role: InstanceRole
@@ -190,6 +193,13 @@ class Instance:
     commands: tuple[EngineCommand, ...]
     settings: EngineSettings
     model: ModelFacts
+    env_sources: Mapping[int, Mapping[str, str]] = field(default_factory=dict)  # per command node: variable → why
+    fit: FitResult | None = None  # this instance's memory fit
+    fit_error: str | None = None
+
+    def host_of(self, command: EngineCommand) -> int:
+        """The profile node (host) a command of this instance runs on."""
+        return self.nodes[command.node].index
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -198,20 +208,55 @@ class Instance:
             "nodes": [n.index for n in self.nodes],
             "model": self.model.to_json(),
             "settings": self.settings.to_json(),
+            "fit": self.fit.to_json() if self.fit is not None else None,
+            "fit_error": self.fit_error,
         }
 
 
 @dataclass(frozen=True, eq=False)
+class Route:
+    """One instance a service sends requests to: its role, the profile node its API runs on, that API's port."""
+
+    instance: str
+    role: InstanceRole
+    host: int
+    port: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"instance": self.instance, "role": self.role, "host": self.host, "port": self.port}
+
+
+@dataclass(frozen=True, eq=False)
 class Service:
-    """Something in front of instances (a router or proxy): what it runs and which instances it routes to."""
+    """Something in front of instances (a router or proxy): where it listens and which instances it routes to.
+    `command` is empty where the plan does not choose the program (the renderers and `serve` do)."""
 
     name: str
     kind: str
     routes_to: tuple[str, ...]
     command: tuple[str, ...]
+    host: str = "127.0.0.1"
+    port: int | None = None
+    policy: str | None = None
+    routes: tuple[Route, ...] = ()
+    connector: str = ""  # the KV connector family the instances use (the router's protocol follows it)
+    program: str = ""  # what runs it, for messages (`vllm-ascend's example proxy`, `vllm-router`), "" when none
+    source: str = ""  # where that program comes from
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "routes_to": list(self.routes_to), "command": list(self.command)}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "routes_to": list(self.routes_to),
+            "command": list(self.command),
+            "host": self.host,
+            "port": self.port,
+            "policy": self.policy,
+            "routes": [r.to_json() for r in self.routes],
+            "connector": self.connector,
+            "program": self.program,
+            "source": self.source,
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -225,6 +270,7 @@ class Deployment:
     settings: Mapping[str, Setting]
     warnings: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()  # every plan.* rule applied (see `notable` for what a plan shows)
+    hccn_conf: str | None = None  # why the engines read /etc/hccn.conf (renderers mount it), None: they do not
 
 
 @dataclass(frozen=True, eq=False)
@@ -232,7 +278,6 @@ class Plan:
     deployment: Deployment
     instances: tuple[Instance, ...]
     provenance: Mapping[str, str]
-    env_sources: Mapping[int, Mapping[str, str]]
     eras: Mapping[str, str]
     services: tuple[Service, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -248,8 +293,17 @@ class Plan:
 
     @property
     def serving(self) -> Instance:
-        """The instance that serves the API (today the only one)."""
+        """The first instance (the only one unless the profile disaggregates prefill and decode)."""
         return self.instances[0]
+
+    @property
+    def disaggregated(self) -> bool:
+        return any(i.role != "serve" for i in self.instances)
+
+    @property
+    def env_sources(self) -> Mapping[int, Mapping[str, str]]:
+        """Where each variable of the first instance's commands comes from, per node (see `Instance.env_sources`)."""
+        return self.serving.env_sources
 
     @property
     def verdict_notes(self) -> tuple[str, ...]:
@@ -262,6 +316,27 @@ class Plan:
     def blocking(self) -> tuple[Finding, ...]:
         """The failing findings nothing accepted: `plan`, `serve` and `render` refuse the plan while any remain."""
         return tuple(f for f in self.deployment.findings if f.status == "fail")
+
+    def instance(self, name: str) -> Instance:
+        for instance in self.instances:
+            if instance.name == name:
+                return instance
+        raise KeyError(name)
+
+    def instance_plan(self, instance: Instance) -> Plan:
+        """This plan seen as one instance alone (named `<deployment>-<instance>`, its own nodes counted from 0, no
+        services): what a renderer made for one engine instance renders per instance of a disaggregated plan."""
+        d = self.deployment
+        nodes = tuple(dataclasses.replace(n, index=i) for i, n in enumerate(instance.nodes))
+        deployment = dataclasses.replace(d, name=f"{d.name}-{instance.name}", nodes=nodes)
+        return dataclasses.replace(
+            self,
+            deployment=deployment,
+            instances=(instance,),
+            services=(),
+            fit=instance.fit,
+            fit_error=instance.fit_error,
+        )
 
     def command_for(self, node: int) -> EngineCommand:
         for command in self.commands:
@@ -281,7 +356,7 @@ class Plan:
             "layout": [n.to_json() for n in d.nodes],
             "instances": [i.to_json() for i in self.instances],
             "services": [s.to_json() for s in self.services],
-            "nodes": [_command_json(c, self.env_sources.get(c.node, {})) for c in self.commands],
+            "nodes": [_command_json(i, c) for i in self.instances for c in i.commands],
             "warnings": list(self.warnings),
             "findings": [f.to_dict() for f in d.findings],
             "allowed": list(self.allowed),
@@ -293,9 +368,12 @@ class Plan:
         }
 
 
-def _command_json(command: EngineCommand, sources: Mapping[str, str]) -> dict[str, Any]:
+def _command_json(instance: Instance, command: EngineCommand) -> dict[str, Any]:
     env = command.display_env()
+    sources = instance.env_sources.get(command.node, {})
     return {
+        "instance": instance.name,
+        "host": instance.host_of(command),
         "node": command.node,
         "role": command.role,
         "argv": list(command.argv),
@@ -338,6 +416,7 @@ __all__ = [
     "NodeLayout",
     "Plan",
     "ReleasePin",
+    "Route",
     "Service",
     "Setting",
 ]

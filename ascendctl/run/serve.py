@@ -111,6 +111,12 @@ def load_target(
     engine = engine_env_for(profile, profile_path)
     check_prepared_model(profile)
     plan = plan_here(profile, allow)
+    if plan.disaggregated:
+        raise UserInputError(
+            f"{profile.metadata.name} disaggregates prefill and decode: `ascendctl serve` runs one engine instance; "
+            f"render it (`ascendctl render {profile_path} --target k8s|docker|compose|script`) or plan it "
+            "(`ascendctl plan`) for the command of each instance"
+        )
     commands = list(plan.commands)
     if node is None:
         if len(commands) > 1:

@@ -22,6 +22,7 @@ from ascendctl_engine.sections.deployment import (
     ServerSpec,
     TargetSpec,
 )
+from ascendctl_engine.sections.disaggregation import DisaggregationSpec
 from ascendctl_engine.sections.fields import DnsLabel, NonEmptyLine, SingleLine
 from ascendctl_engine.sections.serving import ServingSpec
 
@@ -80,6 +81,15 @@ class Profile(StrictModel):
         ),
     ] = ServingSpec()
     runtime: Annotated[RuntimeSpec, Field(description="Process environment, readiness and restarts.")] = RuntimeSpec()
+    disaggregation: Annotated[
+        DisaggregationSpec | None,
+        Field(
+            description=(
+                "Prefill/decode disaggregation: prefill and decode instance groups with KV transfer between them and "
+                "a router in front; unset: one instance serves both."
+            )
+        ),
+    ] = None
     allow: Annotated[
         list[FindingId],
         Field(

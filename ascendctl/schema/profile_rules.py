@@ -6,10 +6,14 @@ of a hardware family (dtypes, fewest devices) are matrix facts and live in the `
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
+from typing import Any
 
-from ascendctl.core.findings import Finding, Outcome, evaluate, passed, problem, rule, skipped
+from ascendctl.core.errors import UserInputError
+from ascendctl.core.findings import RULES, Finding, Outcome, evaluate, passed, problem, rule, skipped
 from ascendctl.core.yamlio import KeyPath
+from ascendctl.schema.instances import instance_profile, place
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.secrets import API_KEY_VAR, inline_secret_env, secret_flags
 from ascendctl_engine import typed_fields
@@ -18,7 +22,52 @@ from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
 
 
 def profile_findings(profile: Profile) -> list[Finding]:
-    return evaluate("profile", profile)
+    """Every `profile.*` finding. A disaggregated profile is judged instance by instance (each as it is planned:
+    its role's overrides, its nodes, its devices), once per distinct finding; a layout that cannot be placed is
+    the one finding `profile.disaggregation.placement`."""
+    if profile.disaggregation is None:
+        return evaluate("profile", profile)
+    placed = RULES["profile.disaggregation.placement"].findings(profile)
+    if any(f.status == "fail" for f in placed):
+        return placed
+    out: dict[tuple[str, str], Finding] = {(f.id, f.message): f for f in placed}
+    for one in place(profile):
+        overrides = _overridden(profile, one.role)
+        for f in evaluate("profile", instance_profile(profile, one)):
+            at = f.at
+            if at and at[0] == "engine" and tuple(at[1:]) in overrides:
+                at = ("disaggregation", one.role, *at)
+            message = f"{one.role}: {f.message}" if f.status in ("fail", "warn") else f.message
+            out.setdefault((f.id, message), dataclasses.replace(f, at=at, message=message))
+    return list(out.values())
+
+
+def _overridden(profile: Profile, role: str) -> set[tuple[str, ...]]:
+    """The engine paths a role group writes (prefixes included), to locate a finding where it was written."""
+    assert profile.disaggregation is not None
+    group = getattr(profile.disaggregation, role)
+    paths: set[tuple[str, ...]] = set()
+
+    def walk(data: Mapping[str, Any], prefix: tuple[str, ...]) -> None:
+        for key, value in data.items():
+            paths.add((*prefix, key))
+            if isinstance(value, Mapping):
+                walk(value, (*prefix, key))
+
+    if group.engine is not None:
+        walk(group.engine.model_dump(exclude_unset=True), ())
+    return paths
+
+
+@rule("profile.disaggregation.placement", "error", "The prefill and decode groups fill the target's nodes")
+def placement(p: Profile) -> Outcome:
+    if p.disaggregation is None:
+        return skipped("one instance")
+    try:
+        placed = place(p)
+    except UserInputError as exc:
+        return problem(str(exc), at=("disaggregation",))
+    return passed(", ".join(f"{one.name} on node(s) {', '.join(map(str, one.hosts))}" for one in placed))
 
 
 # --- target ----------------------------------------------------------------------------------------

@@ -40,3 +40,9 @@ def models_dir(root: Path | None = None) -> Path:
 
 def cache_dir(root: Path | None = None) -> Path:
     return (root or data_dir()) / "cache"
+
+
+def kv_shared_dir(deployment: str, root: Path | None = None) -> Path:
+    """Where a prefill/decode deployment's shared-storage connector passes KV blocks (`disaggregation.connector:
+    shared-storage` without a `shared_storage_path`)."""
+    return (root or data_dir()) / "kv-shared" / deployment

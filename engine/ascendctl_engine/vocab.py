@@ -179,3 +179,16 @@ KvCacheDtype = Literal[
 def either(names: Sequence[str]) -> str:
     """`a2, a3, 300i-duo or 950`: a vocabulary spelled out for a message."""
     return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+# Prefill/decode disaggregation: the KV connector families a profile names (`disaggregation.connector`). Each
+# release spells them with the connector names it registers (adapters/kv_transfer.py): mooncake →
+# MooncakeConnectorV1, mooncake-layerwise → MooncakeLayerwiseConnector, mooncake-hybrid → MooncakeHybridConnector,
+# llmdatadist → LLMDataDistCMgrConnector (vllm-ascend); shared-storage → vLLM's own SharedStorageConnector /
+# ExampleConnector (a connector through a shared directory, what runs on the CPU build).
+KvConnectorKind = Literal["mooncake", "mooncake-layerwise", "mooncake-hybrid", "llmdatadist", "shared-storage"]
+KV_CONNECTOR_KINDS: tuple[KvConnectorKind, ...] = get_args(KvConnectorKind)
+# The two roles of a disaggregated deployment, in the order they are planned and placed on nodes.
+PdRole = Literal["prefill", "decode"]
+PD_ROLES: tuple[PdRole, ...] = get_args(PdRole)
+RouterPolicy = Literal["round-robin"]

@@ -37,10 +37,15 @@ def test_plan_json_contract_for_every_curated_profile(profile: Path) -> None:
     assert isinstance(data["warnings"], list) and isinstance(data["provenance"], dict)
     # schema 3: instances (typed settings) and services; accepted failures by id, no `unsupported` strings
     assert data["schema"] == 3 and "lint" not in data and "unsupported" not in data
-    [instance] = data["instances"]
-    assert instance["role"] == "serve" and instance["nodes"] == [n["node"] for n in data["layout"]]
-    assert instance["settings"]["graph_mode"]["value"] == data["settings"]["engine.graph.mode"]["value"]
-    assert data["services"] == [] and isinstance(data["allowed"], list)
+    if "disaggregation:" in profile.read_text():  # instances per role and a router: tests/test_disaggregation.py
+        assert {i["role"] for i in data["instances"]} == {"prefill", "decode"}
+        assert [s["kind"] for s in data["services"]] == ["pd-router"]
+    else:
+        [instance] = data["instances"]
+        assert instance["role"] == "serve" and instance["nodes"] == [n["node"] for n in data["layout"]]
+        assert instance["settings"]["graph_mode"]["value"] == data["settings"]["engine.graph.mode"]["value"]
+        assert data["services"] == []
+    assert isinstance(data["allowed"], list)
     for finding in data["findings"]:
         assert set(finding) == {"id", "severity", "status", "title", "message", "fix", "source"}
         # plan.* rules, and the profile's own warn-level findings (profile.*), which the plan carries

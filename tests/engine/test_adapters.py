@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from ascendctl_engine.adapters import EngineIntent, HardwareTraits, LoadedModel, plan_commands
-from ascendctl_engine.adapters.builder import deep_merge
 from ascendctl_engine.adapters.intent import SECTIONS, intent_from_sections
+from ascendctl_engine.mapping import deep_merge
 from ascendctl_engine.spec import NodeAddress, NodeRankBase, SecretRef
 
 VLLM_OF = {  # vllm-ascend → vLLM, as in the support matrix (vllm-ascend versioning_policy.md)

@@ -25,6 +25,7 @@ JSON_FLAGS = {
     "--hf-overrides",
     "--limit-mm-per-prompt",
     "--structured-outputs-config",
+    "--kv-transfer-config",
 }
 MODEL = "<model>"
 
@@ -35,8 +36,7 @@ def parse_shell(text: str) -> tuple[dict[str, str], list[str]]:
     joined = text.replace("\\\n", " ")
     env: dict[str, str] = {}
     argv: list[str] = []
-    for line in joined.splitlines():
-        line = line.strip()
+    for line in _statements(joined):
         if line.startswith("export "):
             name, _, value = line[len("export ") :].partition("=")
             env[name] = shlex.split(value)[0] if value else ""
@@ -47,6 +47,21 @@ def parse_shell(text: str) -> tuple[dict[str, str], list[str]]:
                 env[name] = value
             argv = words
     return env, argv
+
+
+def _statements(text: str) -> list[str]:
+    """Lines, with a quoted word that spans lines (a JSON value written over several) kept in one statement."""
+    out: list[str] = []
+    pending = ""
+    for line in text.splitlines():
+        pending = f"{pending}\n{line}" if pending else line
+        try:
+            shlex.split(pending)
+        except ValueError:
+            continue  # an open quote: the statement goes on
+        out.append(pending.strip())
+        pending = ""
+    return out
 
 
 def flag_map(argv: list[str] | tuple[str, ...]) -> dict[str, Any]:
@@ -128,6 +143,7 @@ class Tutorial:
     source: str  # where the command comes from
     text: str  # the documented env exports + command, placeholders filled in
     node: int = 0
+    instance: str = "serve"  # which instance of the plan (prefill-0, decode-0, … for a prefill/decode profile)
     # Every other difference, with the reason it is expected: flag or env name → reason.
     expected: dict[str, str] = field(default_factory=dict)
     expected_env: dict[str, str] = field(default_factory=dict)
@@ -1336,6 +1352,188 @@ vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct --tensor-parallel-size 4 --max-model
     warnings=("doesn't work with this release",),
 )
 
+
+# ----------------------------------------------------------------------------------------------------
+# Prefill/decode disaggregation: one profile, an instance per role; each instance's command against the tutorial's.
+
+_LLMDD_TEXT = """
+export ASCEND_RT_VISIBLE_DEVICES={device}
+export HCCL_IF_IP=192.0.0.1  # node ip
+export GLOO_SOCKET_IFNAME="eth0"  # network card name
+export TP_SOCKET_IFNAME="eth0"
+export HCCL_SOCKET_IFNAME="eth0"
+export DISAGGREGATED_PREFILL_RANK_TABLE_PATH="/path/to/your/generated/ranktable.json"
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=10
+export VLLM_ASCEND_LLMDD_RPC_PORT={rpc}
+
+vllm serve /model/Qwen2.5-VL-7B-Instruct  \\
+  --host 0.0.0.0 \\
+  --port {port} \\
+  --tensor-parallel-size 1 \\
+  --no-enable-prefix-caching \\
+  --seed 1024 \\
+  --served-model-name qwen25vl \\
+  --max-model-len 40000  \\
+  --max-num-batched-tokens 40000  \\
+  --trust-remote-code \\
+  --gpu-memory-utilization 0.9  \\
+  --kv-transfer-config  \\
+  '{{"kv_connector": "LLMDataDistCMgrConnector",
+    "kv_buffer_device": "npu",
+    "kv_role": "{role}",
+    "kv_parallel_size": 1,
+    "kv_port": "20001",
+    "engine_id": "0",
+    "kv_connector_module_path": "vllm_ascend.distributed.llmdatadist_c_mgr_connector"
+  }}'
+"""
+_LLMDD_KV = (
+    "kv_port as the int vLLM's KVTransferConfig.kv_port is (the tutorial's string is coerced); no "
+    "kv_connector_module_path: v0.11.0 registers its connectors at start-up (the `ascend_kv_connector` entry point, "
+    "v0.11.0:setup.py:396, key table kv_connectors registered_by entry-point)"
+)
+_OWN_ENGINE_ID = "; engine_id 1: every instance gets its own (the connectors match peers by engine id)"
+LLMDATADIST_V0110 = [
+    Tutorial(
+        id=f"qwen2.5-vl-7b-pd-llmdatadist-{role}-a2-v0.11.0",
+        profile=FIXTURES / "qwen2.5-vl-7b-pd-llmdatadist-a2-v0110.yaml",
+        source=f"v0.11.0:docs/source/tutorials/single_node_pd_disaggregation_llmdatadist.md:{line}",
+        text=_LLMDD_TEXT.format(device=device, rpc=rpc, port=port, role=kv_role),
+        instance=f"{role}-0",
+        expected={
+            "--tensor-parallel-size": "TP 1 is vLLM's default; ascendctl emits parallel sizes above 1 only",
+            "--kv-transfer-config": _LLMDD_KV + (_OWN_ENGINE_ID if role == "decode" else ""),
+        },
+    )
+    for role, kv_role, device, rpc, port, line in (
+        ("prefill", "kv_producer", 0, 5959, 13700, 77),
+        ("decode", "kv_consumer", 1, 5979, 13701, 114),
+    )
+]
+
+_GLM52_PD_TEXT = """
+export HCCL_IF_IP={ip}
+export GLOO_SOCKET_IFNAME=eth0
+export TP_SOCKET_IFNAME=eth0
+export HCCL_SOCKET_IFNAME=eth0
+
+export VLLM_ASCEND_ENABLE_NZ=1
+export HCCL_OP_EXPANSION_MODE="AIV"
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=20
+export HCCL_BUFFSIZE=768
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export VLLM_WORKER_MULTIPROC_METHOD=spawn
+export TASK_QUEUE_ENABLE=1
+export VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT=480
+
+vllm serve /models/GLM-5.2-w8a8 \\
+  --seed 1024 \\
+  --host 0.0.0.0 \\
+  --port {port} \\
+  --served-model-name glm-52 \\
+  --max-model-len 1024000 \\
+  --max-num-batched-tokens {batched} \\
+  --gpu-memory-utilization {util} \\
+  {server_role_args} \\
+  --max-num-seqs {seqs} \\
+  --data-parallel-size 4 \\
+  --data-parallel-size-local 2 \\
+  --data-parallel-start-rank {start} \\
+  --data-parallel-address {head} \\
+  --data-parallel-rpc-port {rpc} \\
+  --pipeline-parallel-size 1 \\
+  --tensor-parallel-size 8 \\
+  --prefill-context-parallel-size 1 \\
+  --decode-context-parallel-size 8 \\
+  --cp-kv-cache-interleave-size 128 \\
+  {graph} \\
+  --additional-config '{additional}' \\
+  --speculative-config '{{"num_speculative_tokens": {spec}, "method": "deepseek_mtp", "enforce_eager": true}}' \\
+  --quantization ascend \\
+  --enable-expert-parallel \\
+  --safetensors-load-strategy prefetch \\
+  --kv-transfer-config \\
+  '{{"kv_connector": "MooncakeConnectorV1",
+    "kv_role": "{kv_role}",
+    "kv_port": "{kv_port}",
+    "engine_id": "{engine_id}",
+    "kv_connector_extra_config": {{
+      "use_ascend_direct": true,
+      "prefill": {{
+        "dp_size": 4,
+        "tp_size": 8
+      }},
+      "decode": {{
+        "dp_size": 4,
+        "tp_size": 8
+      }}
+    }}
+  }}'
+"""
+_GLM52_KV = (
+    "kv_port 36000/36100 instead of the tutorial's 30000/30100: on 16-NPU A3 nodes Mooncake's transport picks random "
+    "ports below 36000 (the release's own kv_port guide, rule plan.pd.kv-port-range), and an int as "
+    "KVTransferConfig.kv_port is; no use_ascend_direct: v0.25.1rc1 reads no such key (unread since v0.12.0rc1)"
+)
+_GLM52_ADDITIONAL = (
+    "the typed switches' spellings: scheduler_config.recompute_scheduler_enable (v0.25.1rc1 deprecates the top-level "
+    "key), fuse_muls_add under ascend_compilation_config (where v0.25.1rc1 reads it); enable_sparse_sfa_c8 and "
+    "enable_sparse_li_c8 left out: v0.25.1rc1 reads neither (read by v0.23.0rc1 … v0.23.0.post1 only)"
+)
+
+
+def _glm52_additional(fc1: str) -> str:
+    """The tutorial's `--additional-config` (v0.25.1rc1:docs/source/tutorials/models/GLM5.2.md:1300,1371): the same
+    keys on both roles, FlashComm1 and DSA context parallel on for prefill only."""
+    on = fc1 == "true"
+    return json.dumps(
+        {
+            "enable_flashcomm1": on, "enable_dsa_cp": on,
+            "ascend_compilation_config": {"enable_npugraph_ex": True, "enable_static_kernel": False},
+            "fuse_muls_add": True, "multistream_overlap_shared_expert": True, "enable_mc2_hierarchy_comm": False,
+            "enable_sparse_sfa_c8": True, "enable_sparse_li_c8": True, "enable_cpu_binding": True,
+            "recompute_scheduler_enable": True,
+        }
+    )  # fmt: skip
+
+
+_FULL_DECODE_ONLY = """--compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}'"""
+_GLM52_DEFAULTS = "vLLM's default; ascendctl emits it only when it differs"
+GLM52_PD = [
+    Tutorial(
+        id=f"glm-5.2-pd-{role}-node{node}-a3-v0.25.1rc1",
+        profile=PROFILES / "glm-5-2-pd-a3.yaml",
+        source=f"v0.25.1rc1:docs/source/tutorials/models/GLM5.2.md:{line}",
+        text=_GLM52_PD_TEXT.format(
+            ip=ip, port=port, batched=batched, util=util, seqs=seqs, start=2 * node, head=head, rpc=rpc,
+            server_role_args="--headless" if node else "--api-server-count 1", graph=graph,
+            additional=_glm52_additional(fc1), spec=spec,
+            kv_role=kv_role, kv_port=30000 if role == "prefill" else 30100, engine_id=0 if role == "prefill" else 1,
+        ),
+        node=node,
+        instance=f"{role}-0",
+        expected={
+            "--kv-transfer-config": _GLM52_KV,
+            "--additional-config": _GLM52_ADDITIONAL,
+            "--pipeline-parallel-size": _GLM52_DEFAULTS,
+            "--prefill-context-parallel-size": _GLM52_DEFAULTS,
+            "--speculative-config": _DEEPSEEK_MTP,
+            **({"--data-parallel-start-rank": "the head's start rank 0 is vLLM's default"} if node == 0 else {}),
+            **({"--api-server-count": "one API server is vLLM's default"} if node == 0 else {}),
+            **({"--host": "a headless node serves no API", "--port": "a headless node serves no API"} if node else {}),
+        },
+        expected_env={"VLLM_HOST_IP": "each node's own address, which the tutorial leaves vLLM to find"},
+    )
+    for role, node, ip, head, port, batched, util, seqs, rpc, graph, fc1, spec, kv_role, line in (
+        ("prefill", 0, "192.0.2.10", "192.0.2.10", 9081, 16384, 0.75, 8, 16591, "--enforce-eager", "true", 1, "kv_producer", 1261),  # noqa: E501
+        ("prefill", 1, "192.0.2.11", "192.0.2.10", 9081, 16384, 0.75, 8, 16591, "--enforce-eager", "true", 1, "kv_producer", 1261),  # noqa: E501
+        ("decode", 0, "192.0.2.20", "192.0.2.20", 9900, 128, 0.93, 32, 16600, _FULL_DECODE_ONLY, "false", 3, "kv_consumer", 1332),  # noqa: E501
+        ("decode", 1, "192.0.2.21", "192.0.2.20", 9900, 128, 0.93, 32, 16600, _FULL_DECODE_ONLY, "false", 3, "kv_consumer", 1332),  # noqa: E501
+    )
+]  # fmt: skip
+
 TUTORIALS: list[Tutorial] = [
     QWEN3_32B_W8A8,
     QWEN3_32B_W4A4,
@@ -1360,4 +1558,6 @@ TUTORIALS: list[Tutorial] = [
     SERVE_HY3_PREVIEW,
     *CURATED_TUTORIALS,
     QWEN3_NEXT_V0102,
+    *LLMDATADIST_V0110,
+    *GLM52_PD,
 ]

@@ -20,9 +20,9 @@ from ascendctl_engine.adapters import (
     eras_for,
     plan_commands,
 )
-from ascendctl_engine.adapters.builder import deep_merge
 from ascendctl_engine.adapters.eras import REGISTRY
 from ascendctl_engine.adapters.intent import SECTIONS, intent_from_sections
+from ascendctl_engine.mapping import deep_merge
 
 MATRIX = load_matrix()
 ROWS = MATRIX.releases

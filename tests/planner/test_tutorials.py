@@ -21,7 +21,7 @@ from ascendctl.schema.loader import load_profile
 
 def _planned(t: Tutorial):  # type: ignore[no-untyped-def]
     plan = plan_profile(load_profile(t.profile))
-    return plan, plan.command_for(t.node)
+    return plan, plan.instance(t.instance).commands[t.node]
 
 
 @pytest.mark.parametrize("tutorial", TUTORIALS, ids=[t.id for t in TUTORIALS])

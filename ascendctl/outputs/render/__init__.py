@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ascendctl.core.errors import UserInputError
-from ascendctl.outputs.render import compose, kubernetes, shell, systemd
+from ascendctl.outputs.render import compose, disaggregated, kserve, kubernetes, shell, systemd
 from ascendctl.outputs.render.options import RenderedFile, RenderOptions
-from ascendctl.outputs.targets import TARGETS, Target, find_target, render_overrides
+from ascendctl.outputs.targets import TARGETS, TARGETS_BY_NAME, Target, find_target, render_overrides
 
 if TYPE_CHECKING:
     from ascendctl.plan.types import Plan
@@ -55,6 +55,7 @@ _FUNCTIONS: dict[str, RenderFunction] = {
     "compose": compose.render,
     "systemd": systemd.render,
     "script": shell.render_script,
+    "kserve": kserve.render,
 }
 RENDERERS: dict[str, Renderer] = {name: Renderer(find_target(name), _FUNCTIONS[name]) for name in TARGETS}
 
@@ -66,6 +67,11 @@ def renderer(name: str) -> Renderer:
 def render(plan: Plan, target: str, options: RenderOptions) -> list[RenderedFile]:
     """The files for `target`. Pure: nothing is written here."""
     chosen = renderer(target)
+    if plan.disaggregated and not chosen.target.renders_instances:
+        raise UserInputError(
+            f"--target {target} does not render a prefill/decode deployment yet: use "
+            f"{', '.join(t.name for t in TARGETS_BY_NAME.values() if t.renders_instances)}"
+        )
     if not chosen.target.resolves_addresses:
         missing = unresolved_addresses(plan)
         if missing:
@@ -73,6 +79,8 @@ def render(plan: Plan, target: str, options: RenderOptions) -> list[RenderedFile
             raise UserInputError(
                 f"--target {target} writes node addresses literally: set {fields} (only `--target k8s` fills them in)"
             )
+    if plan.disaggregated and not chosen.target.whole_plan:
+        return disaggregated.render(plan, chosen.name, chosen.function, options)
     return chosen.render(plan, options)
 
 

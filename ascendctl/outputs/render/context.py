@@ -48,6 +48,8 @@ ASCEND_HOST_MOUNTS = (
     ("ascend-driver-version", "/usr/local/Ascend/driver/version.info"),
     ("ascend-install-info", "/etc/ascend_install.info"),
 )
+# Where the engines read the NPU NICs' addresses (multi-node HCCL, Mooncake): mounted read-only when the plan says so.
+HCCN_CONF_MOUNT = ("hccn-conf", "/etc/hccn.conf")
 ASCEND_CONTROL_DEVICES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
 MODEL_CACHE = "/root/.cache"
 SHM = "/dev/shm"  # noqa: S108 - the container's shared-memory mount point, not a temporary file
@@ -139,7 +141,8 @@ def _device_resources(
     if d.backend == "npu":
         per_server = engine.devices_per_server or engine.devices_per_node
         device_paths = (*(f"/dev/davinci{i}" for i in range(per_server)), *ASCEND_CONTROL_DEVICES)
-        return device_paths, options.resource_name or DEFAULT_RESOURCE[d.hardware or "a2"], ASCEND_HOST_MOUNTS
+        mounts = (*ASCEND_HOST_MOUNTS, HCCN_CONF_MOUNT) if d.hccn_conf else ASCEND_HOST_MOUNTS
+        return device_paths, options.resource_name or DEFAULT_RESOURCE[d.hardware or "a2"], mounts
     if d.backend == "cuda":
         return (), options.resource_name or CUDA_RESOURCE, ()
     return (), None, ()

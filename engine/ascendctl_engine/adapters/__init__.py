@@ -20,6 +20,7 @@ from ascendctl_engine.adapters import eplb as _eplb
 from ascendctl_engine.adapters import graph as _graph
 from ascendctl_engine.adapters import install as _install
 from ascendctl_engine.adapters import kv_cache as _kv_cache
+from ascendctl_engine.adapters import kv_transfer as _kv_transfer
 from ascendctl_engine.adapters import model as _model
 from ascendctl_engine.adapters import parallel as _parallel
 from ascendctl_engine.adapters import scheduler as _scheduler
@@ -40,6 +41,7 @@ _TOPIC_MODULES = (
     _scheduler,
     _speculative,
     _kv_cache,
+    _kv_transfer,
     _serving,
     _env,
     _ascend_switches,

@@ -87,6 +87,18 @@ class SwitchEra:
         return self.first if self.first == self.last else f"{self.first} … {self.last}"
 
 
+def _decode_instance(intent: EngineIntent, what: str) -> str | None:
+    """None on a decode instance of a prefill/decode deployment; else why `what` is out of place here."""
+    kv = intent.kv_transfer
+    if kv is not None and kv.role == "decode":
+        return None
+    where = "this plan has no `disaggregation`" if kv is None else f"this is a {kv.role} instance"
+    return (
+        f"vllm-ascend documents {what} for the decode instances of a prefill/decode-disaggregated deployment only "
+        f"(additional_config.md); {where}"
+    )
+
+
 @dataclass(frozen=True)
 class Switch:
     field: str  # the `engine.ascend` field and `AscendIntent` attribute
@@ -387,8 +399,7 @@ SWITCHES: tuple[Switch, ...] = (
                 ),
             ),
         ),
-        advice="vllm-ascend documents the recompute scheduler for the decode nodes of a prefill/decode-disaggregated "
-        "deployment only (additional_config.md); ascendctl plans no such roles",
+        needs=lambda intent: _decode_instance(intent, "the recompute scheduler"),
     ),
     Switch(
         "shared_expert_dp",

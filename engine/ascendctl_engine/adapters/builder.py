@@ -18,6 +18,7 @@ from ascendctl_engine.adapters.intent import EngineIntent, secret_ref
 from ascendctl_engine.adapters.parser_snapshot import ItemSchema
 from ascendctl_engine.argv_items import parse_args
 from ascendctl_engine.flags import canonical_flag, flag_tokens
+from ascendctl_engine.mapping import deep_merge
 from ascendctl_engine.spec import (
     EngineCommand,
     Joined,
@@ -89,24 +90,6 @@ def _str(value: int | float | str) -> str:
     if isinstance(value, bool):
         raise TypeError("boolean flags take no value")
     return str(value)
-
-
-def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any], path: str = "") -> tuple[dict[str, Any], list[str]]:
-    """`over` merged into `base` (mappings recursively; `over` wins). Returns the merge and the dotted
-    paths of `base` leaves that `over` replaced with a different value."""
-    out = dict(base)
-    replaced: list[str] = []
-    for key, value in over.items():
-        here = f"{path}.{key}" if path else str(key)
-        if key in out and isinstance(out[key], Mapping) and isinstance(value, Mapping):
-            merged, more = deep_merge(out[key], value, here)
-            out[key] = merged
-            replaced += more
-        else:
-            if key in out and out[key] != value:
-                replaced.append(here)
-            out[key] = value
-    return out, replaced
 
 
 def _set_path(target: dict[str, Any], path: Sequence[str], value: Any) -> None:

@@ -10,10 +10,10 @@ from typing import Any
 
 from ascendctl_engine.adapters import plan_commands
 from ascendctl_engine.adapters.ascend_switches import SWITCH_FIELDS
-from ascendctl_engine.adapters.builder import deep_merge
 from ascendctl_engine.adapters.eras import REGISTRY, TOPICS
 from ascendctl_engine.adapters.intent import EngineIntent, HardwareTraits, LoadedModel, intent_from_sections
 from ascendctl_engine.flags import canonical_flag
+from ascendctl_engine.mapping import deep_merge
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,8 @@ TOPICS: tuple[str, ...] = (
     "speculative",  # adapters/speculative.py
     "kv-cache",  # adapters/kv_cache.py
     "serving",  # tool calling, chat template, LoRA, context parallel (adapters/serving.py)
+    "pd-router",  # data: the router a release offers in front of prefill/decode instances (adapters/kv_transfer.py)
+    "kv-transfer",  # disaggregation: --kv-transfer-config and the connector's env (adapters/kv_transfer.py)
     "lora-modules",  # data: the JSON object a `--lora-modules` item may be (the argv replay asks; no flags)
     "reasoning",
     "multimodal",

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
+from ascendctl_engine.pd import KvTransfer
 from ascendctl_engine.sections.deployment import (
     EngineSpec,
     ModelSpec,
@@ -102,6 +103,7 @@ class EngineIntent:
     nodes: tuple[NodeIntent, ...] = (NodeIntent(0),)
     cpu_cores: int | None = None  # logical CPUs of the host, when probed (CPU backend thread binding)
     supervision: Supervision | None = None  # carried onto every command (the planner fills it from the profile)
+    kv_transfer: KvTransfer | None = None  # set on the instances of a prefill/decode deployment
     sources: Mapping[str, str] = field(default_factory=dict)
 
     @property

@@ -22,6 +22,7 @@ exec docker run --rm --name deepseek-r1-w8a8-2node-a2-node0 \
   -v /usr/local/Ascend/driver/lib64:/usr/local/Ascend/driver/lib64:ro \
   -v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info:ro \
   -v /etc/ascend_install.info:/etc/ascend_install.info:ro \
+  -v /etc/hccn.conf:/etc/hccn.conf:ro \
   -v /root/.cache:/root/.cache \
   -e PYTORCH_NPU_ALLOC_CONF=expandable_segments:True \
   -e TASK_QUEUE_ENABLE=1 \

@@ -1,0 +1,22 @@
+"""What the `plan.pd.*` rules see of a prefill/decode deployment as a whole (`ascendctl.plan.pd_rules`); every
+instance's `PlanFacts` carries the same `PdFacts`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ascendctl.schema.instances import Placement
+from ascendctl.schema.profile import Profile
+
+
+@dataclass(frozen=True)
+class PdFacts:
+    """The whole layout: each instance's placement and the profile it is planned from, the router's port."""
+
+    connector: str
+    placements: tuple[Placement, ...]
+    profiles: Mapping[str, Profile]  # instance name → its profile
+    router_port: int
+    devices_per_node: int
+    hybrid: bool  # the model mixes attention with linear-attention / SSM layers

@@ -1,0 +1,136 @@
+"""`plan.pd.*` rules: a prefill/decode deployment as a whole (every instance's `PlanFacts` carries the same
+`PdFacts`; the planner keeps one finding per distinct message).
+
+- ports: on each host no two instances (nor the router) share a port or a port range: API, data-parallel RPC, the
+  KV ports an instance binds (Mooncake: `kv_port` … `kv_port + devices`, vllm-ascend PR #6455 and
+  v0.25.1rc1:docs/source/tutorials/features/pd_disaggregation_mooncake_multi_node.md:"kv_port Configuration Guide"),
+  LLMDataDist's RPC ports (its base + the instance's ranks);
+- Mooncake's transport picks random ports in [20000, 20000 + 1000 × NPUs per node): KV ports must stay above it
+  (same guide: kv_port ≥ 28000 on 8-NPU, ≥ 36000 on 16-NPU nodes);
+- speculative tokens across roles: 1 on prefill and ≥ 1 on decode; equal for hybrid linear-attention models
+  (same guide, the note under run_dp_template.sh);
+- every instance runs on a contiguous device range.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from ascendctl.core.findings import Outcome, passed, problem, rule, skipped
+from ascendctl.plan.pd_facts import PdFacts
+from ascendctl.plan.plan_rules import PlanFacts
+from ascendctl_engine.pd import SIZED, rpc_port_span
+
+PD_GUIDE = "v0.25.1rc1:docs/source/tutorials/features/pd_disaggregation_mooncake_multi_node.md"
+MOONCAKE_RANDOM_BASE = 20000  # AscendDirectTransport's random ports start here …
+MOONCAKE_RANDOM_PER_NPU = 1000  # … and span this many per NPU of the node (vllm-ascend PR #6455)
+
+
+def _pd(f: PlanFacts) -> PdFacts | None:
+    return f.pd
+
+
+def _bindings(pd: PdFacts) -> dict[int, list[tuple[str, int, int]]]:
+    """host → (who, first port, last port) of everything bound there."""
+    out: dict[int, list[tuple[str, int, int]]] = {0: [("the router", pd.router_port, pd.router_port)]}
+    for p in pd.placements:
+        head = p.hosts[0]
+        out.setdefault(head, []).append((f"{p.name} API", p.port, p.port))
+        out[head].append((f"{p.name} data-parallel RPC", p.dp_rpc_port, p.dp_rpc_port))
+        for host in p.hosts:
+            if pd.connector in SIZED:
+                out.setdefault(host, []).append((f"{p.name} KV", p.kv_port, p.kv_port + p.devices))
+            elif pd.connector == "llmdatadist":
+                last = p.rpc_port + rpc_port_span(p.devices) - 1
+                out.setdefault(host, []).append((f"{p.name} LLMDataDist RPC", p.rpc_port, last))
+    return out
+
+
+@rule("plan.pd.ports", "error", "No two instances on a host share a port", source=PD_GUIDE)
+def ports(f: PlanFacts) -> Outcome:
+    pd = _pd(f)
+    if pd is None:
+        return skipped("not disaggregated")
+    clashes = []
+    for host, bound in sorted(_bindings(pd).items()):
+        ordered = sorted(bound, key=lambda b: b[1])
+        for (a, _, a_last), (b, b_first, _) in itertools.pairwise(ordered):
+            if b_first <= a_last:
+                clashes.append(f"node {host}: {a} and {b} both use port {b_first}")
+    if clashes:
+        return problem(
+            "; ".join(clashes),
+            "give the groups distinct first ports (disaggregation.<role>.port / dp_rpc_port), or leave them unset "
+            "for the planned ones",
+            at=("disaggregation",),
+        )
+    return passed(f"{sum(len(b) for b in _bindings(pd).values())} ports and ranges, none shared on a host")
+
+
+@rule("plan.pd.kv-port-range", "error", "Mooncake KV ports stay above the transport's random range", source=PD_GUIDE)
+def kv_port_range(f: PlanFacts) -> Outcome:
+    pd = _pd(f)
+    if pd is None or pd.connector not in SIZED:
+        return skipped("no Mooncake connector")
+    floor = MOONCAKE_RANDOM_BASE + MOONCAKE_RANDOM_PER_NPU * pd.devices_per_node
+    low = min(p.kv_port for p in pd.placements)
+    if low < floor:
+        return problem(
+            f"disaggregation.kv_port {low}: Mooncake's AscendDirectTransport picks random ports in "
+            f"[{MOONCAKE_RANDOM_BASE}, {floor}) on {pd.devices_per_node}-NPU nodes, so a KV port there collides now "
+            "and then ('zmq.error.ZMQError: Address already in use')",
+            f"set disaggregation.kv_port to {floor} or more",
+            at=("disaggregation", "kv_port"),
+        )
+    return passed(f"KV ports from {low}, above Mooncake's random range (< {floor})")
+
+
+@rule("plan.pd.speculative", "error", "Speculative tokens agree across prefill and decode", source=PD_GUIDE)
+def speculative(f: PlanFacts) -> Outcome:
+    pd = _pd(f)
+    if pd is None:
+        return skipped("not disaggregated")
+    by_role: dict[str, int] = {}
+    for p in pd.placements:
+        spec = pd.profiles[p.name].engine.speculative
+        by_role.setdefault(p.role, spec.num_tokens if spec is not None else 0)
+    pre, dec = by_role.get("prefill", 0), by_role.get("decode", 0)
+    if not pre and not dec:
+        return skipped("no speculative decoding")
+    at = ("disaggregation",)
+    if pd.hybrid:
+        if pre != dec:
+            return problem(
+                f"speculative tokens: prefill {pre}, decode {dec}; a hybrid linear-attention model needs the same "
+                "number on both roles",
+                "set the same engine.speculative.num_tokens for prefill and decode",
+                at=at,
+            )
+        return passed(f"{pre} speculative tokens on both roles (hybrid model)")
+    if pre != 1 or dec < 1:
+        return problem(
+            f"speculative tokens: prefill {pre}, decode {dec}; prefill proposes exactly 1 and decode at least 1",
+            "set disaggregation.prefill.engine.speculative.num_tokens: 1 and decode's to 1 or more",
+            at=at,
+        )
+    return passed(f"prefill 1, decode {dec} speculative tokens")
+
+
+@rule("plan.pd.devices", "error", "Each instance runs on a contiguous device range")
+def contiguous_devices(f: PlanFacts) -> Outcome:
+    pd = _pd(f)
+    if pd is None:
+        return skipped("not disaggregated")
+    broken = []
+    for p in pd.placements:
+        mask = pd.profiles[p.name].target.visible_devices
+        if mask and mask != list(range(mask[0], mask[0] + len(mask))):
+            broken.append(f"{p.name} on devices {mask}")
+    if broken:
+        return problem(
+            f"{'; '.join(broken)}: an instance's devices must be one contiguous range (its ranks talk over "
+            "neighbouring links)",
+            "list target.visible_devices in order without gaps, or size the groups' devices to fall on contiguous ids",
+            at=("target", "visible_devices"),
+        )
+    return passed(f"{len(pd.placements)} instances, each on contiguous devices")
