@@ -17,7 +17,7 @@ loader, `read_model_config`, the prepared-model resolver).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -129,6 +129,11 @@ def profile_settings(profile: Profile) -> dict[str, Setting]:
     return out
 
 
+def _whole(prefix: str, name: str) -> bool:
+    """Whether a sub-object is one setting (set or not as a whole) rather than walked leaf by leaf."""
+    return name in ("speculative", "lora") or (prefix.startswith("disaggregation.") and name == "engine")
+
+
 def _walk(model: BaseModel, prefix: str) -> Iterator[tuple[str, Any, bool]]:
     for name in type(model).model_fields:
         value = getattr(model, name)
@@ -136,12 +141,10 @@ def _walk(model: BaseModel, prefix: str) -> Iterator[tuple[str, Any, bool]]:
         explicit = name in model.model_fields_set
         # Optional sub-objects (set or not as a whole) are one setting: their provenance is the object's. A role
         # group's `engine` is the overrides it writes, not a whole engine of defaults.
-        if isinstance(value, BaseModel) and prefix.startswith("disaggregation.") and name == "engine":
-            yield path, value.model_dump(exclude_unset=True), explicit
-        elif isinstance(value, BaseModel) and name not in ("speculative", "lora"):
-            yield from _walk(value, f"{path}.")
+        if isinstance(value, BaseModel) and _whole(prefix, name):
+            yield path, value.model_dump(exclude_unset=prefix.startswith("disaggregation.")), explicit
         elif isinstance(value, BaseModel):
-            yield path, value.model_dump(), explicit
+            yield from _walk(value, f"{path}.")
         elif isinstance(value, list) and value and isinstance(value[0], BaseModel):
             yield path, [v.model_dump() for v in value], explicit
         elif isinstance(value, dict) and any(isinstance(v, BaseModel) for v in value.values()):
@@ -823,6 +826,59 @@ def _merged_findings(planned: Sequence[_Planned]) -> tuple[Finding, ...]:
     return tuple(out)
 
 
+def _union(groups: Iterable[Sequence[str]]) -> tuple[str, ...]:
+    """Every text of every group, once each, in order."""
+    return tuple(dict.fromkeys(text for group in groups for text in group))
+
+
+def _warnings(model: ResolvedModel, planned: Sequence[_Planned], host_changes: Sequence[str]) -> tuple[str, ...]:
+    notes = _union(one.judged.notes for one in planned)
+    return _union([model.warnings, notes, host_changes, *(one.result.warnings for one in planned)])
+
+
+def _model_facts(profile: Profile, model: ResolvedModel, matrix: SupportMatrix, row: Release) -> ModelFacts:
+    return ModelFacts(
+        source=profile.model.source,
+        resolved=model.resolved,
+        family=model.family.id if model.family else None,
+        arch=model.traits.arch,
+        multimodal=model.traits.multimodal,
+        traits_from=model.traits.why,
+        config_path=model.config.path if model.config else None,
+        support_table=_support_table(matrix, model.family, row, profile.target.hardware),
+    )
+
+
+def _instance(one: _Planned, facts: ModelFacts) -> Instance:
+    return Instance(
+        one.unit.name,
+        one.unit.role,
+        one.layout,
+        one.result.commands,
+        one.engine,
+        facts,
+        env_sources=one.result.env_sources,
+        fit=one.fit,
+        fit_error=one.fit_error,
+    )
+
+
+def _deployment_settings(
+    profile: Profile, chosen: ReleaseChoice, model: ResolvedModel, planned: Sequence[_Planned]
+) -> dict[str, Setting]:
+    """The dotted view: the one instance's; for several, the profile's leaves as written and each instance's own
+    engine/model view under its name (`decode-0:engine.scheduler.max_num_seqs`)."""
+    if len(planned) == 1:
+        one = planned[0]
+        return _plan_settings(one.given, chosen, model, one.result, one.engine)
+    settings = dict(profile_settings(profile))
+    settings["release"] = Setting(chosen.row.version, chosen.why)
+    for one in planned:
+        view = _plan_settings(one.given, chosen, model, one.result, one.engine)
+        settings.update({f"{one.unit.name}:{k}": v for k, v in view.items() if k.startswith(("engine.", "model."))})
+    return settings
+
+
 def _assemble(
     profile: Profile,
     chosen: ReleaseChoice,
@@ -833,40 +889,10 @@ def _assemble(
 ) -> Plan:
     hardware, row = profile.target.hardware, chosen.row
     first = planned[0]
-    notes = [n for one in planned for n in one.judged.notes]
-    warnings = [*model.warnings, *notes, *_host_changes(matrix, row, host)]
-    warnings += [w for one in planned for w in one.result.warnings]
-    facts = ModelFacts(
-        source=profile.model.source,
-        resolved=model.resolved,
-        family=model.family.id if model.family else None,
-        arch=model.traits.arch,
-        multimodal=model.traits.multimodal,
-        traits_from=model.traits.why,
-        config_path=model.config.path if model.config else None,
-        support_table=_support_table(matrix, model.family, row, hardware),
-    )
-    instances = tuple(
-        Instance(
-            one.unit.name,
-            one.unit.role,
-            one.layout,
-            one.result.commands,
-            one.engine,
-            facts,
-            env_sources=one.result.env_sources,
-            fit=one.fit,
-            fit_error=one.fit_error,
-        )
-        for one in planned
-    )
-    settings = _plan_settings(first.given, chosen, model, first.result, first.engine)
-    if len(planned) > 1:  # each instance's own view under its name; the profile's leaves as written at the top
-        settings = dict(profile_settings(profile))
-        settings["release"] = Setting(row.version, chosen.why)
-        for one in planned:
-            view = _plan_settings(one.given, chosen, model, one.result, one.engine)
-            settings.update({f"{one.unit.name}:{k}": v for k, v in view.items() if k.startswith(("engine.", "model."))})
+    warnings = _warnings(model, planned, _host_changes(matrix, row, host))
+    facts = _model_facts(profile, model, matrix, row)
+    instances = tuple(_instance(one, facts) for one in planned)
+    settings = _deployment_settings(profile, chosen, model, planned)
     deployment = Deployment(
         name=profile.metadata.name,
         release=_release_pin(row, hardware, chosen.why),
@@ -875,14 +901,12 @@ def _assemble(
         model=facts,
         nodes=tuple(n for one in planned for n in one.layout),
         settings=settings,
-        warnings=tuple(dict.fromkeys(warnings)),
+        warnings=warnings,
         findings=_merged_findings(planned),
         hccn_conf=hccn_conf_reason(profile),
     )
     provenance = {"release": chosen.why, **_shared_or_named([(o.unit.name, o.result.provenance) for o in planned])}
-    eras: dict[str, str] = {}
-    for one in planned:
-        eras.update(one.result.eras)
+    eras = {topic: label for one in planned for topic, label in one.result.eras.items()}
     provenance.update({f"era:{topic}": label for topic, label in eras.items()})
     return Plan(
         deployment=deployment,
@@ -890,9 +914,9 @@ def _assemble(
         provenance=provenance,
         eras=eras,
         services=_services(profile, row, instances),
-        warnings=tuple(dict.fromkeys(warnings)),
-        allowed=tuple(dict.fromkeys(a for one in planned for a in one.judged.allowed)),
-        suggestions=tuple(dict.fromkeys(s for one in planned for s in one.verdict.suggestions)),
+        warnings=warnings,
+        allowed=_union(one.judged.allowed for one in planned),
+        suggestions=_union(one.verdict.suggestions for one in planned),
         fit=first.fit,
         fit_error=first.fit_error,
     )
