@@ -371,7 +371,7 @@ def test_jemalloc_is_preloaded_and_checked_for_shape(tmp_path: Path) -> None:
     profile = _profile(HEAD + f"release: v0.23.0\nengine:\n  ascend:\n    jemalloc: {JEMALLOC}\n", tmp_path)
     plan = plan_profile(profile)
     assert plan.commands[0].env["LD_PRELOAD"] == JEMALLOC
-    assert plan.env_sources[0]["LD_PRELOAD"].startswith("user: engine.ascend.jemalloc")
+    assert plan.serving.env_sources[0]["LD_PRELOAD"].startswith("user: engine.ascend.jemalloc")
     for bad in ("libjemalloc.so.2", "/a.so:/b.so", "/a b.so"):
         with pytest.raises(DocumentError):
             validate_profile_document(load_yaml_text(HEAD + f"engine:\n  ascend:\n    jemalloc: '{bad}'\n", "p.yaml"))

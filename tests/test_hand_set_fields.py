@@ -143,7 +143,7 @@ def test_the_curated_modelscope_profile_plans_the_tutorial_env() -> None:
     planned = plan_profile(load_profile(QWEN3_VL))
     command = planned.commands[0]
     assert command.argv[2] == "Qwen/Qwen3-VL-30B-A3B-Instruct" and command.env["VLLM_USE_MODELSCOPE"] == "True"
-    assert planned.env_sources[0]["VLLM_USE_MODELSCOPE"].startswith("user: model.source")
+    assert planned.serving.env_sources[0]["VLLM_USE_MODELSCOPE"].startswith("user: model.source")
 
 
 # ------------------------------------------------------------------------------ engine.memory.hccl_buffer_mb
@@ -262,7 +262,9 @@ def test_the_two_node_deepseek_profile_plans_the_tutorials_pcie_links() -> None:
     planned = plan_profile(load_profile(REPO / "profiles" / "deepseek-r1-w8a8-2node-a2.yaml"))
     for command in planned.commands:
         assert (command.env["HCCL_INTRA_PCIE_ENABLE"], command.env["HCCL_INTRA_ROCE_ENABLE"]) == ("1", "0")
-    assert planned.env_sources[0]["HCCL_INTRA_PCIE_ENABLE"].startswith("user: network.hccl.intra_node (v0.23.0:docs")
+    assert planned.serving.env_sources[0]["HCCL_INTRA_PCIE_ENABLE"].startswith(
+        "user: network.hccl.intra_node (v0.23.0:docs"
+    )
 
 
 # ------------------------------------------------------------------------------------------- runtime.timeouts

@@ -105,8 +105,8 @@ def test_node_env_is_set_after_runtime_env_with_provenance() -> None:
     head, worker = plan.commands
     assert head.env["HCCL_BUFFSIZE"] == "1024" and "EXTRA_ONE" not in head.env
     assert worker.env["HCCL_BUFFSIZE"] == "512" and worker.env["EXTRA_ONE"] == "x"
-    assert plan.env_sources[1]["EXTRA_ONE"] == "user: network.nodes[1].env.EXTRA_ONE"
-    why = plan.env_sources[1]["HCCL_BUFFSIZE"]
+    assert plan.serving.env_sources[1]["EXTRA_ONE"] == "user: network.nodes[1].env.EXTRA_ONE"
+    why = plan.serving.env_sources[1]["HCCL_BUFFSIZE"]
     assert why.startswith("user: network.nodes[1].env.HCCL_BUFFSIZE (replaces '1024': user: runtime.env")
 
 

@@ -232,7 +232,7 @@ def test_every_node_gets_the_runtime_secrets_as_references() -> None:
     assert worker.secret_env == {"HF_TOKEN": SecretRef(env="HUB_SRC"), "DB_PASS": SecretRef(file="/run/db key")}
     for command in plan.commands:
         assert "HF_TOKEN" not in command.env and command.display_env()["HF_TOKEN"] == REDACTED
-        sources = plan.env_sources[command.node]
+        sources = plan.serving.env_sources[command.node]
         assert sources["HF_TOKEN"] == "user: runtime.secrets.HF_TOKEN (env:HUB_SRC), read at launch"
     shown = plan.to_json()
     assert shown["nodes"][1]["secret_env"] == {"HF_TOKEN": "env:HUB_SRC", "DB_PASS": "file:/run/db key"}
@@ -247,7 +247,7 @@ def test_a_runtime_secret_replaces_a_planned_value_of_the_same_name() -> None:
     [command] = plan.commands
     assert "VLLM_CPU_KVCACHE_SPACE" not in command.env
     assert command.secret_env == {"VLLM_CPU_KVCACHE_SPACE": SecretRef(env="S")}
-    assert "replaces the planned value" in plan.env_sources[0]["VLLM_CPU_KVCACHE_SPACE"]
+    assert "replaces the planned value" in plan.serving.env_sources[0]["VLLM_CPU_KVCACHE_SPACE"]
 
 
 # --- runtime.secrets (item 2): rendered artifacts ----------------------------------------------------------

@@ -301,11 +301,6 @@ class Plan:
         return any(i.role != "serve" for i in self.instances)
 
     @property
-    def env_sources(self) -> Mapping[int, Mapping[str, str]]:
-        """Where each variable of the first instance's commands comes from, per node (see `Instance.env_sources`)."""
-        return self.serving.env_sources
-
-    @property
     def verdict_notes(self) -> tuple[str, ...]:
         """The verdicts that hold with a caveat (a matrix warning, an accepted failure): what a rendered file notes."""
         return tuple(

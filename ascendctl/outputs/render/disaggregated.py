@@ -172,10 +172,6 @@ def _compose_router(plan: Plan, service: Service, options: RenderOptions) -> lis
     return [RenderedFile("compose-router.yaml", dump_documents(header, [project]))]
 
 
-def _no_router(plan: Plan, service: Service, options: RenderOptions) -> list[RenderedFile]:
-    raise UserInputError("this target does not render a prefill/decode deployment")
-
-
 _ROUTERS: dict[str, Callable[[Plan, Service, RenderOptions], list[RenderedFile]]] = {
     "k8s": _k8s_router,
     "script": _script_router,

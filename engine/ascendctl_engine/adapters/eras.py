@@ -215,7 +215,7 @@ def eras_of(topic: str) -> list[Era]:
 # Data topics the plan rules ask (`ascendctl/plan/plan_rules.py`); they plan nothing.
 
 
-def _nothing_to_plan(intent: EngineIntent, b: CommandBuilder) -> None:
+def nothing_to_plan(intent: EngineIntent, b: CommandBuilder) -> None:
     """A data era: its traits answer questions, a serving plan takes nothing from it."""
 
 
@@ -252,7 +252,7 @@ for _name, _spec, _file, _source in _QUANT_DESCRIPTION:
         "quant-description", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
         summary=f"ModelSlim description read from {_file}" if _file else "no description file read",
         source=_source, traits={"filename": _file},
-    )(_nothing_to_plan)  # fmt: skip
+    )(nothing_to_plan)  # fmt: skip
 
 
 # `pd-decode-only`: trait `keys`, feature → ((dotted `--additional-config` paths), the engine's error, source) for
@@ -305,7 +305,7 @@ for _name, _spec, _keys in _PD_DECODE_ONLY:
         summary="refused outside a PD decode node: " + (", ".join(k[0][0] for k in _keys.values()) or "nothing"),
         source="; ".join(k[2] for k in _keys.values()) or "no such check before v0.10.2rc1",
         traits={"keys": MappingProxyType(dict(_keys))},
-    )(_nothing_to_plan)  # fmt: skip
+    )(nothing_to_plan)  # fmt: skip
 
 
 # `kv-budget`: how vllm-ascend's worker turns device memory into KV cache (ascendctl.plan.fit asks). Traits:
@@ -335,7 +335,7 @@ for _name, _spec, _accounting, _halves, _pages, _source in _KV_BUDGET:
         "kv-budget", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
         summary=f"KV budget: {_accounting} accounting" + (", workspace halving" if _halves else ""),
         source=_source, traits={"accounting": _accounting, "workspace_halving": _halves, "hybrid_pages": _pages},
-    )(_nothing_to_plan)  # fmt: skip
+    )(nothing_to_plan)  # fmt: skip
 
 
 # `lora-modules`: trait `item`, the JSON object one `--lora-modules` item may be instead of `name=path`. Every pinned
@@ -393,7 +393,7 @@ for _name, _spec, _removal, _source in _EPLB_STATIC:
         "eplb-static", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
         summary=f"the EPLB guide schedules static EPLB for removal in {_removal}" if _removal else "static EPLB kept",
         source=_source, traits={"removal": _removal},
-    )(_nothing_to_plan)  # fmt: skip
+    )(nothing_to_plan)  # fmt: skip
 
 
 # `execute-model-floor`: trait `floor`, (below, raised to): vllm-ascend's platform raises a smaller
@@ -417,4 +417,4 @@ for _name, _spec, _floor, _source in _FLOORS:
         summary=f"VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS under {_floor[0]} raised to {_floor[1]}" if _floor
         else "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS as given",
         source=_source, traits={"floor": _floor},
-    )(_nothing_to_plan)  # fmt: skip
+    )(nothing_to_plan)  # fmt: skip

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ascendctl_engine.adapters.builder import CommandBuilder
-from ascendctl_engine.adapters.eras import era
-from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.adapters.eras import era, nothing_to_plan
 
 # Huawei's package indexes for Ascend wheels (torch-npu dev builds, vllm-ascend, triton-ascend).
 # Source: vllm-project/vllm-ascend main `docs/source/installation.md` (pip install step and triton-ascend
@@ -68,12 +66,14 @@ _ERAS: tuple[tuple[str, str, str, str, dict[str, Any]], ...] = (
 )
 
 
-def _nothing_to_plan(intent: EngineIntent, b: CommandBuilder) -> None:
-    """Install eras carry data for the install plan; a serving plan takes nothing from them."""
-
-
 for _name, _spec, _summary, _source, _traits in _ERAS:
     era(
-        "install", _name, axis="vllm_ascend", spec=_spec, backends={"npu"}, summary=_summary, source=_source,
+        "install",
+        _name,
+        axis="vllm_ascend",
+        spec=_spec,
+        backends={"npu"},
+        summary=_summary,
+        source=_source,
         traits=_traits,
-    )(_nothing_to_plan)  # fmt: skip
+    )(nothing_to_plan)  # fmt: skip  (data for the install plan)

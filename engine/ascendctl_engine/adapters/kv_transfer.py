@@ -26,7 +26,7 @@ from typing import Any
 
 from ascendctl_engine.adapters.ascend_keys import tag_span, tags_registering
 from ascendctl_engine.adapters.builder import CommandBuilder
-from ascendctl_engine.adapters.eras import era
+from ascendctl_engine.adapters.eras import Apply, era, nothing_to_plan
 from ascendctl_engine.adapters.intent import EngineIntent
 from ascendctl_engine.pd import ASCEND_CONNECTOR_NAMES, SIZED, KvTransfer
 
@@ -112,7 +112,7 @@ def _llmdd_env(intent: EngineIntent, kv: KvTransfer, b: CommandBuilder) -> None:
         b.env_default(port_name, str(kv.rpc_port), why=f"{kv.why}: this instance's RPC ports (distinct per instance)")
 
 
-def _shared_storage(connector: str, source: str):  # type: ignore[no-untyped-def]
+def _shared_storage(connector: str, source: str) -> Apply:
     def apply(intent: EngineIntent, b: CommandBuilder) -> None:
         kv = intent.kv_transfer
         if kv is None:
@@ -142,24 +142,18 @@ era(
     source="each tag's vllm_ascend/distributed/**/__init__.py register_connector calls (the key tables' "
     "kv_connectors)",
 )(_ascend)  # fmt: skip
-era(
-    "kv-transfer",
-    "shared-storage",
-    axis="vllm",
-    spec="<0.13.0",
-    backends={"cpu", "cuda"},
-    summary=f"`{FLAG}` with SharedStorageConnector",
-    source="vLLM 0.12.0:vllm/distributed/kv_transfer/kv_connector/factory.py:147",
-)(_shared_storage("SharedStorageConnector", "vLLM 0.12.0:vllm/distributed/kv_transfer/kv_connector/factory.py:147"))
-era(
-    "kv-transfer",
-    "example-connector",
-    axis="vllm",
-    spec=">=0.13.0",
-    backends={"cpu", "cuda"},
-    summary=f"`{FLAG}` with ExampleConnector (the shared-storage connector renamed)",
-    source="vLLM 0.13.0:vllm/distributed/kv_transfer/kv_connector/factory.py:147",
-)(_shared_storage("ExampleConnector", "vLLM 0.13.0:vllm/distributed/kv_transfer/kv_connector/factory.py:147"))
+# vLLM's own shared-directory connector, by the name each vLLM registers it under.
+_SHARED: tuple[tuple[str, str, str, str], ...] = (
+    ("shared-storage", "<0.13.0", "SharedStorageConnector",
+     "vLLM 0.12.0:vllm/distributed/kv_transfer/kv_connector/factory.py:147"),
+    ("example-connector", ">=0.13.0", "ExampleConnector",
+     "vLLM 0.13.0:vllm/distributed/kv_transfer/kv_connector/factory.py:147 (the shared-storage connector renamed)"),
+)  # fmt: skip
+for _name, _spec, _connector, _source in _SHARED:
+    era(
+        "kv-transfer", _name, axis="vllm", spec=_spec, backends={"cpu", "cuda"},
+        summary=f"`{FLAG}` with {_connector}", source=_source,
+    )(_shared_storage(_connector, _source))  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------------- pd-router
@@ -192,14 +186,14 @@ for _name, _spec, _program, _layerwise, _source in _ROUTERS:
         "pd-router", _name, axis="vllm_ascend", spec=_spec, backends={"npu"},
         summary=f"router: {' '.join(_program)}" if _program else "no router in the release",
         source=_source, traits={"style": "proxy" if _program else None, "program": _program, "layerwise": _layerwise},
-    )(lambda intent, b: None)  # fmt: skip
+    )(nothing_to_plan)  # fmt: skip
 VLLM_ROUTER = "vllm-router"  # PyPI vllm-router (vllm-project/router): --vllm-pd-disaggregation --prefill … --decode …
 era(
     "pd-router", "vllm-router", axis="vllm", backends={"cpu", "cuda"},
     summary="router: vllm-router --vllm-pd-disaggregation (PyPI vllm-router)",
     source="PyPI vllm-router 0.1.17 (`vllm-router --help`: --vllm-pd-disaggregation, --prefill URL, --decode URL)",
     traits={"style": "vllm-router", "program": (VLLM_ROUTER,), "layerwise": None},
-)(lambda intent, b: None)  # fmt: skip
+)(nothing_to_plan)  # fmt: skip
 
 _POLICIES = {"round-robin": "round_robin"}
 
