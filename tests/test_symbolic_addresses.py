@@ -72,7 +72,7 @@ def test_serve_refuses_a_node_whose_peer_address_is_unknown(tmp_path: Path, monk
     monkeypatch.setattr(serving, "plan_here", lambda profile, allow: plan_profile(profile, allow=allow))
     path = without_addresses(tmp_path)
     with pytest.raises(UserInputError, match=r"node 1 needs the addresses it connects to: set network\.nodes\[0\]"):
-        serving.load_target(path, [], 1)
+        serving.load_serving(path, [], 1)
     # with the addresses in the profile the same node resolves
-    target = serving.load_target(DEEPSEEK, [], 1)
+    target = serving.load_serving(DEEPSEEK, [], 1)
     assert target.command.symbols is not None and target.command.symbols.unresolved == ()

@@ -14,6 +14,10 @@ def logs(
     ] = False,
     node: Annotated[int | None, typer.Option("--node", min=0, help="Node of a multi-node deployment.")] = None,
     tail: Annotated[int | None, typer.Option("--tail", "-n", min=0, help="Only the last N lines.")] = None,
+    instance: Annotated[
+        str | None,
+        typer.Option("--instance", "-i", help="Process of a prefill/decode deployment (prefill-0, decode-0, router)."),
+    ] = None,
 ) -> None:
     """Print a deployment's log; with -f, follow it while the deployment runs."""
     import time
@@ -23,7 +27,7 @@ def logs(
     from ascendctl_engine.state import StateStore
 
     store = StateStore()
-    path = log_path_for(name, node, store)
+    path = log_path_for(name, node, store, instance)
     with open_log(path, name) as handle:
         try:
             data = handle.read()
@@ -44,7 +48,7 @@ def logs(
                 for raw in complete:
                     typer.echo(raw.decode("utf-8", errors="replace"))
                 continue
-            if not listed(store, name, node):
+            if not [e for e in listed(store, name, node) if instance is None or e.state.instance == instance]:
                 rest = handle.read()
                 if pending or rest:
                     typer.echo((pending + rest).decode("utf-8", errors="replace"), nl=False)

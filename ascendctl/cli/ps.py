@@ -11,7 +11,8 @@ import typer
 def ps(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table.")] = False,
 ) -> None:
-    """List running deployments: name, node, supervisor pid, endpoint, uptime, status, health."""
+    """List running deployments: name, node, instance and role (prefill/decode/router, or head/worker), supervisor
+    pid, endpoint, uptime, status, health."""
     from ascendctl.run.deployments import deployment_rows
 
     rows = deployment_rows()
@@ -21,11 +22,13 @@ def ps(
     if not rows:
         typer.echo("no deployments running")
         return
-    header = ("NAME", "NODE", "PID", "ENDPOINT", "UPTIME", "STATUS", "HEALTH", "RESTARTS")
+    header = ("NAME", "NODE", "INSTANCE", "ROLE", "PID", "ENDPOINT", "UPTIME", "STATUS", "HEALTH", "RESTARTS")
     table = [header] + [
         (
             str(r["name"]),
             str(r["node"]),
+            str(r["instance"] or "-"),
+            str(r["instance_role"] or r["role"]),
             str(r["pid"]),
             str(r["endpoint"] or "-"),
             _uptime(float(r["uptime_s"])),  # type: ignore[arg-type]

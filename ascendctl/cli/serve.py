@@ -7,17 +7,16 @@ session of its own) and returns once the engine is ready or has failed.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ascendctl.cli.plan import AllowIdsOption
+from ascendctl.cli.serve_output import print_failure, run_supervised, warmup_request
 
 if TYPE_CHECKING:
     from ascendctl.run.serve import ServeTarget
-    from ascendctl_engine.phases import Diagnosis
     from ascendctl_engine.state import StateStore
 
 OverridesOption = Annotated[
@@ -50,6 +49,7 @@ def serve(
     ] = None,
     allow: AllowIdsOption = None,
     internal_run_id: Annotated[str | None, typer.Option("--internal-run-id", hidden=True)] = None,
+    internal_unit: Annotated[str | None, typer.Option("--internal-unit", hidden=True)] = None,
 ) -> None:
     """Serve a profile: start the engine, show start-up phases, wait for /health, supervise until stopped."""
     if dry_run:
@@ -66,11 +66,17 @@ def serve(
             "deployments"
         )
 
-    from ascendctl.run.serve import load_target, plan_notes, preflight
+    from ascendctl.run.serve import load_serving, plan_notes, preflight
+    from ascendctl.run.units import HostTarget
     from ascendctl_engine.state import StateStore
 
-    target = load_target(profile, overrides or [], node, allow or ())
+    target = load_serving(profile, overrides or [], node, allow or ())
     store = StateStore()
+    if isinstance(target, HostTarget):
+        from ascendctl.cli.serve_pd import serve_host
+
+        serve_host(target, store, run_id=internal_run_id, unit=internal_unit, detach=detach, warmup=warmup)
+        return
     if internal_run_id is not None:
         _supervise(target, store, run_id=internal_run_id, foreground=False, warmup=False)
         return
@@ -84,10 +90,8 @@ def serve(
 
 
 def _supervise(target: ServeTarget, store: StateStore, *, run_id: str | None, foreground: bool, warmup: bool) -> None:
-    from ascendctl.core.errors import EXIT_INTERRUPTED, OperationFailed
-    from ascendctl_engine.launcher import LaunchError
-    from ascendctl_engine.state import AlreadyRunning
-    from ascendctl_engine.supervisor import Supervisor, SupervisorReady
+    from ascendctl.core.errors import EXIT_INTERRUPTED
+    from ascendctl_engine.supervisor import Failure, Supervisor, SupervisorReady
 
     def on_ready(info: SupervisorReady) -> None:
         if info.restarts:
@@ -95,7 +99,7 @@ def _supervise(target: ServeTarget, store: StateStore, *, run_id: str | None, fo
             return
         _print_ready(target, info.seconds, background_pid=None)
         if warmup:
-            _warmup(target)
+            warmup_request(target.command, target.command.endpoint)
         typer.echo("ascendctl: serving; press Ctrl-C to drain and stop")
 
     supervisor = Supervisor(
@@ -108,16 +112,11 @@ def _supervise(target: ServeTarget, store: StateStore, *, run_id: str | None, fo
         on_ready=on_ready if foreground else None,
         run_id=run_id,
     )
-    try:
-        result = supervisor.run()
-    except (LaunchError, AlreadyRunning) as exc:
-        raise OperationFailed(str(exc)) from None
-    if result.outcome == "failed":
-        failure = result.failure
-        assert failure is not None
-        if foreground:
-            _print_failure(failure.tail, failure.diagnoses, supervisor.log_path)
-        raise OperationFailed(failure.reason)
+
+    def shown(failure: Failure) -> None:
+        print_failure(failure.tail, failure.diagnoses, supervisor.log_path)
+
+    result = run_supervised(supervisor, on_failure=shown if foreground else None)
     if result.outcome == "interrupted":
         if foreground:
             typer.echo("ascendctl: interrupted before the engine was ready", err=True)
@@ -132,6 +131,7 @@ def _detach(target: ServeTarget, store: StateStore, *, warmup: bool) -> None:
     import uuid
 
     from ascendctl.core.errors import EXIT_INTERRUPTED, OperationFailed
+    from ascendctl.run.serve import supervisor_argv
     from ascendctl_engine.state import StateError
     from ascendctl_engine.supervisor import spawn_detached, watch_detached
 
@@ -142,12 +142,7 @@ def _detach(target: ServeTarget, store: StateStore, *, warmup: bool) -> None:
         raise OperationFailed(str(exc)) from None
     log_path = store.log_path(target.name, target.node)
     offset = log_path.stat().st_size if log_path.exists() else 0
-    argv = [sys.executable, "-m", "ascendctl", "serve", str(target.profile_path.resolve())]
-    for text in target.overrides:
-        argv += ["--set", text]
-    for finding_id in target.allow:
-        argv += ["--allow", finding_id]
-    argv += ["--node", str(target.node), "--internal-run-id", run_id]
+    argv = supervisor_argv(target.profile_path, target.overrides, target.allow, target.node, run_id)
     child = spawn_detached(argv, log_path)
     typer.echo(f"ascendctl: starting {target.name} in the background (supervisor pid {child.pid}), log {log_path}")
 
@@ -177,14 +172,14 @@ def _detach(target: ServeTarget, store: StateStore, *, warmup: bool) -> None:
         if outcome.outcome == "timeout":
             child.send_signal(signal.SIGTERM)
         engine_lines = outcome.tail
-        _print_failure(engine_lines[-TAIL_SHOWN:], outcome.diagnoses, log_path)
+        print_failure(engine_lines[-TAIL_SHOWN:], outcome.diagnoses, log_path)
         raise OperationFailed(outcome.reason)
     seconds = 0.0
     if outcome.state is not None and outcome.state.phases:
         seconds = float(str(outcome.state.phases[-1].get("at", 0.0)))
     _print_ready(target, seconds, background_pid=child.pid)
     if warmup:
-        _warmup(target)
+        warmup_request(target.command, target.command.endpoint)
     typer.echo(f"ascendctl: logs: ascendctl logs {target.name} -f    stop: ascendctl stop {target.name}")
 
 
@@ -198,36 +193,4 @@ def _print_ready(target: ServeTarget, seconds: float, *, background_pid: int | N
     where = f" (background supervisor pid {background_pid})" if background_pid else ""
     typer.echo(f"ascendctl: ready in {seconds:.1f}s at {endpoint}{where}")
     typer.echo("try:")
-    typer.echo(f"  {curl_example(target)}")
-
-
-def _warmup(target: ServeTarget) -> None:
-    from ascendctl_engine.health import warmup
-    from ascendctl_engine.launcher import resolve_secrets
-
-    endpoint = target.command.endpoint
-    if endpoint is None:
-        return
-    import os
-
-    key = resolve_secrets(target.command.secret_env, os.environ).get("VLLM_API_KEY")
-    result = warmup(endpoint, key)
-    if result.ok:
-        typer.echo(f"ascendctl: warm-up request answered in {result.seconds:.2f}s (model {result.model})")
-    else:
-        typer.echo(f"warning: warm-up request failed: {result.error}", err=True)
-
-
-def _print_failure(tail: list[str], diagnoses: list[Diagnosis], log_path: Path) -> None:
-    if tail:
-        typer.echo(f"--- last {len(tail)} log lines ({log_path}) ---", err=True)
-        for line in tail:
-            typer.echo(f"  {line}", err=True)
-        typer.echo("---", err=True)
-    for found in diagnoses:
-        typer.echo(f"diagnosis [{found.key}]: {found.summary}", err=True)
-        typer.echo(f"  fix: {found.fix}", err=True)
-        typer.echo(f"  seen: {found.line}", err=True)
-        typer.echo(f"  (source: {found.source})", err=True)
-    if not diagnoses:
-        typer.echo(f"diagnosis: no known failure pattern matched; read the full log: {log_path}", err=True)
+    typer.echo(f"  {curl_example(target.profile, endpoint)}")

@@ -30,18 +30,18 @@ def stop(
         ),
     ] = None,
 ) -> None:
-    """Stop a deployment: its supervisor drains the engine (SIGTERM), SIGKILL only after the timeout.
+    """Stop a deployment: its supervisor drains the engine (SIGTERM), SIGKILL only after the timeout. A
+    prefill/decode deployment's router is drained and stopped first, then decode, then prefill.
 
     Only processes proved to be the recorded ones (pid and process start time) are signalled; anything
     else is left alone and reported (exit 1)."""
     from ascendctl.run.deployments import find_running
-    from ascendctl_engine.supervisor import stop_deployment
+    from ascendctl.run.units import stop_in_order
 
     problems: list[str] = []
-    for entry in find_running(name, node):
-        report = stop_deployment(entry, timeout)
+    for report in stop_in_order(find_running(name, node), timeout):
         if report.how == "unverified":
-            problems.append(f"{report.name} (node {report.node}): {report.message}")
+            problems.append(f"{report.who}: {report.message}")
             continue
         how = {
             "drained": "stopped",
@@ -49,6 +49,6 @@ def stop(
             "orphan": "stopped its orphaned engine",
             "gone": "had already stopped",
         }[report.how]
-        typer.echo(f"{report.name} (node {report.node}): {how} in {report.seconds:.1f}s")
+        typer.echo(f"{report.who}: {how} in {report.seconds:.1f}s")
     if problems:
         raise StopRefused(problems)

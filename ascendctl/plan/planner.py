@@ -942,6 +942,7 @@ def _services(profile: Profile, row: Release, instances: Sequence[Instance]) -> 
         connector=spec.connector,
         program=chosen.name if chosen is not None and chosen.traits.get("program") else "",
         source=chosen.source if chosen is not None else "",
+        health_path=str(chosen.traits.get("health") or "/health") if chosen is not None else "/health",
     )
 
     def address(r: Route) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ascendctl.core.findings import Finding
-from ascendctl_engine.spec import REDACTED, EngineCommand
+from ascendctl_engine.spec import REDACTED, EngineCommand, Listen, Unit
 from ascendctl_engine.vocab import Role
 
 if TYPE_CHECKING:
@@ -242,6 +242,21 @@ class Service:
     connector: str = ""  # the KV connector family the instances use (the router's protocol follows it)
     program: str = ""  # what runs it, for messages (`vllm-ascend's example proxy`, `vllm-router`), "" when none
     source: str = ""  # where that program comes from
+    health_path: str = "/health"  # where that program answers readiness
+    node: int = 0  # the profile node (host) it runs on
+
+    def engine_command(self, like: EngineCommand) -> EngineCommand | None:
+        """The router as one supervised process, supervised like the instance command `like` (the profile's
+        runtime settings); None where the plan has no router program."""
+        if not self.command or self.port is None:
+            return None
+        return EngineCommand(
+            node=self.node,
+            role="head",
+            argv=self.command,
+            listen=Listen(self.host, self.port, self.health_path),
+            supervision=like.supervision,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -256,6 +271,8 @@ class Service:
             "connector": self.connector,
             "program": self.program,
             "source": self.source,
+            "health_path": self.health_path,
+            "node": self.node,
         }
 
 
@@ -332,6 +349,19 @@ class Plan:
             fit=instance.fit,
             fit_error=instance.fit_error,
         )
+
+    def units_on(self, host: int) -> tuple[tuple[Unit, EngineCommand], ...]:
+        """What a prefill/decode deployment runs on one host, in start order: each instance's command there, then
+        the router where it lives. Empty for a single-instance plan (its nodes are not units)."""
+        if not self.disaggregated:
+            return ()
+        out = [(Unit(i.name, i.role, host), c) for i in self.instances for c in i.commands if i.host_of(c) == host]
+        like = self.instances[0].commands[0]
+        for service in self.services:
+            command = service.engine_command(like)
+            if command is not None and service.node == host:
+                out.append((Unit(service.name, "router", host), command))
+        return tuple(out)
 
     def command_for(self, node: int) -> EngineCommand:
         for command in self.commands:

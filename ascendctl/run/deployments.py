@@ -8,11 +8,12 @@ not a file, is an `OperationFailed` (exit 1) with one line, never a traceback.
 
 from __future__ import annotations
 
+import glob
 import time
 from pathlib import Path
 from typing import BinaryIO
 
-from ascendctl.core.errors import OperationFailed
+from ascendctl.core.errors import OperationFailed, UserInputError
 from ascendctl_engine.health import probe
 from ascendctl_engine.jsonio import JsonReadError, open_regular
 from ascendctl_engine.state import Listed, StateError, StateStore
@@ -50,6 +51,8 @@ def deployment_rows(store: StateStore | None = None) -> list[dict[str, object]]:
                 "name": state.name,
                 "node": state.node,
                 "role": state.role,
+                "instance": state.instance,
+                "instance_role": state.instance_role,
                 "pid": state.supervisor_pid,
                 "engine_pid": state.engine_pid,
                 "endpoint": state.endpoint,
@@ -77,7 +80,7 @@ def find_running(name: str, node: int | None, store: StateStore | None = None) -
     found = listed(store, name, node)
     if not found:
         where = "" if node is None else f" (node {node})"
-        unusable = [str(p) for p in store.bad_records if p.name.startswith(f"{name}.node")]
+        unusable = [str(p) for p in store.bad_records if p.name.startswith((f"{name}.node", f"{name}@"))]
         if unusable:
             raise OperationFailed(
                 f"no usable record of a deployment named {name!r}{where}: {', '.join(unusable)} cannot be read "
@@ -87,16 +90,31 @@ def find_running(name: str, node: int | None, store: StateStore | None = None) -
     return found
 
 
-def log_path_for(name: str, node: int | None, store: StateStore | None = None) -> Path:
-    """The log of a running deployment, or of the last run of a stopped one."""
+def log_path_for(name: str, node: int | None, store: StateStore | None = None, instance: str | None = None) -> Path:
+    """The log of a running deployment (one process of it: a prefill/decode deployment's `instance`), or of the
+    last run of a stopped one."""
     store = store or StateStore()
     _check_name(name, store)
-    running = listed(store, name, node)
+    if instance is not None:
+        try:
+            store.log_path(name, 0, instance)
+        except ValueError:
+            raise UserInputError(f"--instance: {instance!r} is not an instance name") from None
+    running = [e for e in listed(store, name, node) if instance is None or e.state.instance == instance]
+    instances = sorted({e.state.instance for e in running if e.state.instance is not None})
+    if instance is None and len(instances) > 1:
+        raise UserInputError(
+            f"{name} runs {len(instances)} processes here ({', '.join(instances)}): pass --instance NAME"
+        )
     if running:
         return Path(running[0].state.log_path)
-    path = store.log_path(name, node or 0)
+    path = store.log_path(name, node or 0, instance)
+    if instance is not None and node is None:  # a prefill/decode process is logged under its host
+        path = next(iter(sorted(store.logs_dir.glob(f"{glob.escape(name)}@{glob.escape(instance)}.node*.log"))), path)
     if not path.exists() and not path.is_symlink():
-        raise OperationFailed(f"no logs for {name!r}{'' if node is None else f' (node {node})'}; see `ascendctl ps`")
+        which = "" if instance is None else f" {instance}"
+        where = "" if node is None else f" (node {node})"
+        raise OperationFailed(f"no logs for {name!r}{which}{where}; see `ascendctl ps`")
     return path
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +19,7 @@ from ascendctl.plan.planner import plan_profile, require_startable
 from ascendctl.plan.types import Plan
 from ascendctl.run.deployments import listed
 from ascendctl.run.engine_envs import engine_spec_for
+from ascendctl.run.units import HostTarget, host_target, require_addresses
 from ascendctl.schema.loader import load_profile
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.secrets import key_file_warnings
@@ -26,7 +29,7 @@ from ascendctl_engine.host.gather import gather_host_facts
 from ascendctl_engine.host.probe import LocalHostProbe
 from ascendctl_engine.prepared_models import PREPARED_PREFIX, ModelError, resolve_model_source
 from ascendctl_engine.spec import EngineCommand, Supervision
-from ascendctl_engine.state import StateStore
+from ascendctl_engine.state import StateStore, describe_process
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,22 @@ def plan_notes(plan: Plan) -> list[str]:
     return notes
 
 
+def supervisor_argv(
+    profile_path: Path, overrides: Sequence[str], allow: Sequence[str], node: int, run_id: str, unit: str | None = None
+) -> list[str]:
+    """The re-executed `serve` a detached supervisor runs: the same profile, overrides and allowances, one node
+    (and, for a prefill/decode deployment, one of its processes there)."""
+    argv = [sys.executable, "-m", "ascendctl", "serve", str(profile_path.resolve())]
+    for text in overrides:
+        argv += ["--set", text]
+    for finding_id in allow:
+        argv += ["--allow", finding_id]
+    argv += ["--node", str(node), "--internal-run-id", run_id]
+    if unit is not None:
+        argv += ["--internal-unit", unit]
+    return argv
+
+
 def check_prepared_model(profile: Profile) -> None:
     """`prepared:NAME` must exist before anything starts (the engine would only say "Repo id must be ...")."""
     if profile.model.source.startswith(PREPARED_PREFIX):
@@ -103,20 +122,18 @@ def engine_env_for(profile: Profile, profile_path: Path) -> EngineEnv:
     return env
 
 
-def load_target(
+def load_serving(
     profile_path: Path, overrides: Sequence[str], node: int | None, allow: Sequence[str] = ()
-) -> ServeTarget:
+) -> ServeTarget | HostTarget:
+    """What `serve PROFILE [--node N]` runs on this host: the node's engine command, or, for a prefill/decode
+    plan, every process host N runs (its instances' commands and, on node 0, the router)."""
     profile = load_profile(profile_path, overrides)
     # The engine first: `ascendctl model prepare` itself runs inside the engine environment.
     engine = engine_env_for(profile, profile_path)
     check_prepared_model(profile)
     plan = plan_here(profile, allow)
     if plan.disaggregated:
-        raise UserInputError(
-            f"{profile.metadata.name} disaggregates prefill and decode: `ascendctl serve` runs one engine instance; "
-            f"render it (`ascendctl render {profile_path} --target k8s|docker|compose|script`) or plan it "
-            "(`ascendctl plan`) for the command of each instance"
-        )
+        return host_target(profile, profile_path, tuple(overrides), tuple(allow), node, engine, plan)
     commands = list(plan.commands)
     if node is None:
         if len(commands) > 1:
@@ -131,9 +148,7 @@ def load_target(
         known = ", ".join(str(c.node) for c in commands)
         raise UserInputError(f"--node {node}: {profile.metadata.name} has nodes {known}")
     command = chosen[0]
-    if command.symbols is not None and command.symbols.unresolved:
-        fields = ", ".join(f"network.nodes[{n}].address" for n in command.symbols.unresolved)
-        raise UserInputError(f"node {node} needs the addresses it connects to: set {fields}")
+    require_addresses(command, node)
     return ServeTarget(
         profile, profile_path, tuple(overrides), tuple(allow), node, command, len(commands), engine, plan
     )
@@ -159,12 +174,51 @@ def preflight(target: ServeTarget, store: StateStore) -> None:
             )
 
 
-def curl_example(target: ServeTarget) -> str:
-    """A copy-paste request for the served endpoint; an API key appears only as a placeholder."""
-    base = target.command.endpoint
+def preflight_host(target: HostTarget, store: StateStore) -> None:
+    """`preflight` for each process of a prefill/decode host, and the router's program present here."""
+    names = {unit.instance for unit, _ in target.units}
+    for entry in listed(store, target.name, target.node):
+        state = entry.state
+        if state.instance is None or state.instance in names:
+            raise OperationFailed(
+                f"{describe_process(state.name, state.node, state.instance)} is already running, supervisor pid "
+                f"{state.supervisor_pid}; stop it with: ascendctl stop {target.name}"
+            )
+    for unit, command in target.units:
+        if command.listen is not None:
+            problem = port_in_use(command.listen.host, command.listen.port)
+            if problem is not None:
+                raise OperationFailed(
+                    f"cannot serve {unit.instance} on port {command.listen.port}: {problem}; stop whatever uses it "
+                    "or choose other ports (the disaggregation groups' `port`, disaggregation.router.port)"
+                )
+        if unit.role == "router":
+            check_router_program(target, command)
+
+
+def check_router_program(target: HostTarget, command: EngineCommand) -> None:
+    """The router's program must be here: in the engine environment (vllm-router, installed with it) or, for a
+    release's example proxy, the script its image carries."""
+    program = command.argv[0]
+    bindir = target.engine.vllm_executable.parent
+    service = target.plan.services[0]
+    if "/" not in program and not (bindir / program).exists() and shutil.which(program) is None:
+        raise OperationFailed(
+            f"the router {program} is not installed in the engine environment {bindir.parent}; install it with: "
+            f"{install_command(target.profile_path)}"
+        )
+    script = next((word for word in command.argv[1:2] if word.endswith(".py")), None)
+    if script is not None and not Path(script).is_file():
+        raise OperationFailed(
+            f"the router script {script} is not on this host: it comes with the release's container image "
+            f"({service.source}); serve from that image, or put the release's copy of that file at the same path"
+        )
+
+
+def curl_example(profile: Profile, base: str | None) -> str:
+    """A copy-paste request for the endpoint at `base`; an API key appears only as a placeholder."""
     if base is None:
         return ""
-    profile = target.profile
     model = profile.model.served_name or profile.model.location  # vLLM serves the loaded id by default
     auth = ""
     key = profile.server.api_key

@@ -272,6 +272,7 @@ def _plan_cpu(spec: EngineReleaseSpec) -> InstallPlan:
     # detection again; `python -m vllm…`, `vllm bench` and ascendctl's own probes of the environment read
     # the same metadata. A `.dist-info` on disk answers all of them; a launcher answers only itself.
     steps += _extra_steps(spec, indexes, first_id=5)
+    steps += _router_steps(spec, indexes, first_id=len(steps) + 1)
     return InstallPlan(
         spec=spec,
         steps=tuple(steps),
@@ -303,6 +304,7 @@ def _plan_cuda(spec: EngineReleaseSpec) -> InstallPlan:
         )
     ]
     steps += _extra_steps(spec, indexes, first_id=2)
+    steps += _router_steps(spec, indexes, first_id=len(steps) + 1)
     return InstallPlan(
         spec=spec,
         steps=tuple(steps),
@@ -437,5 +439,25 @@ def _extra_steps(spec: EngineReleaseSpec, indexes: tuple[str, ...], *, first_id:
             title="install " + ", ".join(spec.extra_packages),
             pip_args=("install", *indexes, *spec.extra_packages),
             reason="packages the release row pins alongside the engine (e.g. MindIE Turbo for v0.7.3)",
+        )
+    ]
+
+
+def _router_steps(spec: EngineReleaseSpec, indexes: tuple[str, ...], *, first_id: int) -> list[InstallStep]:
+    """The prefill/decode router the release's `pd-router` era runs from the engine environment (vllm-router on
+    cpu/cuda); none where the release image brings its own (vllm-ascend's example proxy)."""
+    try:
+        chosen = era_for_release("pd-router", spec.backend, _version(spec.vllm, "vllm").public, None)
+    except EraError:
+        chosen = None
+    requirements = tuple(chosen.traits.get("install", ())) if chosen is not None else ()
+    if chosen is None or not requirements:
+        return []
+    return [
+        InstallStep(
+            id=f"{first_id}-pd-router",
+            title="install the prefill/decode router " + ", ".join(requirements),
+            pip_args=("install", *indexes, *requirements),
+            reason=f"`ascendctl serve` runs it in front of prefill and decode instances ({chosen.source})",
         )
     ]

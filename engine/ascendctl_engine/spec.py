@@ -98,6 +98,7 @@ class Listen:
 
     host: str
     port: int
+    health_path: str = "/health"  # vLLM's; a router polls where its program answers (`pd-router` era trait)
 
     @property
     def poll_host(self) -> str:
@@ -113,7 +114,17 @@ class Listen:
 
     @property
     def health_url(self) -> str:
-        return f"{self.endpoint}/health"
+        return f"{self.endpoint}{self.health_path}"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One supervised process of a prefill/decode deployment on one host: an instance's command there, or the
+    router. A single-instance deployment has none (its processes are told apart by node alone)."""
+
+    instance: str  # the plan's instance name (`prefill-0`, `decode-1`) or the service's (`router`)
+    role: str  # prefill | decode | router
+    host: int  # the profile node (host) it runs on
 
 
 @dataclass(frozen=True)

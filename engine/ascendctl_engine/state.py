@@ -1,7 +1,9 @@
 """Where running deployments are recorded: one JSON file per deployment (and node) in a private directory.
 
-Layout under the state directory (0700): `deployments/<name>.node<N>.json` (0600), `logs/<name>.node<N>.log`
-(0600) and `locks/<name>.node<N>.lock`. A record holds what `ps`, `logs` and `stop` need: the supervisor's
+Layout under the state directory (0700): `deployments/<key>.json` (0600), `logs/<key>.log` (0600) and
+`locks/<key>.lock`, where the key is `<name>.node<N>`, or `<name>@<instance>.node<N>` for one instance (or the
+router) of a prefill/decode deployment on host N (`@` is not allowed in names, so no two keys collide). A record
+holds what `ps`, `logs` and `stop` need: the supervisor's
 pid and process start time, the engine's process group and its leader's start time, the endpoint, the start
 time, the log path. Secrets are never written: there is no field for them, and `EngineCommand.secret_env`
 values never reach this module.
@@ -73,10 +75,14 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-def key_for(name: str, node: int) -> str:
+def key_for(name: str, node: int, instance: str | None = None) -> str:
     if not _NAME.match(name):
         raise ValueError(f"invalid deployment name {name!r}")
-    return f"{name}.node{node}"
+    if instance is None:
+        return f"{name}.node{node}"
+    if not _NAME.match(instance):
+        raise ValueError(f"invalid instance name {instance!r}")
+    return f"{name}@{instance}.node{node}"
 
 
 class RecordError(ValueError):
@@ -116,6 +122,12 @@ class DeploymentState:
     last_restart_reason: str | None = None
     phases: list[dict[str, object]] = field(default_factory=list)
     version: int = STATE_VERSION
+    instance: str | None = None  # prefill/decode deployments: the instance (or `router`) this process is
+    instance_role: str | None = None  # prefill | decode | router
+
+    @property
+    def key(self) -> str:
+        return key_for(self.name, self.node, self.instance)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
@@ -207,6 +219,13 @@ def _name(name: str, value: object) -> Any:
     return text
 
 
+def _instance(name: str, value: object) -> Any:
+    """Optional and nullable, else a name like the deployment's (it is part of the record's file name)."""
+    if value is _ABSENT or value is None:
+        return value
+    return _name(name, value)
+
+
 def _path(name: str, value: object) -> Any:
     text = _text()(name, value)
     if not text.startswith("/"):
@@ -258,6 +277,8 @@ _FIELDS: dict[str, Callable[[str, object], Any]] = {
     "last_restart_reason": _text(optional=True, nullable=True),
     "phases": _phases,
     "version": _int(0, 1_000_000, optional=True),
+    "instance": _instance,
+    "instance_role": _text(optional=True, nullable=True, choices=("prefill", "decode", "router")),
 }
 
 
@@ -385,9 +406,24 @@ class Listed:
         return leader_verified(self.state.engine_pgid, self.state.engine_start)
 
 
+def describe_process(name: str, node: int, instance: str | None = None) -> str:
+    """How messages name one supervised process: `NAME (node N)`, `NAME prefill-0 (node N)`."""
+    return f"{name} (node {node})" if instance is None else f"{name} {instance} (node {node})"
+
+
 class AlreadyRunning(Exception):
-    def __init__(self, state: DeploymentState | None, *, name: str | None = None, node: int | None = None) -> None:
-        who = f"{state.name} (node {state.node})" if state is not None else f"{name} (node {node})"
+    def __init__(
+        self,
+        state: DeploymentState | None,
+        *,
+        name: str | None = None,
+        node: int | None = None,
+        instance: str | None = None,
+    ) -> None:
+        if state is not None:
+            who = describe_process(state.name, state.node, state.instance)
+        else:
+            who = describe_process(str(name), node or 0, instance)
         if state is not None:
             where = f" at {state.endpoint}" if state.endpoint else ""
             detail = f"{where}, supervisor pid {state.supervisor_pid}"
@@ -456,14 +492,14 @@ class StateStore:
                     "or point ASCENDCTL_HOME somewhere writable"
                 ) from None
 
-    def path_for(self, name: str, node: int) -> Path:
-        return self.deployments_dir / f"{key_for(name, node)}.json"
+    def path_for(self, name: str, node: int, instance: str | None = None) -> Path:
+        return self.deployments_dir / f"{key_for(name, node, instance)}.json"
 
-    def log_path(self, name: str, node: int) -> Path:
-        return self.logs_dir / f"{key_for(name, node)}.log"
+    def log_path(self, name: str, node: int, instance: str | None = None) -> Path:
+        return self.logs_dir / f"{key_for(name, node, instance)}.log"
 
-    def lock_path(self, name: str, node: int) -> Path:
-        return self.locks_dir / f"{key_for(name, node)}.lock"
+    def lock_path(self, name: str, node: int, instance: str | None = None) -> Path:
+        return self.locks_dir / f"{key_for(name, node, instance)}.lock"
 
     # -- writing
 
@@ -474,7 +510,7 @@ class StateStore:
         The lock is kept until `remove` (or the process ends): it is what makes two concurrent `serve` of
         the same name and node safe, where reading the record and then creating it would race."""
         self.ensure()
-        path = self.path_for(state.name, state.node)
+        path = self.path_for(state.name, state.node, state.instance)
         acquired = self._lock(state)
         try:
             try:
@@ -490,18 +526,18 @@ class StateStore:
             self._write(path, state)
         except BaseException:
             if acquired:
-                self._unlock(state.name, state.node)
+                self._unlock(state)
             raise
 
     def update(self, state: DeploymentState, **changes: object) -> DeploymentState:
         """Write a new version of the record atomically (0600); returns it."""
         new = replace(state, **changes)  # type: ignore[arg-type]
-        self._write(self.path_for(new.name, new.node), new)
+        self._write(self.path_for(new.name, new.node, new.instance), new)
         return new
 
     def remove(self, state: DeploymentState) -> None:
         """Delete the record if it still belongs to this run, then let go of the deployment's lock."""
-        path = self.path_for(state.name, state.node)
+        path = self.path_for(state.name, state.node, state.instance)
         try:
             current = self.read(path)
         except RecordError:
@@ -511,7 +547,7 @@ class StateStore:
         if current is not None:
             with contextlib.suppress(OSError):
                 path.unlink()
-        self._unlock(state.name, state.node)
+        self._unlock(state)
 
     def _write(self, path: Path, state: DeploymentState) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -527,7 +563,7 @@ class StateStore:
 
     def _lock(self, state: DeploymentState) -> bool:
         """Hold the deployment's lock; True when taken now, False when this process already held it."""
-        lock = str(self.lock_path(state.name, state.node).absolute())
+        lock = str(self.lock_path(state.name, state.node, state.instance).absolute())
         with _HELD_GUARD:
             if lock in _HELD:
                 return False
@@ -547,12 +583,12 @@ class StateStore:
                 _HELD[lock] = fd
                 busy = False
         if busy:
-            raise AlreadyRunning(self._holder(state), name=state.name, node=state.node)
+            raise AlreadyRunning(self._holder(state), name=state.name, node=state.node, instance=state.instance)
         return True
 
     def _holder(self, state: DeploymentState, wait: float = 2.0) -> DeploymentState | None:
         """The record of whoever holds the lock (it writes it right after locking: wait a little for it)."""
-        path = self.path_for(state.name, state.node)
+        path = self.path_for(state.name, state.node, state.instance)
         deadline = time.monotonic() + wait
         while True:
             try:
@@ -565,8 +601,8 @@ class StateStore:
                 return None
             time.sleep(0.05)
 
-    def _unlock(self, name: str, node: int) -> None:
-        lock = str(self.lock_path(name, node).absolute())
+    def _unlock(self, state: DeploymentState) -> None:
+        lock = str(self.lock_path(state.name, state.node, state.instance).absolute())
         with _HELD_GUARD:
             fd = _HELD.pop(lock, None)
         if fd is not None:
@@ -574,9 +610,9 @@ class StateStore:
 
     # -- reading
 
-    def get(self, name: str, node: int) -> DeploymentState | None:
-        """The record of `name`/`node`; None when there is none or it is unusable (warned about once)."""
-        path = self.path_for(name, node)
+    def get(self, name: str, node: int, instance: str | None = None) -> DeploymentState | None:
+        """The record of `name`/`node` (/`instance`); None when there is none or it is unusable (warned once)."""
+        path = self.path_for(name, node, instance)
         try:
             return self.read(path)
         except RecordError as exc:
@@ -650,8 +686,8 @@ class StateStore:
             state = DeploymentState.from_dict(data)
         except ValueError as exc:
             raise RecordError(path, str(exc)) from None
-        if path.name != f"{key_for(state.name, state.node)}.json":
-            raise RecordError(path, f"it describes {key_for(state.name, state.node)}, not {path.stem}")
+        if path.name != f"{state.key}.json":
+            raise RecordError(path, f"it describes {state.key}, not {path.stem}")
         return state
 
 

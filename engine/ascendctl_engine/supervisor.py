@@ -50,13 +50,14 @@ from ascendctl_engine.launcher import (
     run_pre_commands,
 )
 from ascendctl_engine.phases import Diagnosis, PhaseEvent, PhaseTracker, diagnose
-from ascendctl_engine.spec import EngineCommand
+from ascendctl_engine.spec import EngineCommand, Unit
 from ascendctl_engine.state import (
     AlreadyRunning,
     DeploymentState,
     Listed,
     StateError,
     StateStore,
+    describe_process,
     group_members,
     leader_verified,
     pid_alive,
@@ -175,6 +176,7 @@ class Supervisor:
         environ: Mapping[str, str] | None = None,
         run_id: str | None = None,
         install_signal_handlers: bool = True,
+        unit: Unit | None = None,
     ) -> None:
         if cmd.supervision is None:
             raise ValueError("the command has no supervision settings (the planner sets them)")
@@ -189,10 +191,14 @@ class Supervisor:
         self.on_phase = on_phase
         self.run_id = run_id or uuid.uuid4().hex
         self.install_signal_handlers = install_signal_handlers
+        self.unit = unit
+        # a prefill/decode process is recorded under its host and instance; a plain one under its node
+        self.node = unit.host if unit is not None else cmd.node
+        self.instance = unit.instance if unit is not None else None
         if log_path is None:
             if store is None:
                 raise ValueError("a log path or a state store is needed")
-            log_path = store.log_path(name, cmd.node)  # the directories are made (or refused) by the claim
+            log_path = store.log_path(name, self.node, self.instance)  # directories are made (or refused) by the claim
         self.log_path = log_path
         self._console = console
         self._prefix = prefix if prefix is not None else f"[{name}] "
@@ -223,7 +229,7 @@ class Supervisor:
         secrets = resolve_secrets(self.cmd.secret_env, self.environ)  # fail before anything starts
         state = DeploymentState(
             name=self.name,
-            node=self.cmd.node,
+            node=self.node,
             role=self.cmd.role,
             run_id=self.run_id,
             supervisor_pid=os.getpid(),
@@ -233,6 +239,8 @@ class Supervisor:
             endpoint=self.cmd.endpoint,
             health_url=self.cmd.health_url,
             shutdown_timeout=self.supervision.shutdown_timeout,
+            instance=self.instance,
+            instance_role=self.unit.role if self.unit is not None else None,
         )
         if self.store is not None:
             try:
@@ -541,6 +549,7 @@ def watch_detached(
     timeout: float,
     on_phase: Callable[[dict[str, object]], None] | None = None,
     interval: float = 0.2,
+    instance: str | None = None,
 ) -> DetachedOutcome:
     """Follow a detached supervisor until its engine is ready, it exits, or `timeout` passes. A supervisor
     that exits without ever recording its run while another live run holds the deployment lost the claim
@@ -549,7 +558,7 @@ def watch_detached(
     deadline = time.monotonic() + timeout
     state: DeploymentState | None = None
     while True:
-        current = store.get(name, node)
+        current = store.get(name, node, instance)
         if current is not None and current.run_id == run_id:
             state = current
             for phase in current.phases[seen:]:
@@ -560,10 +569,10 @@ def watch_detached(
                 return DetachedOutcome("ready", current, None, "", [], [])
         code = child.poll()
         if code is not None and state is None:
-            winner = _other_live_run(store, name, node, run_id)
-            refusal = _refusal(read_log_since(log_path, log_offset), name, node)
+            winner = _other_live_run(store, name, node, run_id, instance)
+            refusal = _refusal(read_log_since(log_path, log_offset), describe_process(name, node, instance))
             if winner is not None or refusal is not None:
-                return _lost_claim(name, node, winner, refusal, code)
+                return _lost_claim(describe_process(name, node, instance), name, winner, refusal, code)
         if code is not None or time.monotonic() >= deadline:
             lines = read_log_since(log_path, log_offset)
             engine_lines = [line for line in lines if not line.startswith("[ascendctl ")]
@@ -577,14 +586,12 @@ def watch_detached(
         time.sleep(interval)
 
 
-def _lost_claim(
-    name: str, node: int, winner: DeploymentState | None, refusal: str | None, code: int
-) -> DetachedOutcome:
+def _lost_claim(who: str, name: str, winner: DeploymentState | None, refusal: str | None, code: int) -> DetachedOutcome:
     # The one diagnosis is the lost claim itself: the shared log holds the winner's lines, not this failure.
     where = f"; it serves at {winner.endpoint}" if winner is not None and winner.endpoint else ""
     found = Diagnosis(
         "already_running",
-        f"{name} (node {node}) was started by another `ascendctl serve` at the same time{where}",
+        f"{who} was started by another `ascendctl serve` at the same time{where}",
         f"use that one, or stop it first: ascendctl stop {name}",
         "the deployment lock (one supervisor per deployment and node)",
         f"supervisor pid {winner.supervisor_pid} holds the deployment" if winner is not None else (refusal or ""),
@@ -593,18 +600,22 @@ def _lost_claim(
     return DetachedOutcome("already-running", winner, code, reason, [], [found])
 
 
-def _refusal(lines: list[str], name: str, node: int) -> str | None:
+def _refusal(lines: list[str], who: str) -> str | None:
     """The detached supervisor's own "already running" error (it lost the lock), if it printed one."""
-    mark = f"error: {name} (node {node}) is already running"
+    mark = f"error: {who} is already running"
     for line in lines:
         if line.startswith(mark):
             return line.removeprefix("error: ")
     return None
 
 
-def _other_live_run(store: StateStore, name: str, node: int, run_id: str) -> DeploymentState | None:
+def _other_live_run(
+    store: StateStore, name: str, node: int, run_id: str, instance: str | None = None
+) -> DeploymentState | None:
     for entry in store.find(name, node):
-        if entry.state.run_id != run_id and (entry.supervisor_alive or entry.engine_alive):
+        if entry.state.instance != instance or entry.state.run_id == run_id:
+            continue
+        if entry.supervisor_alive or entry.engine_alive:
             return entry.state
     return None
 
@@ -619,6 +630,11 @@ class StopReport:
     how: Literal["drained", "forced", "orphan", "gone", "unverified"]
     seconds: float
     message: str = ""
+    instance: str | None = None
+
+    @property
+    def who(self) -> str:
+        return describe_process(self.name, self.node, self.instance)
 
 
 def stop_deployment(entry: Listed, timeout: float | None = None) -> StopReport:
@@ -635,12 +651,12 @@ def stop_deployment(entry: Listed, timeout: float | None = None) -> StopReport:
     pgid = state.engine_pgid
 
     def report(how: Literal["drained", "forced", "orphan", "gone"]) -> StopReport:
-        return StopReport(state.name, state.node, how, time.monotonic() - started)
+        return StopReport(state.name, state.node, how, time.monotonic() - started, instance=state.instance)
 
     def unverified(pid: int) -> StopReport:
         where = entry.path if entry.path is not None else "its record in the state directory"
         message = f"cannot verify that pid {pid} is ours; it was left alone; remove {where} if the deployment is gone"
-        return StopReport(state.name, state.node, "unverified", time.monotonic() - started, message)
+        return StopReport(state.name, state.node, "unverified", time.monotonic() - started, message, state.instance)
 
     supervisor = state.supervisor_pid
     if pid_alive(supervisor, state.supervisor_start) and not verified(supervisor, state.supervisor_start):

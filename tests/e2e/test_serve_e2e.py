@@ -203,6 +203,89 @@ def test_ps_and_logs(tiny_server: Server) -> None:
 KV_SIZE = re.compile(r"KV cache size: ([\d,]+) tokens, Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
 
 
+def pd_profile(directory: Path, ports: dict[str, int], kv_dir: Path) -> Path:
+    """The tiny server's profile split into a prefill and a decode instance on this host, KV through vLLM's
+    shared-storage connector, the router in front: same model and engine settings, so answers must match."""
+    text = tiny_profile(directory, ports["router"], name="e2e-pd").read_text()
+    text = text.replace("target:\n  backend: cpu\n", "target:\n  backend: cpu\n  devices_per_node: 2\n")
+    text += f"""disaggregation:
+  connector: shared-storage
+  shared_storage_path: {kv_dir}
+  router:
+    port: {ports["router"]}
+  prefill:
+    devices: 1
+    port: {ports["prefill"]}
+  decode:
+    devices: 1
+    port: {ports["decode"]}
+"""
+    path = directory / "e2e-pd.yaml"
+    path.write_text(text)
+    return path
+
+
+def external_kv_tokens(base: str) -> float:
+    """What an instance counted as prompt tokens that arrived by KV transfer (`/metrics`, Prometheus text)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    status, raw = get(f"{base}/metrics")
+    assert status == 200
+    total = 0.0
+    for family in text_string_to_metric_families(raw.decode()):
+        for sample in family.samples:
+            if sample.name == "vllm:prompt_tokens_by_source_total" and sample.labels.get("source") == (
+                "external_kv_transfer"
+            ):
+                total += sample.value
+    return total
+
+
+def test_prefill_decode_through_the_router_transfers_kv(tiny_server: Server, tmp_path: Path) -> None:
+    """`serve` of a PD profile: both instances, then the router; a prompt of several KV blocks answered through
+    the router equals the single instance's answer, and decode counted the prompt as transferred KV; `ps` shows
+    the roles; `stop` stops the router first."""
+    ports = {role: free_port() for role in ("router", "prefill", "decode")}
+    profile = pd_profile(tmp_path, ports, tmp_path / "kv")
+    home = tiny_server.home
+    started = home.cli("serve", str(profile), "--detach")
+    try:
+        assert started.returncode == 0, started.stdout + started.stderr
+        out = started.stdout
+        assert out.index("prefill-0 (prefill) is ready") < out.index("starting e2e-pd router")
+        assert out.index("decode-0 (decode) is ready") < out.index("starting e2e-pd router")
+        rows = {r["instance"]: r for r in home.ps() if r["name"] == "e2e-pd"}
+        assert {k: r["instance_role"] for k, r in rows.items()} == {
+            "prefill-0": "prefill", "decode-0": "decode", "router": "router"
+        }  # fmt: skip
+        assert rows["router"]["endpoint"] == f"http://127.0.0.1:{ports['router']}"
+        assert all(r["health"] == "ok" for r in rows.values())
+        table = home.cli("ps").stdout
+        assert "INSTANCE" in table and "router" in table and "decode" in table
+
+        prompt = " ".join(f"Line {i}: the quick brown fox jumps over the lazy dog." for i in range(10))
+        body = {"model": "tiny", "prompt": prompt, "max_tokens": 12, "temperature": 0, "ignore_eos": True}
+        status, raw = post(f"http://127.0.0.1:{ports['router']}/v1/completions", body)
+        assert status == 200, raw
+        routed = json.loads(raw)
+        assert routed["usage"]["prompt_tokens"] > 256  # more than two KV blocks of the CPU engine
+        status, raw = post(f"{tiny_server.base}/v1/completions", body)
+        assert status == 200, raw
+        assert routed["choices"][0]["text"] == json.loads(raw)["choices"][0]["text"]
+        assert external_kv_tokens(f"http://127.0.0.1:{ports['decode']}") > 0
+        assert external_kv_tokens(f"http://127.0.0.1:{ports['prefill']}") == 0
+
+        logs = home.cli("logs", "e2e-pd")
+        assert logs.returncode == 2 and "--instance" in logs.stderr
+        assert "vllm_router" in home.cli("logs", "e2e-pd", "--instance", "router").stdout
+    finally:
+        stopped = home.cli("stop", "e2e-pd", "--timeout", "60")
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    order = [line.split(" (node")[0] for line in stopped.stdout.splitlines()]
+    assert order == ["e2e-pd router", "e2e-pd decode-0", "e2e-pd prefill-0"]
+    assert [r for r in home.ps() if r["name"] == "e2e-pd"] == []
+
+
 def engine_kv_report(home: Home, name: str) -> tuple[int, int, float]:
     """(tokens, max_model_len, concurrency) the engine itself logged for its KV cache."""
     logs = home.cli("logs", name)

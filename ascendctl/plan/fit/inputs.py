@@ -6,7 +6,7 @@ defaults for what the profile leaves unset are vLLM's (`ENGINE_*` below, with th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ascendctl.facts.model_inspect import inspect_model, param_breakdown
@@ -123,6 +123,9 @@ def fit_inputs(
         inputs["config"] = f"{config.path}: {why}; matched by name, weights from parameter counts"
     else:
         inputs["config"] = config.path
+    if profile.model.dtype != "auto":  # `--dtype` casts what config.json stores: the weights and the KV cache follow it
+        config = replace(config, torch_dtype=profile.model.dtype)
+        inputs["dtype"] = f"model.dtype {profile.model.dtype} (--dtype)"
     par = profile.engine.parallel
     layout = Layout(par.tensor, par.pipeline, par.data, par.expert)
     backend = profile.target.backend

@@ -162,7 +162,16 @@ for _name, _spec, _connector, _source in _SHARED:
 # --prefiller-ports P… --decoder-hosts H… --decoder-ports P…`, the script in the release image under
 # /vllm-workspace/vllm-ascend, which every Dockerfile copies the repository to; `vllm-router`: the vllm-project
 # router's `--vllm-pd-disaggregation --prefill URL … --decode URL …`), `layerwise` the proxy for the layerwise
-# connector (it asks decode first). Before v0.10.1rc1 no release ships a proxy: the plan names none.
+# connector (it asks decode first), `health` the path readiness is polled on, `install` the requirement the engine
+# environment installs for it (none: the proxy comes with the release image). Before v0.10.1rc1 no release ships a
+# proxy: the plan names none.
+# The protocol both routers speak is the kv_transfer_params handshake every connector planned here uses (prefill
+# asked with `max_tokens: 1` and `kv_transfer_params.do_remote_decode: true`; decode sent the `kv_transfer_params`
+# prefill answered): vllm-ascend's proxy, v0.25.1rc1:examples/disaggregated_prefill_v1/
+# load_balance_proxy_server_example.py:820-829,954-956; vllm-router 0.1.17 in its default `--kv-connector nixl`
+# mode (measured against a recording prefill/decode pair: tests/test_pd_router_protocol.py). Its `mooncake` mode
+# is vLLM's own Mooncake connector's bootstrap query, not vllm-ascend's: not used.
+PROXY_HEALTH = "/healthcheck"  # v0.10.1rc1..v0.25.1rc1: both proxies' `@app.get("/healthcheck")`
 PROXY_DIR = "/vllm-workspace/vllm-ascend/examples/disaggregated_prefill_v1"
 _ROUTERS: tuple[tuple[str, str, tuple[str, ...], str | None, str], ...] = (
     ("no-proxy", "<0.10.1rc1", (), None, "v0.9.1:examples (no disaggregated_prefill_v1 proxy)"),
@@ -185,14 +194,19 @@ for _name, _spec, _program, _layerwise, _source in _ROUTERS:
     era(
         "pd-router", _name, axis="vllm_ascend", spec=_spec, backends={"npu"},
         summary=f"router: {' '.join(_program)}" if _program else "no router in the release",
-        source=_source, traits={"style": "proxy" if _program else None, "program": _program, "layerwise": _layerwise},
+        source=_source,
+        traits={"style": "proxy" if _program else None, "program": _program, "layerwise": _layerwise,
+                "health": PROXY_HEALTH, "install": ()},
     )(nothing_to_plan)  # fmt: skip
 VLLM_ROUTER = "vllm-router"  # PyPI vllm-router (vllm-project/router): --vllm-pd-disaggregation --prefill … --decode …
+VLLM_ROUTER_REQUIREMENT = "vllm-router==0.1.17"  # its dependencies (fastapi, uvicorn, aiohttp, orjson) come with vLLM
 era(
     "pd-router", "vllm-router", axis="vllm", backends={"cpu", "cuda"},
     summary="router: vllm-router --vllm-pd-disaggregation (PyPI vllm-router)",
-    source="PyPI vllm-router 0.1.17 (`vllm-router --help`: --vllm-pd-disaggregation, --prefill URL, --decode URL)",
-    traits={"style": "vllm-router", "program": (VLLM_ROUTER,), "layerwise": None},
+    source="PyPI vllm-router 0.1.17 (`vllm-router --help`: --vllm-pd-disaggregation, --prefill URL, --decode URL; "
+    "GET /health)",
+    traits={"style": "vllm-router", "program": (VLLM_ROUTER,), "layerwise": None, "health": "/health",
+            "install": (VLLM_ROUTER_REQUIREMENT,)},
 )(nothing_to_plan)  # fmt: skip
 
 _POLICIES = {"round-robin": "round_robin"}

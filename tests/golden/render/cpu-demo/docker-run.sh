@@ -10,7 +10,7 @@ exec docker run --rm --name cpu-demo \
   --cap-add SYS_NICE --security-opt seccomp=unconfined \
   -v /root/.cache:/root/.cache \
   -v /var/lib/ascendctl/models/smollm2-135m-instruct:/var/lib/ascendctl/models/smollm2-135m-instruct:ro \
-  -e VLLM_CPU_KVCACHE_SPACE=2 \
+  -e VLLM_CPU_KVCACHE_SPACE=3 \
   --entrypoint vllm \
   vllm/vllm-openai-cpu:v0.32.0-x86_64 \
-  serve /var/lib/ascendctl/models/smollm2-135m-instruct --served-model-name smollm2 --max-model-len 2048 --enforce-eager --max-num-seqs 32 --host 127.0.0.1 --port 8000 --shutdown-timeout 30
+  serve /var/lib/ascendctl/models/smollm2-135m-instruct --served-model-name smollm2 --dtype float32 --max-model-len 2048 --enforce-eager --max-num-seqs 32 --host 127.0.0.1 --port 8000 --shutdown-timeout 30
