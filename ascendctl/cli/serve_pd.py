@@ -5,6 +5,7 @@ with a prefix each until Ctrl-C, which stops the router first and then the engin
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 from types import FrameType
 
@@ -113,7 +114,7 @@ def _follow(target: HostTarget, store: StateStore, begun: list[Started]) -> None
                     typer.echo(f"{target.prefix(one.unit)}{line}")
             gone = next((one for one in begun if not _running(store, target, one)), None)
             if gone is None:
-                _sleep(FOLLOW_INTERVAL)
+                time.sleep(FOLLOW_INTERVAL)
     except (KeyboardInterrupt, _Stop):
         typer.echo("ascendctl: stopping (the router first)")
     finally:
@@ -130,12 +131,6 @@ def _follow(target: HostTarget, store: StateStore, begun: list[Started]) -> None
 def _running(store: StateStore, target: HostTarget, one: Started) -> bool:
     state = store.get(target.name, one.unit.host, one.unit.instance)
     return state is not None and state.run_id == one.run_id
-
-
-def _sleep(seconds: float) -> None:
-    import time
-
-    time.sleep(seconds)
 
 
 class _Tail:

@@ -5,11 +5,13 @@ e2e tests' (tests/e2e/test_serve_e2e.py, tests/e2e/test_pd_router_protocol.py)."
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from ascendctl_engine.state import StateStore
@@ -74,24 +76,30 @@ def wait_ready(name: str, count: int, timeout: float = 30.0) -> None:
     raise AssertionError(f"{name}: not {count} ready processes within {timeout}s")
 
 
-def test_foreground_serve_starts_instances_then_router_and_sigterm_stops_router_first(
-    fake_cpu_engine_env: Path, tmp_path: Path
-) -> None:
-    fake_router(fake_cpu_engine_env / "bin")
-    profile = pd_profile(tmp_path)
-    cli = [sys.executable, "-m", "ascendctl", "serve", str(profile)]
+@contextlib.contextmanager
+def serving(engine_env: Path, tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """A foreground `serve` of the PD profile, once its three processes are ready; killed if a test leaves it."""
+    fake_router(engine_env / "bin")
+    cli = [sys.executable, "-m", "ascendctl", "serve", str(pd_profile(tmp_path))]
     proc = subprocess.Popen(cli, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         wait_ready("fakepd", 3)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+
+
+def test_foreground_serve_starts_instances_then_router_and_sigterm_stops_router_first(
+    fake_cpu_engine_env: Path, tmp_path: Path
+) -> None:
+    with serving(fake_cpu_engine_env, tmp_path) as proc:
         rows = {e.state.instance: e.state.instance_role for e in StateStore().find("fakepd")}
         assert rows == {"prefill-0": "prefill", "decode-0": "decode", "router": "router"}
         time.sleep(0.5)  # the foreground has printed "serving"
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
     assert proc.returncode == 0, out
     lines = out.splitlines()
     assert out.index("prefill-0 (prefill) is ready") < out.index("starting fakepd router")
@@ -104,20 +112,11 @@ def test_foreground_serve_starts_instances_then_router_and_sigterm_stops_router_
 
 
 def test_an_instance_that_dies_stops_the_rest_of_the_node(fake_cpu_engine_env: Path, tmp_path: Path) -> None:
-    fake_router(fake_cpu_engine_env / "bin")
-    profile = pd_profile(tmp_path)
-    cli = [sys.executable, "-m", "ascendctl", "serve", str(profile)]
-    proc = subprocess.Popen(cli, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        wait_ready("fakepd", 3)
+    with serving(fake_cpu_engine_env, tmp_path) as proc:
         [decode] = [e for e in StateStore().find("fakepd") if e.state.instance == "decode-0"]
         assert decode.state.supervisor_pid != proc.pid
         os.kill(decode.state.supervisor_pid, signal.SIGTERM)  # its supervisor drains it and exits: gone
         out, _ = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
     assert proc.returncode == 1, out
     assert "fakepd decode-0 (node 0) stopped on its own" in out
     assert StateStore().entries() == []
