@@ -1,0 +1,230 @@
+"""Workloads: the request shapes an operator expects, shared by `ascendctl bench` (what load to send) and
+`ascendctl fit --workload` (does the KV cache hold that load without preemption).
+
+A workload is a list of points, each a fixed shape: input tokens, output tokens, requests in flight
+(concurrency), how many requests in all (bounded), and an optional request rate. It is given on the command
+line as one of:
+
+- a NAME from `NAMED` (the shapes operators publish their comparisons at, and a quick one for CPU);
+- `INPUT:OUTPUT:CONCURRENCY` (one point; `k` multiplies by 1,024: `2k:256:16`);
+- a FILE (YAML, read through the one YAML boundary, strict keys, errors at `file:line:col`):
+
+      name: my-load          # optional, defaults to the file's stem
+      seed: 0                # optional, the random prompts' seed
+      points:
+        - {input: 2048, output: 256, concurrency: 16, requests: 64, request_rate: 8.0}
+
+Prompts are random token ids of exactly `input` tokens with a fixed seed, and every request generates exactly
+`output` tokens, so a point means the same load on every run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field, ValidationError
+
+from ascendctl.core.errors import DocumentError, Issue, UserInputError
+from ascendctl.core.yamlio import load_yaml_file
+from ascendctl_engine.sections.base import StrictModel
+
+# Bounds that keep one point's run finite and its numbers meaningful; a FILE is held to the same bounds.
+MAX_TOKENS = 1 << 20  # 1 Mi tokens of input or output per request
+MAX_CONCURRENCY = 4096
+MAX_REQUESTS = 10_000
+MAX_POINTS = 64
+# Requests per point when none is given: enough rounds of `concurrency` for stable percentiles, never more
+# than `DEFAULT_REQUESTS_CAP`.
+ROUNDS_PER_POINT = 4
+DEFAULT_REQUESTS_MIN = 16
+DEFAULT_REQUESTS_CAP = 256
+
+
+def default_requests(concurrency: int) -> int:
+    return min(DEFAULT_REQUESTS_CAP, max(DEFAULT_REQUESTS_MIN, ROUNDS_PER_POINT * concurrency))
+
+
+@dataclass(frozen=True)
+class WorkloadPoint:
+    input_len: int
+    output_len: int
+    concurrency: int
+    requests: int
+    request_rate: float | None = None  # requests per second; None: as fast as concurrency allows
+
+    @property
+    def label(self) -> str:
+        """`2048:256:16` (and `@8.0/s` when rate-limited): how tables and file names name the point."""
+        rate = f"@{self.request_rate:g}/s" if self.request_rate is not None else ""
+        return f"{self.input_len}:{self.output_len}:{self.concurrency}{rate}"
+
+    @property
+    def tokens_per_sequence(self) -> int:
+        return self.input_len + self.output_len
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "input_len": self.input_len,
+            "output_len": self.output_len,
+            "concurrency": self.concurrency,
+            "requests": self.requests,
+            "request_rate": self.request_rate,
+        }
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    points: tuple[WorkloadPoint, ...]
+    description: str = ""
+    source: str = ""  # where the shape comes from (an upstream issue, a file)
+    seed: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "source": self.source,
+            "seed": self.seed,
+            "points": [p.to_json() for p in self.points],
+        }
+
+
+def _point(input_len: int, output_len: int, concurrency: int, requests: int | None = None) -> WorkloadPoint:
+    return WorkloadPoint(input_len, output_len, concurrency, requests or default_requests(concurrency))
+
+
+# The named workloads. The long-context shapes are the ones operators publish vLLM-Ascend vs MindIE comparisons
+# at; output is fixed so TPOT is measured over the same number of decode steps everywhere.
+NAMED: dict[str, Workload] = {
+    w.name: w
+    for w in (
+        Workload(
+            "quick",
+            (_point(64, 32, 4, 16),),
+            "64 in / 32 out tokens, 4 concurrent, 16 requests: a smoke test a CPU engine finishes in seconds",
+        ),
+        Workload(
+            "2k-16",
+            (_point(2048, 256, 16),),
+            "2,048 in / 256 out tokens, 16 concurrent (the shape of Qwen3-235B W8A8 on one 8-card server)",
+            "https://github.com/vllm-project/vllm-ascend/issues/4395",
+        ),
+        Workload(
+            "8k-16",
+            (_point(8192, 256, 16),),
+            "8,192 in / 256 out tokens, 16 concurrent",
+            "https://github.com/vllm-project/vllm-ascend/issues/4395",
+        ),
+        Workload(
+            "64k-4",
+            (_point(65536, 256, 4),),
+            "65,536 in / 256 out tokens, 4 concurrent: long context",
+        ),
+        Workload(
+            "7k-2k",
+            (_point(7168, 2048, 16),),
+            "7,168 in / 2,048 out tokens, 16 concurrent (DeepSeek-R1 4P4D on A2)",
+            "https://github.com/vllm-project/vllm-ascend/issues/4295",
+        ),
+        Workload(
+            "sweep-concurrency",
+            tuple(_point(1024, 128, c) for c in (1, 4, 16, 64)),
+            "1,024 in / 128 out tokens at 1, 4, 16 and 64 concurrent: where latency turns into queueing",
+        ),
+    )
+}
+
+_SHAPE = re.compile(r"(\d{1,9})(k?):(\d{1,9})(k?):(\d{1,6})")
+
+
+class _PointDoc(StrictModel):
+    input: int = Field(ge=1, le=MAX_TOKENS, description="Prompt tokens per request.")
+    output: int = Field(ge=1, le=MAX_TOKENS, description="Generated tokens per request (exactly; EOS ignored).")
+    concurrency: int = Field(ge=1, le=MAX_CONCURRENCY, description="Requests in flight at most.")
+    requests: int | None = Field(
+        default=None, ge=1, le=MAX_REQUESTS, description="Requests in all (default: 4 rounds of concurrency)."
+    )
+    request_rate: float | None = Field(
+        default=None, gt=0, le=1e6, description="Requests per second (default: as fast as concurrency allows)."
+    )
+
+
+class _WorkloadDoc(StrictModel):
+    name: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    description: str = Field(default="", max_length=512, description="What the workload stands for.")
+    seed: int = Field(default=0, ge=0, le=2**31 - 1, description="Seed of the random prompts.")
+    points: list[_PointDoc] = Field(min_length=1, max_length=MAX_POINTS, description="The shapes, run in order.")
+
+
+def parse_workload(text: str) -> Workload:
+    """A workload from the command line's `--workload` value: a NAME, `INPUT:OUTPUT:CONCURRENCY`, or a FILE."""
+    if text in NAMED:
+        return NAMED[text]
+    shape = _SHAPE.fullmatch(text.strip().lower())
+    if shape is not None:
+        return _from_shape(text, shape)
+    if ":" in text and not Path(text).exists():
+        raise UserInputError(f"--workload {text}: expected INPUT:OUTPUT:CONCURRENCY (e.g. 2048:256:16 or 2k:256:16)")
+    path = Path(text)
+    if path.suffix in (".yaml", ".yml", ".json") or path.exists():
+        return load_workload_file(path)
+    names = ", ".join(NAMED)
+    raise UserInputError(f"--workload {text}: not a named workload ({names}), INPUT:OUTPUT:CONCURRENCY, or a file")
+
+
+def _from_shape(text: str, shape: re.Match[str]) -> Workload:
+    def tokens(digits: str, kilo: str) -> int:
+        return int(digits) * (1024 if kilo else 1)
+
+    input_len, output_len = tokens(shape[1], shape[2]), tokens(shape[3], shape[4])
+    concurrency = int(shape[5])
+    for what, value, top in (
+        ("INPUT", input_len, MAX_TOKENS),
+        ("OUTPUT", output_len, MAX_TOKENS),
+        ("CONCURRENCY", concurrency, MAX_CONCURRENCY),
+    ):
+        if not 1 <= value <= top:
+            raise UserInputError(f"--workload {text}: {what} must be between 1 and {top:,}")
+    point = _point(input_len, output_len, concurrency)
+    return Workload(point.label, (point,), f"{input_len} in / {output_len} out tokens, {concurrency} concurrent")
+
+
+def load_workload_file(path: Path) -> Workload:
+    doc = load_yaml_file(path)
+    try:
+        parsed = _WorkloadDoc.model_validate(doc.data)
+    except ValidationError as exc:
+        issues: list[Issue] = []
+        for err in exc.errors(include_url=False):
+            loc = tuple(err["loc"])
+            if err["type"] == "extra_forbidden":
+                issues.append(doc.issue(loc, "unknown key", at_key=True))
+            elif err["type"] == "missing":
+                issues.append(doc.issue(loc, "required key is missing"))
+            else:
+                issues.append(doc.issue(loc, err["msg"]))
+        raise DocumentError(issues) from None
+    points = tuple(
+        WorkloadPoint(
+            p.input,
+            p.output,
+            p.concurrency,
+            p.requests if p.requests is not None else default_requests(p.concurrency),
+            p.request_rate,
+        )
+        for p in parsed.points
+    )
+    return Workload(parsed.name or path.stem, points, parsed.description, str(path), parsed.seed)
+
+
+__all__ = [
+    "NAMED",
+    "Workload",
+    "WorkloadPoint",
+    "default_requests",
+    "load_workload_file",
+    "parse_workload",
+]
