@@ -62,7 +62,9 @@ def test_summary_counts_failures_without_the_failed_key() -> None:
 
 
 def test_summary_rejects_a_result_without_figures() -> None:
-    with pytest.raises(KeyError):
+    from ascendctl.core.errors import OperationFailed
+
+    with pytest.raises(OperationFailed, match="output_throughput"):
         load("servebench").summary_from_result({"completed": 1})
 
 

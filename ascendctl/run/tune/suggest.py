@@ -1,0 +1,175 @@
+"""`ascendctl tune PROFILE --suggest`: grids worth trying for the profile's backend and release.
+
+Nothing here knows a version: every candidate value is planned with the profile (like `--set KEY=V`, pure planning,
+no host) and kept only when the plan accepts it and resolves the typed setting to that value. So a graph mode shows
+up only where the release's graph era plans it (the CPU engine captures no graphs: its era plans every capturing
+mode as the engine default), capture sizes only where a capturing mode is planned, and an `engine.ascend` switch only
+where the release reads it (asked from the switch's era: `ascend_switches.spelling_for`) and turning it on plans.
+A grid with fewer than two accepted values is not a search and is left out.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ascendctl.core.errors import UserInputError
+from ascendctl.plan.types import EngineSettings, Plan
+from ascendctl.schema.profile import Profile
+from ascendctl_engine.adapters.ascend_switches import SWITCHES, spelling_for
+from ascendctl_engine.vocab import GraphMode
+
+# What an engine setting is probed with: the dotted path, and a function of the current resolved value giving the
+# candidates (around the current value: half, same, double — or common starting points when the engine decides).
+_AROUND = (0.5, 1.0, 2.0)
+_CAPTURING = ("eager", "default", "auto")  # resolved graph modes that capture nothing the profile sizes
+_META_MODES = ("auto", "engine-default")  # modes that name no graph mode of their own
+
+
+@dataclass(frozen=True)
+class SuggestedGrid:
+    key: str
+    values: tuple[str, ...]
+    why: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.key}={','.join(self.values)}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "values": list(self.values), "grid": self.text, "why": self.why, "restart": True}
+
+
+Probe = Callable[[Sequence[str]], Plan | None]  # plans the profile with `--set` items; None when refused
+
+
+def _settings(plan: Plan) -> EngineSettings:
+    return plan.instances[0].settings
+
+
+def _whole(values: Sequence[float]) -> list[str]:
+    return list(dict.fromkeys(str(int(v)) for v in values if v >= 1))
+
+
+def _batch_values(current: Any, defaults: Sequence[int]) -> list[str]:
+    if isinstance(current, int) and current > 0:
+        return _whole([current * f for f in _AROUND])
+    return [str(v) for v in defaults]
+
+
+def _same(resolved: Any, asked: str) -> bool:
+    """Whether the plan resolved the setting to the value asked for (`3` and `3.0` are the same GiB)."""
+    if isinstance(resolved, (int, float)) and not isinstance(resolved, bool):
+        try:
+            return float(asked) == float(resolved)
+        except ValueError:
+            return False
+    return str(resolved).lower() == asked.lower()
+
+
+def _kept(probe: Probe, key: str, values: Sequence[str], attr: str | None) -> tuple[str, ...]:
+    """The values whose plan is accepted (and resolves `attr`, a typed setting, to the value asked for)."""
+    kept: list[str] = []
+    for value in values:
+        plan = probe([f"{key}={value}"])
+        if plan is None:
+            continue
+        if attr is not None and not _same(getattr(_settings(plan), attr).value, value):
+            continue
+        kept.append(value)
+    return tuple(kept)
+
+
+def _limits(plan: Plan, probe: Probe) -> list[SuggestedGrid]:
+    s = _settings(plan)
+    seqs = _batch_values(s.max_num_seqs.value, (64, 128, 256))
+    tokens = _batch_values(s.max_num_batched_tokens.value, (2048, 4096, 8192))
+    out = [
+        SuggestedGrid(
+            "engine.scheduler.max_num_seqs",
+            _kept(probe, "engine.scheduler.max_num_seqs", seqs, "max_num_seqs"),
+            "requests batched together: more raises throughput until the KV cache or the step time limits it",
+        ),
+        SuggestedGrid(
+            "engine.scheduler.max_num_batched_tokens",
+            _kept(probe, "engine.scheduler.max_num_batched_tokens", tokens, "max_num_batched_tokens"),
+            "tokens per scheduler step (chunked prefill): larger favours throughput and TTFT, smaller TPOT",
+        ),
+    ]
+    if plan.deployment.backend == "cpu":
+        gib = s.cpu_kv_cache_gib.value if isinstance(s.cpu_kv_cache_gib.value, (int, float)) else 4
+        values = _whole([gib * f for f in _AROUND])
+        out.append(
+            SuggestedGrid(
+                "engine.memory.cpu_kv_cache_gib",
+                _kept(probe, "engine.memory.cpu_kv_cache_gib", values, "cpu_kv_cache_gib"),
+                "the CPU engine's KV cache: room for more sequences in flight, at the cost of host memory",
+            )
+        )
+    else:
+        out.append(
+            SuggestedGrid(
+                "engine.memory.device_utilization",
+                _kept(probe, "engine.memory.device_utilization", ["0.85", "0.9", "0.95"], "device_utilization"),
+                "the device memory share vLLM takes (the rest of it is the KV cache): higher, more sequences fit",
+            )
+        )
+    return out
+
+
+def _graphs(probe: Probe) -> list[SuggestedGrid]:
+    modes = [m for m in typing.get_args(GraphMode) if m not in _META_MODES]
+    kept = _kept(probe, "engine.graph.mode", modes, "graph_mode")
+    out = [SuggestedGrid("engine.graph.mode", kept, "graph capture: lower TPOT once captured, slower start")]
+    capturing = [m for m in kept if m not in _CAPTURING]
+    if capturing:
+        sizes = ["[1,2,4,8,16,32]", "[1,2,4,8,16,32,64,128]"]
+        planned = [v for v in sizes if probe([f"engine.graph.mode={capturing[0]}", f"engine.graph.capture_sizes={v}"])]
+        out.append(
+            SuggestedGrid(
+                "engine.graph.capture_sizes",
+                tuple(planned),
+                f"batch sizes captured as graphs (with a capturing mode such as {capturing[0]}): cover the "
+                "batch sizes the load reaches",
+            )
+        )
+    return out
+
+
+def _switches(plan: Plan, probe: Probe) -> list[SuggestedGrid]:
+    release = plan.deployment.release
+    if plan.deployment.backend != "npu" or release.vllm_ascend is None:
+        return []
+    out: list[SuggestedGrid] = []
+    for sw in SWITCHES:
+        spelling, shown = spelling_for(sw, release.vllm_ascend)
+        if spelling.status != "read" or probe([f"{sw.path}=true"]) is None:
+            continue
+        out.append(SuggestedGrid(sw.path, ("false", "true"), f"{sw.title}: `{shown}` in {release.version}"))
+    return out
+
+
+def suggest_grids(plan: Plan, probe: Probe) -> list[SuggestedGrid]:
+    """Grids for the planned profile; `probe` plans it with extra `--set` items (None when refused)."""
+    grids = [*_limits(plan, probe), *_graphs(probe), *_switches(plan, probe)]
+    return [g for g in grids if len(g.values) >= 2]
+
+
+def prober(load: Callable[[Sequence[str]], Profile], plan: Callable[[Profile], Plan]) -> Probe:
+    """A `Probe` from a profile loader (with `--set` items) and a planner that raises when it cannot start."""
+
+    def probe(items: Sequence[str]) -> Plan | None:
+        try:
+            planned = plan(load(items))
+        except UserInputError:
+            return None
+        if planned.fit is not None and planned.fit.verdict == "does-not-fit":
+            return None
+        return planned
+
+    return probe
+
+
+__all__ = ["SuggestedGrid", "prober", "suggest_grids"]
