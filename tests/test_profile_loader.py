@@ -224,7 +224,7 @@ def test_parse_override(text: str, path: tuple[str | int, ...], value: object) -
     override = parse_override(text)
     assert override.path == path
     assert override.value == value
-    assert override.source == f"--set {text}"
+    assert override.source == f"--set {text.partition('=')[0]}"  # never the value: it may be a secret
 
 
 @pytest.mark.parametrize("text", ["server.port", "=1", "server..port=1", ".port=1", "server.=1"])
@@ -236,8 +236,8 @@ def test_malformed_override_is_user_error(text: str) -> None:
 def test_override_with_line_break_is_named_on_one_line() -> None:
     with pytest.raises(UserInputError) as exc:
         parse_override("\n")
-    assert str(exc.value).startswith("--set '\\n': expected")
-    assert parse_override("metadata.description=a\tb").source == "--set 'metadata.description=a\\tb'"
+    assert str(exc.value).startswith("--set <an argument without `=`>: expected")
+    assert parse_override("metadata.description=a\tb").source == "--set metadata.description"
 
 
 def test_override_alias_bomb_is_not_expanded() -> None:
@@ -262,15 +262,13 @@ def test_override_fixes_a_broken_file(valid_profile_text: str) -> None:
 
 def test_override_error_names_the_override(valid_profile_text: str) -> None:
     issue = one_issue(valid_profile_text, ["server.port=99999"])
-    assert issue.render() == (
-        "--set server.port=99999: server.port: input should be less than or equal to 65535, got 99999"
-    )
+    assert issue.render() == ("--set server.port: server.port: input should be less than or equal to 65535")
     assert (issue.line, issue.column) == (0, 0)
 
 
 def test_override_unknown_key_did_you_mean(valid_profile_text: str) -> None:
     issue = one_issue(valid_profile_text, ["sever.port=1"])
-    assert issue.source == "--set sever.port=1"
+    assert issue.source == "--set sever.port"
     assert "did you mean 'server'" in issue.message
 
 
@@ -283,7 +281,7 @@ def test_file_error_still_blamed_on_file_when_override_elsewhere(valid_profile_t
 
 def test_override_creating_a_section_is_blamed_for_its_rule(valid_profile_text: str) -> None:
     issue = one_issue(valid_profile_text, ["server.api_key.env=KEY", "server.api_key.file=/k"])
-    assert issue.source == "--set server.api_key.file=/k"
+    assert issue.source == "--set server.api_key.file"
     assert issue.path == "server.api_key"
     assert "exactly one of `env` or `file`" in issue.message
 
@@ -291,20 +289,20 @@ def test_override_creating_a_section_is_blamed_for_its_rule(valid_profile_text: 
 def test_override_inside_a_section_is_blamed_for_its_rule(valid_profile_text: str) -> None:
     text = valid_profile_text + "server:\n  api_key:\n    env: KEY\n"
     issue = one_issue(text, ["server.api_key.file=/k"])
-    assert issue.source == "--set server.api_key.file=/k"
+    assert issue.source == "--set server.api_key.file"
     assert issue.path == "server.api_key"
 
 
 def test_override_creating_a_section_is_blamed_for_a_missing_sibling(valid_profile_text: str) -> None:
     issue = one_issue(valid_profile_text, ["engine.speculative.method=mtp"])
-    assert (issue.source, issue.path) == ("--set engine.speculative.method=mtp", "engine.speculative.num_tokens")
+    assert (issue.source, issue.path) == ("--set engine.speculative.method", "engine.speculative.num_tokens")
     assert issue.message == "required key is missing"
 
 
 def test_override_breaking_a_cross_field_rule_is_blamed(valid_profile_text: str) -> None:
     text = valid_profile_text + "engine:\n  parallel:\n    tensor: 1\n"
     issue = one_issue(text, ["engine.parallel.tensor=4"])
-    assert (issue.source, issue.path) == ("--set engine.parallel.tensor=4", "engine.parallel")
+    assert (issue.source, issue.path) == ("--set engine.parallel.tensor", "engine.parallel")
     assert "= 4 ranks" in issue.message
 
 
@@ -328,7 +326,7 @@ def test_override_that_cannot_apply_is_a_located_document_error(
 ) -> None:
     text = valid_profile_text + "  visible_devices: [0]\nnetwork:\n  nodes:\n    - address: 10.0.0.1\n"
     issue = one_issue(text, [override])
-    assert (issue.source, issue.path, issue.message) == (f"--set {override}", path, message)
+    assert (issue.source, issue.path, issue.message) == (f"--set {override.partition('=')[0]}", path, message)
 
 
 def test_override_appends_to_list_end(valid_profile_text: str) -> None:

@@ -28,6 +28,7 @@ def diagnose(
     from ascendctl.core.errors import EXIT_FAILED, UserInputError
     from ascendctl_engine.jsonio import JsonReadError, read_bytes
     from ascendctl_engine.phases import diagnose as run_catalog
+    from ascendctl_engine.redaction import redact_key_material
 
     try:
         data = read_bytes(logfile, MAX_LOG_BYTES)
@@ -40,7 +41,14 @@ def diagnose(
         raise UserInputError(f"--release {release!r} is not a version (e.g. v0.13.0rc1)") from None
     if as_json:
         matches = [
-            {"id": d.key, "cause": d.summary, "fix": d.fix, "source": d.source, "line_no": d.line_no, "line": d.line}
+            {
+                "id": d.key,
+                "cause": d.summary,
+                "fix": d.fix,
+                "source": d.source,
+                "line_no": d.line_no,
+                "line": redact_key_material(d.line),  # a log we did not write may carry keys: never printed
+            }
             for d in found
         ]
         typer.echo(json.dumps({"schema": 1, "release": release, "matches": matches}, indent=2))
@@ -52,6 +60,6 @@ def diagnose(
             typer.echo(f"  cause:  {d.summary}")
             typer.echo(f"  fix:    {d.fix}")
             typer.echo(f"  source: {d.source}")
-            typer.echo(f"  line:   {d.line}")
+            typer.echo(f"  line:   {redact_key_material(d.line)}")
     if found:
         raise typer.Exit(EXIT_FAILED)

@@ -15,7 +15,7 @@ MAX_FACTS_BYTES = 4 * 1024 * 1024
 
 def read_facts_file(path: Path) -> HostFacts:
     from ascendctl.core.errors import UserInputError
-    from ascendctl_engine.host.facts import HostFacts
+    from ascendctl_engine.host.facts import FactsError, HostFacts
     from ascendctl_engine.jsonio import JsonReadError, read_json_file
     from ascendctl_engine.vocab import Backend
 
@@ -32,4 +32,7 @@ def read_facts_file(path: Path) -> HostFacts:
     if backend not in get_args(Backend):
         known = ", ".join(get_args(Backend))
         raise UserInputError(f"--facts {path}: backend: {backend!r} is not one of {known}")
-    return HostFacts.from_dict(data)
+    try:
+        return HostFacts.from_dict(data)
+    except FactsError as exc:  # a list given as a number, a count out of range, an overlong version
+        raise UserInputError(f"--facts {path}: {exc.reason}") from None

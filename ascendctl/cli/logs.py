@@ -20,23 +20,24 @@ def logs(
     ] = None,
 ) -> None:
     """Print a deployment's log; with -f, follow it while the deployment runs."""
+    import errno
     import time
 
     from ascendctl.core.errors import OperationFailed
     from ascendctl.run.deployments import listed, log_path_for, open_log
+    from ascendctl.run.log_tail import stream, tail_offset
     from ascendctl_engine.state import StateStore
 
     store = StateStore()
     path = log_path_for(name, node, store, instance)
     with open_log(path, name) as handle:
-        try:
-            data = handle.read()
+        try:  # from the end, in blocks: a log of any size costs one block of memory
+            start = tail_offset(handle, tail) if tail is not None else 0
+            stream(handle, start, lambda text: typer.echo(text, nl=False))
         except OSError as exc:
+            if exc.errno in (errno.EPIPE, errno.ENOSPC):  # stdout's, reported by the top-level handler
+                raise
             raise OperationFailed(f"cannot read the log of {name!r}: {path}: {exc.strerror or exc}") from None
-        lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
-        if tail is not None:
-            lines = lines[-tail:] if tail else []
-        typer.echo("".join(lines), nl=False)
         if not follow:
             return
         pending = b""

@@ -81,11 +81,14 @@ def render(
 
 def write_files(directory: Path, files: Sequence[RenderedFile]) -> None:
     """Write every file or none. All files are staged in a private directory next to their targets first;
-    then each target is moved aside and the new file moved in. Any failure (an OS error, or anything else)
-    puts every moved-aside file back and removes the staging directory: an earlier render is never left
-    half replaced, and no temporary file stays behind."""
+    then each target is moved aside and the new file moved in. Any failure (an OS error, SIGINT, SIGTERM or
+    SIGHUP: while writing, those raise `KeyboardInterrupt` instead of ending the process where it stands) puts
+    every moved-aside file back and removes the staging directory: an earlier render is never left half replaced,
+    and no temporary file stays behind."""
     import shutil
+    import signal
     import tempfile
+    import threading
 
     from ascendctl.core.errors import UserInputError
 
@@ -94,7 +97,12 @@ def write_files(directory: Path, files: Sequence[RenderedFile]) -> None:
         stage = Path(tempfile.mkdtemp(prefix=".ascendctl-render.", dir=directory))
     except OSError as exc:
         raise UserInputError(f"--output {directory}: {exc.strerror or exc}") from None
-    moved: list[tuple[Path, Path | None]] = []  # (target, where its previous version was moved)
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous_handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        previous_handlers = {sig: signal.signal(sig, _interrupt) for sig in signals}
+    # (target, where its previous version is moved, the staged new file); recorded before either move
+    moves: list[tuple[Path, Path | None, Path]] = []
     try:
         for file in files:
             if Path(file.name).name != file.name or file.name in ("", ".", ".."):
@@ -105,24 +113,42 @@ def write_files(directory: Path, files: Sequence[RenderedFile]) -> None:
             staged.write_text(file.content, encoding="utf-8")
             staged.chmod(0o755 if file.executable else 0o644)
         for file in files:
-            target = directory / file.name
-            previous = None
-            if target.exists() or target.is_symlink():
-                previous = stage / f"{file.name}.previous"
+            target, staged = directory / file.name, stage / file.name
+            previous = stage / f"{file.name}.previous" if target.exists() or target.is_symlink() else None
+            moves.append((target, previous, staged))
+            if previous is not None:
                 target.replace(previous)
-            moved.append((target, previous))
-            (stage / file.name).replace(target)
+            staged.replace(target)
     except BaseException as exc:
-        for target, previous in reversed(moved):
-            try:
-                if previous is not None:
-                    previous.replace(target)
-                else:
-                    target.unlink(missing_ok=True)
-            except OSError:
-                pass  # best effort: the staging directory below still holds the previous version
+        for sig in previous_handlers:  # a second signal must not cut the roll-back short
+            signal.signal(sig, signal.SIG_IGN)
+        _roll_back(moves)
         shutil.rmtree(stage, ignore_errors=True)
         if isinstance(exc, OSError):
             raise UserInputError(f"--output {directory}: {exc.strerror or exc}; nothing was changed") from None
         raise
-    shutil.rmtree(stage, ignore_errors=True)
+    else:
+        shutil.rmtree(stage, ignore_errors=True)
+    finally:
+        for sig, handler in previous_handlers.items():
+            signal.signal(sig, handler)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _roll_back(moves: Sequence[tuple[Path, Path | None, Path]]) -> None:
+    """Undo the moves of `write_files`, last first: put each moved-aside previous file back, remove a new file that
+    had no previous one. Best effort: the staging directory still holds what could not be moved back."""
+    for target, previous, staged in reversed(moves):
+        try:
+            if staged.exists():  # the new file is not in place: at most the previous one was moved aside
+                if previous is not None and (previous.exists() or previous.is_symlink()):
+                    previous.replace(target)
+            elif previous is not None:
+                previous.replace(target)
+            else:
+                target.unlink(missing_ok=True)
+        except OSError:
+            pass

@@ -24,18 +24,29 @@ import math
 import os
 import re
 import struct
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ascendctl.facts.architectures import ArchitectureTraits, architecture_traits
-from ascendctl_engine.jsonio import JsonReadError, loads_json, open_regular, read_bytes, read_json_file
+from ascendctl_engine.jsonio import (
+    JsonReadError,
+    bounded_int,
+    loads_json,
+    open_regular,
+    read_bytes,
+    read_json_file,
+)
 from ascendctl_engine.prepared_models import ModelError, resolve_model_source
 from ascendctl_engine.sections.fields import HUB_ID
 from ascendctl_engine.vocab import ModelArch
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
+# The largest count or size config.json may state (a context of a trillion tokens, a trillion-wide layer): past it
+# the shapes' products leave float range in the fit. Negative counts are refused too.
+MAX_CONFIG_COUNT = 2**40
 # The ModelSlim description vllm-ascend reads (`MODELSLIM_CONFIG_FILENAME`,
 # v0.23.0:vllm_ascend/quantization/modelslim_config.py:67; the same name in `get_config_filenames` since
 # v0.8.5rc1:vllm_ascend/quantization/quant_config.py:70). Older msModelSlim wrote it as
@@ -96,6 +107,11 @@ class ModelConfig:
     linear_value_head_dim: int | None = None
     linear_conv_kernel: int | None = None
     shared_expert_intermediate: int | None = None  # shared_expert_intermediate_size (Qwen MoE: one shared expert)
+    text_model_type: str | None = None  # `text_config.model_type` where there is one, else `model_type`
+    # the remote-code files config.json's `auto_map` names in the model's own directory (`module.Class` →
+    # `module.py`; `org/repo--module.Class` lives elsewhere), and those of them the directory lacks
+    remote_code_files: tuple[str, ...] = ()
+    missing_remote_code: tuple[str, ...] = ()
 
     @property
     def mla(self) -> bool:
@@ -137,6 +153,19 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+MAX_ROPE_FACTOR = 1024.0  # RoPE scaling factors in the wild are 2..64; past this the derived context is nonsense
+
+
+def _factor(value: Any, path: str) -> float | None:
+    """`rope_scaling.factor`, range-checked (0 < factor <= MAX_ROPE_FACTOR) where it is read."""
+    factor = _number(value)
+    if factor is not None and not 0 < factor <= MAX_ROPE_FACTOR:
+        raise JsonReadError(
+            path or "config.json", f"rope_scaling.factor: {factor:g} is out of range 0..{MAX_ROPE_FACTOR:g}"
+        )
+    return factor
+
+
 def parse_model_config(
     data: Mapping[str, Any],
     path: str = "",
@@ -144,7 +173,8 @@ def parse_model_config(
     modelslim: bool = False,
     quant_description_files: tuple[str, ...] = (),
 ) -> ModelConfig:
-    """Pure: the fields we need from parsed config.json data (nested `text_config` is read too)."""
+    """Pure: the fields we need from parsed config.json data (nested `text_config` is read too). A count outside
+    0..`MAX_CONFIG_COUNT` raises `JsonReadError` naming `path` and the key (the one range check, `bounded_int`)."""
     text = data.get("text_config")
     inner: Mapping[str, Any] = text if isinstance(text, Mapping) else {}
 
@@ -152,7 +182,11 @@ def parse_model_config(
         value = data.get(key)
         return inner.get(key) if value is None else value
 
-    experts = next((_int(pick(k)) for k in EXPERT_KEYS if _int(pick(k)) is not None), None)
+    def count(key: str, where: Mapping[str, Any] | None = None) -> int | None:
+        value = pick(key) if where is None else where.get(key)
+        return bounded_int(value, high=MAX_CONFIG_COUNT, where=key, source=path or "config.json")
+
+    experts = next((n for n in (count(k) for k in EXPERT_KEYS) if n is not None), None)
     quant = data.get("quantization_config")
     archs = data.get("architectures")
     raw_rope = pick("rope_scaling") or pick("rope_parameters")
@@ -162,45 +196,75 @@ def parse_model_config(
         path=path,
         model_type=str(data["model_type"]) if isinstance(data.get("model_type"), str) else None,
         architectures=tuple(str(a) for a in archs) if isinstance(archs, list) else (),
-        num_attention_heads=_int(pick("num_attention_heads")),
-        num_key_value_heads=_int(pick("num_key_value_heads")),
+        num_attention_heads=count("num_attention_heads"),
+        num_key_value_heads=count("num_key_value_heads"),
         num_experts=experts,
-        kv_lora_rank=_int(pick("kv_lora_rank")),
+        kv_lora_rank=count("kv_lora_rank"),
         torch_dtype=str(pick("torch_dtype") or pick("dtype") or "") or None,
-        max_position_embeddings=_int(pick("max_position_embeddings")),
-        model_max_length=_int(pick("model_max_length")),
+        max_position_embeddings=count("max_position_embeddings"),
+        model_max_length=count("model_max_length"),
         quant_method=str(quant.get("quant_method"))
         if isinstance(quant, Mapping) and quant.get("quant_method")
         else None,
         modelslim=modelslim,
         quant_description_files=quant_description_files,
         rope_type=str(rope_type) if isinstance(rope_type, str) else None,
-        rope_factor=_number(rope.get("factor")),
-        rope_original_max_position_embeddings=_int(rope.get("original_max_position_embeddings")),
+        rope_factor=_factor(rope.get("factor"), path),
+        rope_original_max_position_embeddings=count("original_max_position_embeddings", rope),
         vision=isinstance(data.get("vision_config"), Mapping),
-        hidden_size=_int(pick("hidden_size")),
-        num_hidden_layers=_int(pick("num_hidden_layers")),
-        intermediate_size=_int(pick("intermediate_size")),
-        moe_intermediate_size=_int(pick("moe_intermediate_size")),
-        vocab_size=_int(pick("vocab_size")),
-        head_dim=_int(pick("head_dim")),
-        shared_experts=_int(pick("n_shared_experts")),
-        first_dense_layers=_int(pick("first_k_dense_replace")),
+        hidden_size=count("hidden_size"),
+        num_hidden_layers=count("num_hidden_layers"),
+        intermediate_size=count("intermediate_size"),
+        moe_intermediate_size=count("moe_intermediate_size"),
+        vocab_size=count("vocab_size"),
+        head_dim=count("head_dim"),
+        shared_experts=count("n_shared_experts"),
+        first_dense_layers=count("first_k_dense_replace"),
         tie_word_embeddings=pick("tie_word_embeddings") is True,
-        experts_per_token=_int(pick("num_experts_per_tok")),
-        qk_rope_head_dim=_int(pick("qk_rope_head_dim")),
-        index_head_dim=_int(pick("index_head_dim")),
+        experts_per_token=count("num_experts_per_tok"),
+        qk_rope_head_dim=count("qk_rope_head_dim"),
+        index_head_dim=count("index_head_dim"),
         full_attention_layers=_full_attention_layers(
-            pick("layer_types"), _int(pick("full_attention_interval")), _int(pick("num_hidden_layers"))
+            pick("layer_types"), count("full_attention_interval"), count("num_hidden_layers")
         ),
-        mtp_layers=_int(pick("num_nextn_predict_layers")) or 0,
-        linear_key_heads=_int(pick("linear_num_key_heads")),
-        linear_key_head_dim=_int(pick("linear_key_head_dim")),
-        linear_value_heads=_int(pick("linear_num_value_heads")),
-        linear_value_head_dim=_int(pick("linear_value_head_dim")),
-        linear_conv_kernel=_int(pick("linear_conv_kernel_dim")),
-        shared_expert_intermediate=_int(pick("shared_expert_intermediate_size")),
+        mtp_layers=count("num_nextn_predict_layers") or 0,
+        linear_key_heads=count("linear_num_key_heads"),
+        linear_key_head_dim=count("linear_key_head_dim"),
+        linear_value_heads=count("linear_num_value_heads"),
+        linear_value_head_dim=count("linear_value_head_dim"),
+        linear_conv_kernel=count("linear_conv_kernel_dim"),
+        shared_expert_intermediate=count("shared_expert_intermediate_size"),
+        text_model_type=_text_model_type(data, inner),
+        remote_code_files=remote_code_files(data.get("auto_map")),
     )
+
+
+def _text_model_type(data: Mapping[str, Any], inner: Mapping[str, Any]) -> str | None:
+    value = inner.get("model_type") if isinstance(inner.get("model_type"), str) else data.get("model_type")
+    return value if isinstance(value, str) else None
+
+
+_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,100}(?:\.[A-Za-z_][A-Za-z0-9_]{0,100}){0,4}$")
+MAX_REMOTE_CODE_FILES = 16
+
+
+def remote_code_files(auto_map: Any) -> tuple[str, ...]:
+    """The `.py` files config.json's `auto_map` (`{"AutoConfig": "configuration_x.XConfig", "AutoTokenizer":
+    ["tokenization_x.XTokenizer", null], ...}`) loads from the model's own directory, sorted; a reference into another
+    repository (`org/repo--module.Class`) or anything that is not a module path is left out."""
+    if not isinstance(auto_map, Mapping):
+        return ()
+    values: list[Any] = []
+    for value in list(auto_map.values())[:64]:
+        values.extend(value[:4] if isinstance(value, list) else [value])
+    files = set()
+    for value in values:
+        if not isinstance(value, str) or "--" in value or "." not in value:
+            continue
+        module = value.rsplit(".", 1)[0]
+        if _MODULE.match(module):
+            files.add(module.replace(".", "/") + ".py")
+    return tuple(sorted(files)[:MAX_REMOTE_CODE_FILES])
 
 
 def _full_attention_layers(layer_types: Any, interval: int | None, layers: int | None) -> int | None:
@@ -233,17 +297,29 @@ def read_model_config_or_error(
 
 
 def read_config_dir(directory: Path) -> tuple[ModelConfig | None, str | None]:
-    config = directory / "config.json"
+    return read_config_file(directory / "config.json")
+
+
+def read_config_file(config: Path) -> tuple[ModelConfig | None, str | None]:
+    """A config.json at any path (`--config FILE`, or a model directory's own); the ModelSlim descriptions are looked
+    for next to it. (config, None) or (None, "could not read X: why")."""
+    directory = config.parent
     try:
         # the bounded reader: no FIFO or device, at most MAX_CONFIG_BYTES, UTF-8, depth and numbers checked
         data = read_json_file(config, max_bytes=MAX_CONFIG_BYTES)
+        if not isinstance(data, dict):
+            return None, f"could not read {config}: not a JSON object"
+        modelslim = (directory / MODELSLIM_DESCRIPTION).is_file()
+        descriptions = _quant_description_files(directory)
+        parsed = parse_model_config(data, str(config), modelslim=modelslim, quant_description_files=descriptions)
+        if parsed.remote_code_files:
+            missing = tuple(f for f in parsed.remote_code_files if not (directory / f).is_file())
+            parsed = replace(parsed, missing_remote_code=missing)
     except JsonReadError as exc:
         return None, f"could not read {config}: {exc.reason}"
-    if not isinstance(data, dict):
-        return None, f"could not read {config}: not a JSON object"
-    modelslim = (directory / MODELSLIM_DESCRIPTION).is_file()
-    descriptions = _quant_description_files(directory)
-    return parse_model_config(data, str(config), modelslim=modelslim, quant_description_files=descriptions), None
+    except OSError as exc:  # the directory itself cannot be looked at
+        return None, f"could not read {config}: {exc.strerror or exc}"
+    return parsed, None
 
 
 def _quant_description_files(directory: Path) -> tuple[str, ...]:
@@ -340,6 +416,11 @@ def locate_model_dir(
 MAX_SAFETENSORS_HEADER = 100 * 1024 * 1024  # the safetensors format's own limit on the JSON header
 MAX_INDEX_BYTES = 64 * 1024 * 1024
 MAX_SHARDS = 4096
+# The budget for every header of one model together (a plan reads them once): a 671B checkpoint's 163 headers
+# hold ~20 MiB; beyond the budget the weights are counted from config.json's shapes instead, with a note.
+HEADER_BUDGET_BYTES = 256 * 1024 * 1024
+HEADER_BUDGET_SECONDS = 5.0
+MAX_TENSOR_ELEMENTS = 2**48  # 256 T elements in one tensor: no checkpoint comes near (a file's size bounds it anyway)
 DTYPE_BYTES = {
     "F64": 8.0, "I64": 8.0, "U64": 8.0,
     "F32": 4.0, "I32": 4.0, "U32": 4.0,
@@ -374,21 +455,37 @@ def tensor_kind(name: str, shape: list[int]) -> str:
     return "layers"
 
 
+class HeaderBudgetExceeded(JsonReadError):
+    """The headers of one model together are larger than `HEADER_BUDGET_BYTES` or took `HEADER_BUDGET_SECONDS`."""
+
+
 def read_safetensors_header(path: Path) -> dict[str, Any]:
     """The JSON header of one `.safetensors` file (bounded); raises `JsonReadError`."""
-    with open_regular(path) as handle:
-        size = os.fstat(handle.fileno()).st_size
-        head = handle.read(8)
-        if len(head) < 8:
-            raise JsonReadError(path, "shorter than the 8-byte header length")
-        (length,) = struct.unpack("<Q", head)
-        if length > MAX_SAFETENSORS_HEADER or length > size - 8:
-            raise JsonReadError(path, f"header length {length} is past the file's end or the format's limit")
-        data = handle.read(length)
+    return _read_header(path, MAX_SAFETENSORS_HEADER)[0]
+
+
+def _read_header(path: Path, budget: int) -> tuple[dict[str, Any], int]:
+    """(header, its length in bytes); `HeaderBudgetExceeded` when it is longer than the `budget` of bytes left."""
+    try:
+        with open_regular(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            head = handle.read(8)
+            if len(head) < 8:
+                raise JsonReadError(path, "shorter than the 8-byte header length")
+            (length,) = struct.unpack("<Q", head)
+            if length > MAX_SAFETENSORS_HEADER or length > size - 8:
+                raise JsonReadError(path, f"header length {length} is past the file's end or the format's limit")
+            if length > budget:
+                raise HeaderBudgetExceeded(path, f"header of {length:,} bytes is past the budget left")
+            data = handle.read(length)
+    except OSError as exc:  # a read error (EIO, a file that vanished while open)
+        raise JsonReadError(path, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) < length:
+        raise JsonReadError(path, "the file ended inside the header (it shrank while read)")
     header = loads_json(data, source=path)
     if not isinstance(header, dict):
         raise JsonReadError(path, "the header is not a JSON object")
-    return header
+    return header, length
 
 
 def _tensor_bytes(path: Path, name: str, info: Any) -> tuple[str, int, str]:
@@ -400,7 +497,10 @@ def _tensor_bytes(path: Path, name: str, info: Any) -> tuple[str, int, str]:
     per_element = DTYPE_BYTES.get(dtype)
     if per_element is None or any(type(d) is not int or d < 0 for d in shape):
         raise JsonReadError(path, f"tensor {name[:80]!r}: unknown dtype {dtype[:20]!r} or bad shape")
-    return dtype, int(math.prod(shape) * per_element), tensor_kind(name, shape)
+    elements = math.prod(shape)
+    if elements > MAX_TENSOR_ELEMENTS:  # exact int arithmetic above; past this the byte count leaves float range
+        bounded_int(elements, high=MAX_TENSOR_ELEMENTS, where=f"tensor {name[:80]!r} elements", source=str(path))
+    return dtype, int(elements * per_element), tensor_kind(name, shape)
 
 
 def inspect_weights(directory: Path) -> tuple[WeightStats | None, str | None]:
@@ -414,14 +514,24 @@ def inspect_weights(directory: Path) -> tuple[WeightStats | None, str | None]:
     if shards:
         by_dtype: dict[str, int] = {}
         by_kind: dict[str, int] = {}
+        budget, deadline = HEADER_BUDGET_BYTES, time.monotonic() + HEADER_BUDGET_SECONDS
         try:
             for shard in shards:
-                for name, info in read_safetensors_header(shard).items():
+                if time.monotonic() > deadline:
+                    raise HeaderBudgetExceeded(shard, f"reading the headers took over {HEADER_BUDGET_SECONDS:g} s")
+                header, length = _read_header(shard, budget)
+                budget -= length
+                for name, info in header.items():
                     if name == "__metadata__":
                         continue
                     dtype, size, kind = _tensor_bytes(shard, name, info)
                     by_dtype[dtype] = by_dtype.get(dtype, 0) + size
                     by_kind[kind] = by_kind.get(kind, 0) + size
+        except HeaderBudgetExceeded as exc:
+            return None, (
+                f"safetensors headers of {directory} are over the budget ({HEADER_BUDGET_BYTES // (1024 * 1024)} MiB, "
+                f"{HEADER_BUDGET_SECONDS:g} s per model; {exc.path}: {exc.reason}): weights counted from config.json"
+            )
         except JsonReadError as exc:
             return None, f"could not read {exc.path}: {exc.reason}"
         summed = sum(by_dtype.values())

@@ -570,7 +570,7 @@ def heads_divisible(f: PlanFacts) -> Outcome:
 
 
 @rule(
-    "plan.model.max-model-len-unset", "warn", "A bounded context for long-context models",
+    "plan.model.max-model-len-unset", "error", "A bounded context for long-context models",
     source="vllm vllm/config/model.py _get_and_verify_max_len; vllm/v1/core/kv_cache_utils.py "
     "check_enough_kv_cache_memory; main:docs/source/faqs.md #12",
 )  # fmt: skip
@@ -588,12 +588,24 @@ def max_model_len_unset(f: PlanFacts) -> Outcome:
     if length < LONG_CONTEXT:
         return passed(f"default context {length} tokens")
     rope = f" × RoPE {f.config.rope_type} factor {f.config.rope_factor:g}" if f.config.rope_factor else ""
+    fix = "set model.max_model_len to the longest prompt + output you serve (e.g. 32768)"
+    if f.fit is not None and f.fit.max_model_len == length and f.fit.kv_tokens < length:
+        # the fit sized the KV cache of this plan on this hardware: one request of the default context does not fit
+        return problem(
+            f"model.max_model_len is unset: the engine serves the model's full default context, {length:,} tokens "
+            f"(max_position_embeddings{rope}), but the fit estimates a KV cache of {f.fit.kv_tokens:,} tokens here: "
+            "the engine refuses to start ('To serve at least one request with the model's max seq len (…), … KV "
+            "cache is needed, which is larger than the available KV cache memory')",
+            f"{fix}; at most {f.fit.kv_tokens:,} tokens fit",
+            at=("model", "max_model_len"),
+        )
     return problem(
         f"model.max_model_len is unset: the engine serves the model's full default context, {length} tokens "
         f"(max_position_embeddings{rope}), and refuses to start when the KV cache cannot hold one request of "
         "that length ('To serve at least one request with the model's max seq len (…), … KV cache is needed, "
         "which is larger than the available KV cache memory')",
-        "set model.max_model_len to the longest prompt + output you serve (e.g. 32768)",
+        fix,
+        severity="warn",
         at=("model", "max_model_len"),
     )
 
@@ -736,3 +748,92 @@ def hccl_buffsize(f: PlanFacts) -> Outcome:
             "capture sizes",
         )
     return passed(f"HCCL_BUFFSIZE {have} MB ≥ ~{need} MB for {tokens} tokens per rank")
+
+
+# --------------------------------------------------------------------------------------------------
+# failure modes of issue 32: W8A8 with float16 activations, dynamic EPLB on an unregistered model type, remote-code
+# files config.json names but the model directory lacks
+
+W8A8_FAMILY = ("w8a8", "w8a8_dynamic", "w8a8_mix")
+
+
+@rule(
+    "plan.quant.w8a8-float16", "error", "W8A8 weights run with bfloat16 activations where the hardware has them",
+    source="vllm-project/vllm-ascend#12907 (aclnnQuantMatmulWeightNz: Tensor scale not implemented for DT_FLOAT16); "
+    "vllm-project/vllm-ascend#624",
+)  # fmt: skip
+def w8a8_float16(f: PlanFacts) -> Outcome:
+    p = f.profile
+    if not f.npu or p.model.quantization not in W8A8_FAMILY:
+        return skipped("not W8A8 weights on an NPU")
+    hw = f.hardware
+    if hw is None or "bfloat16" not in hw.limits.dtypes:
+        return skipped("the hardware runs float16 only: its W8A8 path is float16")
+    dtype: str
+    if p.model.dtype != "auto":
+        dtype, said = p.model.dtype, f"model.dtype {p.model.dtype}"
+    elif f.config is not None and f.config.torch_dtype:
+        dtype, said = f.config.torch_dtype, f"the checkpoint's torch_dtype {f.config.torch_dtype} (model.dtype auto)"
+    else:
+        return _no_config(f, "the W8A8 activation-dtype check")
+    if dtype not in ("float16", "half", "fp16"):
+        return passed(f"{p.model.quantization} with {dtype} activations")
+    return problem(
+        f"{p.model.quantization} weights with float16 activations ({said}) on {hw.name}: the quantized matmul kernels "
+        "take bfloat16 scales and the engine fails in its profiling run (AclNN_Parameter_Error(EZ1001): Tensor scale "
+        "not implemented for DT_FLOAT16)",
+        "set model.dtype: bfloat16",
+        at=("model", "dtype"),
+    )
+
+
+@rule(
+    "plan.eplb.model-registered", "error", "Dynamic EPLB supports the model's MoE architecture in this release",
+    source="era topic eplb-models: v0.11.0:vllm_ascend/eplb/utils.py:69-77 … "
+    "v0.14.0rc1:vllm_ascend/eplb/utils.py:66-74 (model_register); vllm-project/vllm-ascend#5798",
+)  # fmt: skip
+def eplb_model_registered(f: PlanFacts) -> Outcome:
+    if f.profile.engine.eplb.mode != "dynamic":
+        return skipped("dynamic EPLB off")
+    chosen = _era(f, "eplb-models")
+    types = chosen.traits.get("model_types") if chosen is not None else None
+    if chosen is None or not types:
+        return skipped("the release's EPLB keeps no model-type list")
+    if f.config is None:
+        return _no_config(f, "the EPLB model-type check")
+    text = chosen.traits.get("config") == "hf_text_config"
+    model_type = f.config.text_model_type if text else f.config.model_type
+    if model_type in types:
+        return passed(f"model_type {model_type} is registered by {chosen.label}")
+    return problem(
+        f"dynamic EPLB on model_type {model_type or 'unknown'}: {f.profile.release} registers only "
+        f"{', '.join(types)} and the engine stops at load (NotImplementedError: EPLB is not supported.) "
+        f"[{chosen.source}]",
+        "turn dynamic EPLB off (engine.eplb.mode: off), or use a release whose EPLB has no model-type list "
+        "(v0.15.0rc1 and later)",
+        at=("engine", "eplb", "mode"),
+    )
+
+
+@rule(
+    "plan.model.remote-code-files", "error", "The remote-code files config.json's auto_map names are in the model",
+    source="v0.9.1:docs/source/user_guide/feature_guide/quantization.md:108 (FAQ 2: Could not locate the "
+    "configuration_deepseek.py); transformers dynamic modules (auto_map); vllm-project/vllm#13283",
+)  # fmt: skip
+def remote_code_files_present(f: PlanFacts) -> Outcome:
+    if not f.profile.model.trust_remote_code:
+        return skipped("model.trust_remote_code is false: auto_map code is not loaded")
+    if f.config is None:
+        return _no_config(f, "the remote-code files check")
+    if not f.config.remote_code_files:
+        return passed("config.json names no remote-code files")
+    missing = f.config.missing_remote_code
+    if not missing:
+        return passed(f"{', '.join(f.config.remote_code_files)} present")
+    where = _model_dir(f)
+    return problem(
+        f"{where}/config.json's auto_map names {', '.join(missing)}, which {where} lacks (quantization tools often "
+        "copy config.json without them): with trust_remote_code the engine stops with 'does not appear to have a "
+        f"file named {missing[0]}'",
+        f"copy {', '.join(missing)} from the original model into {where}",
+    )

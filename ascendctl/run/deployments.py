@@ -71,7 +71,10 @@ def _check_name(name: str, store: StateStore) -> None:
     try:
         store.path_for(name, 0)
     except ValueError:
-        raise OperationFailed(f"{name!r} is not a deployment name") from None
+        # the argument is wrong, not the operation: exit 2, like every other bad argument
+        raise UserInputError(
+            f"{name!r} is not a deployment name (metadata.name of a profile: letters, digits, `.`, `_`, `-`)"
+        ) from None
 
 
 def find_running(name: str, node: int | None, store: StateStore | None = None) -> list[Listed]:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,6 @@ from ascendctl.core.findings import Finding
 from ascendctl.core.yamlio import KeyPath, YamlDocument, dotted, load_yaml_file, load_yaml_text
 from ascendctl.schema.profile import API_VERSION, Profile
 from ascendctl.schema.profile_rules import profile_findings
-from ascendctl_engine.spec import is_secret_name
 
 
 @dataclass(frozen=True)
@@ -30,35 +30,58 @@ class Override:
 
     @property
     def source(self) -> str:
-        if _secret_path(self.path):
-            # never echo a value given for a secret-holding key (an inline key is refused, not repeated)
-            return _shown(f"{dotted(self.path)}=<redacted>")
-        return _shown(self.text)
+        # Never the value: any `--set` may carry a secret (an env value, an inline key, a node's env), and a
+        # message that repeats it puts it in a terminal, a CI log or a bug report. The key path says where.
+        return _shown(self.text.partition("=")[0].strip())
+
+    def hide_value(self, message: str) -> str:
+        """`message` without this override's value: each string it holds (quoted or, from 3 characters, as it
+        is) becomes `<the --set value>`."""
+        for text in sorted(_strings_in(self.value), key=len, reverse=True):
+            message = message.replace(repr(text), _HIDDEN)
+            if len(text) >= 3:
+                message = message.replace(text, _HIDDEN)
+        return message
 
 
-def _secret_path(path: KeyPath) -> bool:
-    # Where an inline value would be the secret itself: the key (not its env name or file), a secret's entry,
-    # a secret-named env variable. Names and paths elsewhere stay shown: they are what the user must fix.
-    keys = [str(p) for p in path]
-    if keys == ["server", "api_key"] or (keys[:2] == ["runtime", "secrets"] and len(keys) == 3):
-        return True
-    return keys[:2] == ["runtime", "env"] and len(keys) > 2 and is_secret_name(keys[2])
+_HIDDEN = "<the --set value>"
+_GOT_SUFFIX = re.compile(r", got [^;]*$")
 
 
-def _shown(text: str) -> str:
-    """How an override is named in messages: as typed, or quoted when it holds line breaks or controls."""
-    return f"--set {text}" if text.isprintable() else f"--set {text!r}"
+def _strings_in(value: Any) -> Iterator[str]:
+    """Every string in a `--set` value (a YAML flow mapping or list holds several)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings_in(key)
+            yield from _strings_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings_in(item)
+    elif isinstance(value, str) and value:
+        yield value
+    # a number or a boolean is not searched for (`655` would mangle the bound `65535`): messages repeat one only
+    # in pydantic's `, got VALUE` suffix, which is dropped
+
+
+_KEY_TEXT = re.compile(r"[\w.\-\[\]]{1,200}")
+
+
+def _shown(key: str) -> str:
+    """How an override is named in messages: `--set KEY.PATH`, the key as typed when it reads as a key path; a
+    key that does not (perhaps a value pasted without `KEY=`) is not repeated either."""
+    return f"--set {key}" if _KEY_TEXT.fullmatch(key) else "--set <a key that is not a key path>"
 
 
 def parse_override(text: str) -> Override:
     key, sep, raw = text.partition("=")
     parts = key.strip().split(".")
     if not sep or not key.strip() or any(not p for p in parts):
-        raise UserInputError(f"{_shown(text)}: expected KEY.PATH=VALUE, e.g. --set server.port=8001")
+        shown = _shown(key.strip()) if sep else "--set <an argument without `=`>"
+        raise UserInputError(f"{shown}: expected KEY.PATH=VALUE, e.g. --set server.port=8001")
     path: KeyPath = tuple(int(p) if p.isdecimal() and p.isascii() else p for p in parts)
     try:
         # The value goes through the same bounded YAML boundary as a file (no alias bombs, no Python tags).
-        value = load_yaml_text(raw, _shown(text)).data if raw.strip() else ""
+        value = load_yaml_text(raw, _shown(key.strip())).data if raw.strip() else ""
     except DocumentError:
         value = raw  # not YAML: take it as the literal string the user typed
     if isinstance(value, (dict, list)) and raw.strip() and raw.strip()[0] not in "[{":
@@ -186,7 +209,10 @@ def _issue(
     doc: YamlDocument, overrides: Sequence[Override], path: KeyPath, message: str, *, at_key: bool = False
 ) -> Issue:
     # Blame the latest override that touched the problem: one that set this path, a parent or a child of
-    # it, or that created the part of the tree holding it (the file does not have that part).
+    # it, or that created the part of the tree holding it (the file does not have that part). No message
+    # repeats a `--set` value, whichever issue it is (a cross-field rule may quote another key's value).
+    for override in overrides:
+        message = override.hide_value(message)
     wanted = tuple(str(p) for p in path)
     in_file = max((n for n in range(len(path) + 1) if path[:n] in doc.marks), default=0)
     for override in reversed(overrides):
@@ -194,7 +220,8 @@ def _issue(
         shorter = min(len(wanted), len(given))
         common = next((i for i in range(shorter) if wanted[i] != given[i]), shorter)
         if wanted and (common == shorter or common > in_file):
-            return Issue(override.source, 0, 0, dotted(path), message)
+            # pydantic's `, got VALUE` suffix repeats the value as it was typed (a number too): dropped
+            return Issue(override.source, 0, 0, dotted(path), _GOT_SUFFIX.sub("", message))
     return doc.issue(path, message, at_key=at_key)
 
 

@@ -15,7 +15,7 @@ from ascendctl.core.findings import RULES, Finding, Outcome, evaluate, passed, p
 from ascendctl.core.yamlio import KeyPath
 from ascendctl.schema.instances import instance_profile, place
 from ascendctl.schema.profile import Profile
-from ascendctl.schema.secrets import API_KEY_VAR, inline_secret_env, secret_flags
+from ascendctl.schema.secrets import API_KEY_VAR, inline_secret_env, secret_flags, secret_sources
 from ascendctl_engine import typed_fields
 from ascendctl_engine.argv_items import ArgItem
 from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
@@ -430,15 +430,48 @@ def secrets_api_key(p: Profile) -> Outcome:
     return passed(f"no {API_KEY_VAR} entry")
 
 
-@rule("profile.runtime.secrets-collision", "error", "A variable is either in runtime.env or in runtime.secrets")
+@rule(
+    "profile.runtime.secrets-collision",
+    "error",
+    "A variable is set once: by runtime.env / a node's env, or by a secret (server.api_key, runtime.secrets)",
+)
 def secrets_collision(p: Profile) -> Outcome:
-    both = [name for name in p.runtime.secrets if name in p.runtime.env]
-    if both:
-        return problem(
-            f"`{both[0]}` is in runtime.env and in runtime.secrets: keep the runtime.secrets entry",
-            at=("runtime", "secrets", both[0]),
-        )
-    return passed(f"{len(p.runtime.secrets)} secret variables, none also in runtime.env")
+    # Set twice, it would be written twice into every rendered file (`-e VAR` and a Secret's key), and which one
+    # the engine sees would depend on the renderer.
+    declared = {d.variable: d for d in secret_sources(p)}
+    for where, _at, env in _env_maps(p):
+        for name in env:
+            if name in declared:
+                d = declared[name]
+                keep = "keep the runtime.secrets entry" if d.at[:2] == ("runtime", "secrets") else f"keep {d.label}"
+                return problem(
+                    f"`{name}` is in {where} and set by {d.label} too (the plan exports it from there): {keep}, "
+                    f"remove {where}.{name}",
+                    at=d.at,
+                )
+    return passed(f"{len(declared)} secret variables, none also in an env map")
+
+
+@rule(
+    "profile.runtime.env-secret-source",
+    "error",
+    "No env map sets the variable a secret source reads ({env: VAR}): that value would be the secret, inline",
+)
+def env_secret_source(p: Profile) -> Outcome:
+    # `{env: VAR}` is read from the shell that starts the engine; a VAR written into runtime.env is the secret
+    # itself in the profile, printed by plans and written into rendered files, whatever its name says.
+    sources = {d.source.env: d for d in secret_sources(p) if d.source.env}
+    for where, at, env in _env_maps(p):
+        for name in env:
+            if name in sources:
+                d = sources[name]
+                return problem(
+                    f"`{name}` is where {d.label} reads its value ({{env: {name}}}): a value in {where} would be "
+                    f"the secret written inline, printed by plans and rendered files; export {name} in the shell "
+                    "that runs the engine instead",
+                    at=(*at, name),
+                )
+    return passed("no env map sets a secret's source variable")
 
 
 # --- engine.ascend ---------------------------------------------------------------------------------

@@ -14,6 +14,10 @@ catches `ValueError` keeps working):
   up to the interpreter's limit and raise `RecursionError`, which is caught too);
 - `NaN`, `Infinity`, `-Infinity` and numbers that overflow to infinity (`1e999`): not JSON, and a
   non-finite number breaks every comparison downstream;
+- integers beyond the signed 64-bit range (`MAX_INT`): bounded like floats, since every integer these files
+  hold (a tensor dimension, a byte count, a device's MiB) is an int64 where it was written, and a larger one
+  overflows to float (or to infinity) in the arithmetic downstream. `bounded_int` is the one range check for
+  the values read from such a document (counts, sizes) at the boundary;
 - invalid JSON, with the parser's message and position.
 
 `trusted=True` (checked-in package data) skips only the depth pre-check, the one check that costs a pass
@@ -35,6 +39,7 @@ if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
 MAX_DEPTH = 64
+MAX_INT = 2**63 - 1  # the largest integer a JSON document may hold (int64, what safetensors and probes write)
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 # A `\uD800`–`\uDFFF` escape: the only way a lone surrogate gets into parsed JSON (strict UTF-8 decoding
@@ -43,6 +48,8 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 # JSON strings (with escapes), removed before counting brackets so that "[[[" inside a string is not depth.
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+# A run of 19+ digits: the only way an integer beyond `MAX_INT` gets in (a scan in C; the exact check follows).
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
 
 
 class JsonReadError(ValueError):
@@ -155,6 +162,8 @@ def loads_json(
         raise JsonReadError(name, f"not valid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})") from None
     except ValueError as exc:  # e.g. an integer with more digits than int() accepts
         raise JsonReadError(name, f"not valid JSON: {str(exc)[:200]}") from None
+    if _LONG_DIGITS.search(text) is not None:
+        _check_integers(text, name)
     if _SURROGATE_ESCAPE.search(text) is not None:
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
@@ -165,6 +174,34 @@ def loads_json(
 
 class _NonFinite(ValueError):
     pass
+
+
+def _check_integers(text: str, name: str) -> None:
+    """Refuse an integer beyond `MAX_INT` (the second parse runs only when a long digit run is present)."""
+    try:
+        json.loads(text, parse_int=_bounded_literal)
+    except _NonFinite as exc:
+        raise JsonReadError(name, str(exc)) from None
+
+
+def _bounded_literal(text: str) -> int:
+    value = int(text)
+    if abs(value) > MAX_INT:
+        shown = text if len(text) <= 24 else f"{text[:20]}... ({len(text)} digits)"
+        raise _NonFinite(f"the integer {shown} is beyond the 64-bit range")
+    return value
+
+
+def bounded_int(value: object, *, low: int = 0, high: int = MAX_INT, where: str = "", source: str = "") -> int | None:
+    """The one range check for a count or size read from a document: None when `value` is not an integer (a
+    bool, a float, a string: the caller's default applies), the integer when `low <= value <= high`, else
+    `JsonReadError(source, "where: value is out of range low..high")`."""
+    if type(value) is not int:
+        return None
+    if not low <= value <= high:
+        shown = str(value) if abs(value) < 10**24 else f"{str(value)[:12]}... ({len(str(value))} digits)"
+        raise JsonReadError(source or "<data>", f"{where}: {shown} is out of range {low}..{high}")
+    return value
 
 
 def _refuse_constant(name: str) -> Any:

@@ -27,10 +27,12 @@ from __future__ import annotations
 import collections
 import contextlib
 import datetime as dt
+import errno
 import fcntl
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import termios
@@ -41,7 +43,8 @@ from pathlib import Path
 from typing import IO
 
 from ascendctl_engine.jsonio import JsonReadError, read_bytes
-from ascendctl_engine.spec import REDACTED, EngineCommand, SecretRef
+from ascendctl_engine.redaction import redact, secret_needles, too_short
+from ascendctl_engine.spec import EngineCommand, SecretRef
 from ascendctl_engine.state import process_start_time
 
 LOG_ROTATE_BYTES = 64 * 1024 * 1024
@@ -176,6 +179,15 @@ def resolve_argv(argv: Sequence[str], executable: str | Path) -> list[str]:
 
 
 def resolve_secret(ref: SecretRef, environ: Mapping[str, str]) -> str:
+    value = _read_secret(ref, environ)
+    problem = too_short(value)
+    if problem is not None:
+        # refused, not logged: every occurrence of a short value would be replaced in the log, which shows it
+        raise LaunchError(f"the secret from {ref.describe()} {problem}")
+    return value
+
+
+def _read_secret(ref: SecretRef, environ: Mapping[str, str]) -> str:
     if ref.env:
         value = environ.get(ref.env, "")
         if not value:
@@ -214,6 +226,27 @@ def build_env(cmd: EngineCommand, inherited: Mapping[str, str], secrets: Mapping
 # log sink
 
 
+def open_log_append(path: Path) -> int:
+    """The engine log opened for appending (created 0600), never through a symbolic link (`O_NOFOLLOW`: a link
+    planted at the log's path could point out of the state directory, at a file the user can write) and only as a
+    regular file (a FIFO or a device is refused; `O_NONBLOCK` so a FIFO never blocks the open). Raises `OSError`
+    with a message that says which."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            reason = "is a symbolic link: the engine log is never opened through one (remove the link)"
+            raise OSError(errno.ELOOP, reason, str(path)) from None
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "is not a regular file: the engine log must be one (remove it)", str(path))
+    os.set_blocking(fd, True)
+    return fd
+
+
 class LogSink:
     """Thread-safe writer of engine lines and supervisor events to the console and the log file."""
 
@@ -228,19 +261,18 @@ class LogSink:
         self.path = path
         self.prefix = prefix
         self.console = console
-        self._secrets = sorted((s for s in secrets if s), key=len, reverse=True)
+        self._secrets = secret_needles(secrets)  # each value whole and each of its lines
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(OSError):
-            if path.stat().st_size > LOG_ROTATE_BYTES:
+            found = path.lstat()  # never through a link: a symlinked log is refused below, not rotated
+            if stat.S_ISREG(found.st_mode) and found.st_size > LOG_ROTATE_BYTES:
                 path.replace(path.with_name(path.name + ".1"))
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = open_log_append(path)
         self._file: IO[str] = os.fdopen(fd, "a", encoding="utf-8", errors="replace")
 
     def redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        return text
+        return redact(text, self._secrets)
 
     def engine_line(self, line: str) -> str:
         line = self.redact(line)

@@ -7,23 +7,55 @@ Rule (first match wins):
 
 Layout under that data dir: `engines/<backend>-<release>/` (one venv each), `models/<name>/` (prepared
 models), `cache/` (downloaded files we can fetch again).
+
+An `$ASCENDCTL_HOME` that exists and is not a directory (a file, a path through a file) is the user's to fix:
+`HomeError`, which the CLI reports as one line naming the variable (exit 2), before anything is created under it.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
 HOME_VAR = "ASCENDCTL_HOME"
 
 
+class HomeError(Exception):
+    """`$ASCENDCTL_HOME` names something that cannot be ascendctl's home directory (one line)."""
+
+
+def home_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """`$ASCENDCTL_HOME` (`~` expanded) when set and non-empty; raises `HomeError` when it exists and is not a
+    directory. A missing one is fine: it is created when something is first written under it."""
+    env = os.environ if environ is None else environ
+    home = env.get(HOME_VAR, "").strip()
+    if not home:
+        return None
+    path = Path(home).expanduser()
+    fix = f"point {HOME_VAR} at a directory, or unset it"
+    home = home if home.isprintable() else repr(home)  # one line, whatever the variable holds
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return path
+    except NotADirectoryError:
+        raise HomeError(f"{HOME_VAR}={home}: a folder on that path is a file; {fix}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a usable path"
+        raise HomeError(f"{HOME_VAR}={home} cannot be used: {reason}; {fix}") from None
+    if not stat.S_ISDIR(mode):
+        raise HomeError(f"{HOME_VAR}={home} is a file, not a directory; {fix}")
+    return path
+
+
 def data_dir(environ: Mapping[str, str] | None = None) -> Path:
     """ascendctl's data dir for this environment (not created here)."""
     env = os.environ if environ is None else environ
-    home = env.get(HOME_VAR, "").strip()
-    if home:
-        return Path(home).expanduser()
+    home = home_dir(env)
+    if home is not None:
+        return home
     xdg = env.get("XDG_DATA_HOME", "").strip()
     if xdg:
         return Path(xdg).expanduser() / "ascendctl"

@@ -155,6 +155,22 @@ _ENTRY_KEYS = frozenset({"id", "patterns", "cause", "fix", "source", "releases",
 _REQUIRED_KEYS = ("id", "patterns", "cause", "fix", "source")
 
 
+# A line is matched on at most its first and last MAX_MATCH_CHARS / 2 characters (an error message sits at one end;
+# a multi-megabyte line costs the same as a 16 KiB one).
+MAX_MATCH_CHARS = 16 * 1024
+# An unbounded repeat of a wildcard, a class or a group (`.*`, `[^']+`, `(ab)+`, `.{2,}`): what makes a search
+# quadratic (or worse) on a long line. Catalog patterns say `.{0,500}` instead.
+_UNBOUNDED = re.compile(r"(?<!\\)[.)\]](?:[*+]|\{\d*,\})")
+
+
+def clip_line(line: str) -> str:
+    """`line`, or its first and last MAX_MATCH_CHARS / 2 characters when longer."""
+    if len(line) <= MAX_MATCH_CHARS:
+        return line
+    half = MAX_MATCH_CHARS // 2
+    return line[:half] + " ... " + line[-half:]
+
+
 class CatalogError(ValueError):
     """The diagnosis catalog is malformed (a bug in the package data; the tests load it)."""
 
@@ -184,7 +200,8 @@ class FailurePattern:
         return SpecifierSet(self.releases).contains(release, prereleases=True)
 
     def matches(self, line: str) -> bool:
-        return any(r.search(line) for r in self.compiled)
+        clipped = clip_line(line)
+        return any(r.search(clipped) for r in self.compiled)
 
 
 @dataclass(frozen=True)
@@ -241,6 +258,9 @@ def _entry_patterns(entry: dict[str, Any], where: str) -> tuple[tuple[str, ...],
     patterns = _strings(entry, "patterns", where)
     if not patterns:
         raise CatalogError(f"{where}: `patterns` is empty")
+    for pattern in patterns:
+        if _UNBOUNDED.search(pattern):
+            raise CatalogError(f"{where}: pattern {pattern!r} repeats without bound (write .{{0,500}}: linear time)")
     try:
         compiled = tuple(re.compile(p) for p in patterns)
     except re.error as exc:
@@ -326,7 +346,9 @@ def diagnose(lines: Sequence[str], release: str | None = None) -> list[Diagnosis
             line = lines[index]
             if pattern.matches(line):
                 found.append(
-                    Diagnosis(pattern.key, pattern.summary, pattern.fix, pattern.source, line.strip(), index + 1)
+                    Diagnosis(
+                        pattern.key, pattern.summary, pattern.fix, pattern.source, clip_line(line).strip(), index + 1
+                    )
                 )
                 break
     return found

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ascendctl_engine.jsonio import JsonReadError, read_json_file
+from ascendctl_engine.paths import home_dir
 
 STATE_VERSION = 1
 MAX_RECORD_BYTES = 256 * 1024
@@ -59,8 +60,9 @@ class StateError(Exception):
 def state_dir(environ: Mapping[str, str] | None = None) -> Path:
     """`$ASCENDCTL_HOME/state` if set, else `$XDG_STATE_HOME/ascendctl`, else `~/.local/state/ascendctl`."""
     env = os.environ if environ is None else environ
-    if env.get("ASCENDCTL_HOME"):
-        return Path(env["ASCENDCTL_HOME"]) / "state"
+    ascendctl_home = home_dir(env)  # raises HomeError for a home that is a file
+    if ascendctl_home is not None:
+        return ascendctl_home / "state"
     if env.get("XDG_STATE_HOME"):
         return Path(env["XDG_STATE_HOME"]) / "ascendctl"
     home = env.get("HOME") or str(Path.home())

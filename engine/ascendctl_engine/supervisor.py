@@ -46,6 +46,7 @@ from ascendctl_engine.launcher import (
     LaunchError,
     LogSink,
     launch,
+    open_log_append,
     resolve_secrets,
     run_pre_commands,
 )
@@ -493,7 +494,7 @@ def spawn_detached(
 ) -> subprocess.Popen[bytes]:
     """Start a supervisor process in a new session with no terminal; what it prints goes to `log_path`."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    fd = open_log_append(log_path)  # never through a symlink, only a regular file
     try:
         return subprocess.Popen(
             argv,

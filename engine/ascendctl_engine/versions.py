@@ -20,6 +20,12 @@ from collections.abc import Iterable
 
 from packaging.version import InvalidVersion, Version
 
+# The longest version string read (a pip version, a tag, a CANN or driver version is well under 64 characters):
+# a longer one is not a version, and a 5,000-digit one would reach `int()`'s digit limit (a ValueError) in parsing.
+MAX_VERSION_CHARS = 128
+# one release number in a CANN key: at most 18 digits are read (more would be no CANN release)
+_LEADING_NUMBER = re.compile(r"[0-9]{1,18}")
+
 
 def strip_v(version: str) -> str:
     """`v0.13.0` → `0.13.0` (release tags carry a `v`, pip versions do not)."""
@@ -29,7 +35,10 @@ def strip_v(version: str) -> str:
 
 @functools.lru_cache(maxsize=1024)  # versions are immutable; a plan parses the same few hundred tags repeatedly
 def parse(text: str) -> Version:
-    """A PEP 440 version from a tag or pip form; raises `InvalidVersion`."""
+    """A PEP 440 version from a tag or pip form; raises `InvalidVersion` (also for a string longer than
+    `MAX_VERSION_CHARS`)."""
+    if len(text) > MAX_VERSION_CHARS:
+        raise InvalidVersion(f"a version string of {len(text)} characters (at most {MAX_VERSION_CHARS})")
     return Version(strip_v(text))
 
 
@@ -77,7 +86,7 @@ def cann_release_key(version: str) -> tuple[int, int, int, int]:
     parts = normalize_cann(version).split(".")
 
     def num(text: str) -> int:
-        digits = re.match(r"\d+", text)
+        digits = _LEADING_NUMBER.match(text)
         return int(digits.group(0)) if digits else 0
 
     major = num(parts[0]) if parts else 0

@@ -154,9 +154,7 @@ def test_every_file_reported_even_after_a_bad_one(good: Path, bad: Path) -> None
 def test_set_override_error_names_override(good: Path) -> None:
     result = runner.invoke(app, ["validate", str(good), "--set", "server.port=99999"])
     assert result.exit_code == 2
-    assert result.stderr == (
-        "error: --set server.port=99999: server.port: input should be less than or equal to 65535, got 99999\n"
-    )
+    assert result.stderr == ("error: --set server.port: server.port: input should be less than or equal to 65535\n")
 
 
 def test_set_override_makes_valid(good: Path) -> None:
@@ -168,7 +166,11 @@ def test_set_override_makes_valid(good: Path) -> None:
 def test_malformed_set_is_invalid_input(good: Path) -> None:
     result = runner.invoke(app, ["validate", str(good), "--set", "server.port"])
     assert result.exit_code == 2
-    assert result.stderr == "error: --set server.port: expected KEY.PATH=VALUE, e.g. --set server.port=8001\n"
+    # the argument is not repeated: without `=` it may be a value pasted on its own
+    assert (
+        result.stderr
+        == "error: --set <an argument without `=`>: expected KEY.PATH=VALUE, e.g. --set server.port=8001\n"
+    )
 
 
 def test_missing_file_is_invalid_input(tmp_path: Path) -> None:
@@ -219,7 +221,7 @@ def test_json_report_names_override(good: Path) -> None:
     assert result.exit_code == 2
     assert json.loads(result.stdout)[0]["errors"] == [
         {
-            "file": "--set metadata.name.first=x",
+            "file": "--set metadata.name.first",
             "line": 0,
             "column": 0,
             "path": "metadata.name",

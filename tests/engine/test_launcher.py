@@ -44,9 +44,9 @@ def test_env_layers_inherited_then_planned_then_secrets() -> None:
 
 def test_secrets_from_env_and_file(tmp_path: Path) -> None:
     key_file = tmp_path / "key"
-    key_file.write_text("sk-file\nsecond line ignored\n")
+    key_file.write_text("sk-file-0123\nsecond line ignored\n")
     refs = {"A": SecretRef(env="MY_KEY"), "B": SecretRef(file=str(key_file))}
-    assert resolve_secrets(refs, {"MY_KEY": "sk-env"}) == {"A": "sk-env", "B": "sk-file"}
+    assert resolve_secrets(refs, {"MY_KEY": "sk-env-0123"}) == {"A": "sk-env-0123", "B": "sk-file-0123"}
     with pytest.raises(LaunchError, match="env:MY_KEY is not set"):
         resolve_secrets({"A": SecretRef(env="MY_KEY")}, {})
     with pytest.raises(LaunchError, match="cannot read the secret file"):

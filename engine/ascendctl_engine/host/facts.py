@@ -11,6 +11,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
+from ascendctl_engine.jsonio import JsonReadError, bounded_int
 from ascendctl_engine.spec import REDACTED, is_secret_name
 from ascendctl_engine.vocab import Backend
 from ascendctl_engine.vocab import HardwareFamily as Family
@@ -331,22 +332,57 @@ class HostFacts:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> HostFacts:
-        """Read a `host` object back (from `check --json` or a hand-written facts file). Lenient."""
+        """Read a `host` object back (from `check --json` or a hand-written facts file). Lenient about what is
+        missing or unknown; a value of the wrong shape (a list given as a number, a negative or huge count, a
+        version string longer than `MAX_VERSION_CHARS`) raises `FactsError` naming its key."""
         return _facts_from_dict(data)
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
+class FactsError(JsonReadError):
+    """A facts object with a value of the wrong shape; `path` is the key (`hardware.devices`), `reason` the whole
+    message (it starts with the key)."""
+
+    def __str__(self) -> str:
+        return self.reason
 
 
-def _int_or(value: Any, default: int) -> int:
-    parsed = _int(value)
+# The largest count a facts file may state (a device id, MiB of memory, a core count, a PID): 2^40.
+MAX_FACT_INT = 2**40
+MAX_VERSION_CHARS = 128  # a version string longer than this is not one (a 5,000-digit "version" is refused)
+
+
+def _int(value: Any, where: str = "value") -> int | None:
+    """A count read back: an int, or a string of ASCII digits (`int()` rejects other Unicode digits), within
+    0..MAX_FACT_INT; None when absent or not a number; `FactsError` when out of range."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not (text.isascii() and text.isdecimal() and len(text) <= 15):
+            return None
+        value = int(text)
+    try:
+        return bounded_int(value, high=MAX_FACT_INT, where=where, source=where)
+    except JsonReadError as exc:
+        raise FactsError(where, exc.reason) from None
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    """A list read back: absent (None) is empty; anything but a list raises `FactsError`."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise FactsError(where, f"{where}: expected a list, got {type(value).__name__}")
+    return value
+
+
+def _version(value: Any, where: str) -> str | None:
+    text = _str(value)
+    if text is not None and len(text) > MAX_VERSION_CHARS:
+        raise FactsError(where, f"{where}: a version string of {len(text)} characters (at most {MAX_VERSION_CHARS})")
+    return text
+
+
+def _int_or(value: Any, default: int, where: str = "value") -> int:
+    parsed = _int(value, where)
     return default if parsed is None else parsed
 
 
@@ -361,34 +397,40 @@ def _map(value: Any) -> Mapping[str, Any]:
 def _device_from_dict(index: int, raw: Any) -> NpuDevice:
     """One `hardware.devices` entry read back; `index` is the default id."""
     d = _map(raw)
-    dev_id = _int_or(d.get("id"), index)
+    at = f"hardware.devices[{index}]"
+
+    def num(key: str) -> int | None:
+        return _int(d.get(key), f"{at}.{key}")
+
+    dev_id = _int_or(d.get("id"), index, f"{at}.id")
     return NpuDevice(
         id=dev_id,
-        npu=_int_or(d.get("npu"), dev_id),
-        chip=_int_or(d.get("chip"), 0),
+        npu=_int_or(d.get("npu"), dev_id, f"{at}.npu"),
+        chip=_int_or(d.get("chip"), 0, f"{at}.chip"),
         name=str(d.get("name") or ""),
         health=str(d.get("health") or "OK"),
         bus_id=_str(d.get("bus_id")),
-        hbm_used_mb=_int(d.get("hbm_used_mb")),
-        hbm_total_mb=_int(d.get("hbm_total_mb")),
-        memory_used_mb=_int(d.get("memory_used_mb")),
-        memory_total_mb=_int(d.get("memory_total_mb")),
-        temp_c=_int(d.get("temp_c")),
-        aicore_pct=_int(d.get("aicore_pct")),
+        hbm_used_mb=num("hbm_used_mb"),
+        hbm_total_mb=num("hbm_total_mb"),
+        memory_used_mb=num("memory_used_mb"),
+        memory_total_mb=num("memory_total_mb"),
+        temp_c=num("temp_c"),
+        aicore_pct=num("aicore_pct"),
     )
 
 
 def _processes_from_dict(hw: Mapping[str, Any]) -> tuple[NpuProcess, ...]:
     """The `hardware.processes` entries read back."""
+    at = "hardware.processes"
     return tuple(
         NpuProcess(
-            npu=_int_or(p.get("npu"), 0),
-            chip=_int_or(p.get("chip"), 0),
-            pid=_int_or(p.get("pid"), 0),
+            npu=_int_or(p.get("npu"), 0, f"{at}[{i}].npu"),
+            chip=_int_or(p.get("chip"), 0, f"{at}[{i}].chip"),
+            pid=_int_or(p.get("pid"), 0, f"{at}[{i}].pid"),
             name=str(p.get("name") or ""),
-            memory_mb=_int(p.get("memory_mb")),
+            memory_mb=_int(p.get("memory_mb"), f"{at}[{i}].memory_mb"),
         )
-        for p in (_map(x) for x in hw.get("processes") or [])
+        for i, p in enumerate(_map(x) for x in _list(hw.get("processes"), at))
     )
 
 
@@ -400,7 +442,7 @@ def _npu_from_dict(
         return None
     return NpuSmiInfo(
         recognized=bool(devices),
-        driver_version=_str(driver.get("version")),
+        driver_version=_version(driver.get("version"), "driver.version"),
         layout=_str(hw.get("npu_smi_layout")),
         devices=tuple(devices),
         processes=processes,
@@ -410,7 +452,14 @@ def _npu_from_dict(
 def _device_nodes_from_dict(nodes: Mapping[str, Any]) -> DeviceNodes:
     """The `hardware.device_nodes` object read back."""
     return DeviceNodes(
-        davinci=tuple(x for x in (_int(v) for v in nodes.get("davinci") or []) if x is not None),
+        davinci=tuple(
+            x
+            for x in (
+                _int(v, "hardware.device_nodes.davinci")
+                for v in _list(nodes.get("davinci"), "hardware.device_nodes.davinci")
+            )
+            if x is not None
+        ),
         davinci_manager=bool(nodes.get("davinci_manager")),
         devmm_svm=bool(nodes.get("devmm_svm")),
         hisi_hdc=bool(nodes.get("hisi_hdc")),
@@ -421,7 +470,7 @@ def _driver_from_dict(driver: Mapping[str, Any]) -> DriverInfo:
     """The `driver` object read back."""
     return DriverInfo(
         installed=bool(driver.get("installed", driver.get("version") is not None)),
-        version=_str(driver.get("version")),
+        version=_version(driver.get("version"), "driver.version"),
         source=_str(driver.get("source")),
     )
 
@@ -429,25 +478,26 @@ def _driver_from_dict(driver: Mapping[str, Any]) -> DriverInfo:
 def _cann_from_dict(cann: Mapping[str, Any]) -> CannInfo:
     """The `cann` object read back."""
     kernel_socs = cann.get("kernel_socs")
+    installed = _list(cann.get("installed_versions"), "cann.installed_versions")
     return CannInfo(
-        version=_str(cann.get("version")),
+        version=_version(cann.get("version"), "cann.version"),
         path=_str(cann.get("path")),
         layout=cann.get("layout") if cann.get("layout") in ("toolkit", "cann9", "env") else None,
         source=_str(cann.get("source")),
         set_env=_str(cann.get("set_env")),
-        installed_versions=tuple(str(v) for v in cann.get("installed_versions") or []),
+        installed_versions=tuple(str(_version(str(v), "cann.installed_versions")) for v in installed),
         home_env=_str(cann.get("home_env")),
         sourced=bool(cann.get("sourced", cann.get("version") is not None)),
         nnal_installed=bool(cann.get("nnal_installed", False)),
         atb_sourced=bool(cann.get("atb_sourced", False)),
         atb_set_env=_str(cann.get("atb_set_env")),
-        kernel_socs=tuple(str(k) for k in kernel_socs) if isinstance(kernel_socs, list) else None,
+        kernel_socs=tuple(str(k) for k in _list(kernel_socs, "cann.kernel_socs")) if kernel_socs is not None else None,
     )
 
 
 def _packages_from_dict(packages: Mapping[str, Any]) -> dict[str, str]:
     """The top-level `packages` object read back (non-empty string versions only)."""
-    return {str(k): str(v) for k, v in packages.items() if isinstance(v, str) and v}
+    return {str(k): str(_version(v, f"packages.{k}")) for k, v in packages.items() if isinstance(v, str) and v}
 
 
 def _python_from_dict(py: Mapping[str, Any], packages: dict[str, str]) -> PythonEnv:
@@ -455,7 +505,7 @@ def _python_from_dict(py: Mapping[str, Any], packages: dict[str, str]) -> Python
     return PythonEnv(
         interpreter=str(py.get("interpreter") or ""),
         chosen_by=str(py.get("chosen_by") or "facts-file"),
-        version=_str(py.get("version")),
+        version=_version(py.get("version"), "python.version"),
         packages=packages,
         vllm_ascend_device_type=_str(py.get("vllm_ascend_device_type")),
         error=_str(py.get("error")),
@@ -466,15 +516,15 @@ def _cuda_from_dict(cuda: Mapping[str, Any]) -> CudaInfo:
     """The `cuda` object read back."""
     return CudaInfo(
         nvidia_smi=bool(cuda.get("nvidia_smi", False)),
-        driver_version=_str(cuda.get("driver_version")),
+        driver_version=_version(cuda.get("driver_version"), "cuda.driver_version"),
         gpus=tuple(
             CudaGpu(
-                index=_int_or(g.get("index"), 0),
+                index=_int_or(g.get("index"), 0, f"cuda.gpus[{i}].index"),
                 name=str(g.get("name") or ""),
-                memory_total_mb=_int(g.get("memory_total_mb")),
-                memory_used_mb=_int(g.get("memory_used_mb")),
+                memory_total_mb=_int(g.get("memory_total_mb"), f"cuda.gpus[{i}].memory_total_mb"),
+                memory_used_mb=_int(g.get("memory_used_mb"), f"cuda.gpus[{i}].memory_used_mb"),
             )
-            for g in (_map(x) for x in cuda.get("gpus") or [])
+            for i, g in enumerate(_map(x) for x in _list(cuda.get("gpus"), "cuda.gpus"))
         ),
     )
 
@@ -483,16 +533,16 @@ def _cpu_from_dict(cpu: Mapping[str, Any]) -> CpuInfo:
     """The `cpu` object read back."""
     return CpuInfo(
         arch=_str(cpu.get("arch")),
-        cores=_int(cpu.get("cores")),
-        memory_total_mb=_int(cpu.get("memory_total_mb")),
-        memory_available_mb=_int(cpu.get("memory_available_mb")),
-        numa_nodes=_int(cpu.get("numa_nodes")),
+        cores=_int(cpu.get("cores"), "cpu.cores"),
+        memory_total_mb=_int(cpu.get("memory_total_mb"), "cpu.memory_total_mb"),
+        memory_available_mb=_int(cpu.get("memory_available_mb"), "cpu.memory_available_mb"),
+        numa_nodes=_int(cpu.get("numa_nodes"), "cpu.numa_nodes"),
     )
 
 
 def _facts_from_dict(data: Mapping[str, Any]) -> HostFacts:
     hw = _map(data.get("hardware"))
-    devices = [_device_from_dict(i, raw) for i, raw in enumerate(hw.get("devices") or [])]
+    devices = [_device_from_dict(i, raw) for i, raw in enumerate(_list(hw.get("devices"), "hardware.devices"))]
     processes = _processes_from_dict(hw)
     driver = _map(data.get("driver"))
     packages = _packages_from_dict(_map(data.get("packages")))
@@ -512,7 +562,7 @@ def _facts_from_dict(data: Mapping[str, Any]) -> HostFacts:
         cuda=_cuda_from_dict(_map(data.get("cuda"))),
         cpu=_cpu_from_dict(_map(data.get("cpu"))),
         env={str(k): str(v) for k, v in _map(data.get("env")).items()},
-        nics=tuple(str(n) for n in nics) if isinstance(nics, list) else None,
+        nics=tuple(str(n) for n in _list(nics, "nics")) if nics is not None else None,
         probe_errors={str(k): str(v) for k, v in _map(data.get("probe_errors")).items()},
         files={str(k): v for k, v in _map(data.get("files")).items() if isinstance(v, bool)},
         root=str(data.get("root") or "/"),

@@ -27,12 +27,14 @@ from ascendctl_engine.sections.base import (
     Task,
 )
 from ascendctl_engine.sections.fields import (
+    ARGV_WORD,
     HUB_ID,
     INT32_MAX,
     MAX_DEVICES_PER_NODE,
     MAX_NODES,
     MAX_PARALLEL,
     MAX_TIMEOUT_S,
+    ArgvLine,
     BindHost,
     EnvName,
     IpAddress,
@@ -75,7 +77,7 @@ HUB_SCHEMES: tuple[HubScheme, ...] = ("hf", "modelscope")
 
 class ModelSpec(StrictModel):
     source: Annotated[
-        NonEmptyLine,
+        ArgvLine,
         Field(
             description=(
                 "What to serve: a hub id (`org/name`, or `hf:org/name`: the same, from Hugging Face), "
@@ -96,9 +98,9 @@ class ModelSpec(StrictModel):
         ),
     ] = None
     served_name: Annotated[
-        NonEmptyLine | None, Field(description="Name clients use in the OpenAI API (`--served-model-name`).")
+        ArgvLine | None, Field(description="Name clients use in the OpenAI API (`--served-model-name`).")
     ] = None
-    revision: Annotated[NonEmptyLine | None, Field(description="Hub revision (branch, tag or commit) to load.")] = None
+    revision: Annotated[ArgvLine | None, Field(description="Hub revision (branch, tag or commit) to load.")] = None
     dtype: Annotated[DType, Field(description="Weight/activation dtype; 300I Duo supports float16 only.")] = "auto"
     quantization: Annotated[
         Quantization,
@@ -134,7 +136,7 @@ class ModelSpec(StrictModel):
         Field(description="Overrides merged into the model's Hugging Face config (`--hf-overrides`)."),
     ] = None
     tokenizer_mode: Annotated[
-        str | None,
+        Annotated[str, ARGV_WORD] | None,
         Field(
             pattern=r"^[a-z][a-z0-9_]{0,63}$",
             description=(
@@ -550,7 +552,10 @@ class NetworkSpec(StrictModel):
     ] = HcclSpec()
 
 
-class ApiKeySource(StrictModel):
+class ApiKeySource(SecretSource):
+    """The API key's source: a `SecretSource` (what `ascendctl.schema.secrets.secret_sources` finds) for
+    `VLLM_API_KEY`."""
+
     env: Annotated[EnvName | None, Field(description="Name of the environment variable holding the API key.")] = None
     file: Annotated[NonEmptyLine | None, Field(description="Path of a file holding the API key (first line).")] = None
 

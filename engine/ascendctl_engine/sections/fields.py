@@ -8,6 +8,10 @@ script, a unit, a manifest, an argv) has to wonder whether a string can end a li
   no whitespace, not `.`/`..`), `DnsLabel` (RFC 1035: what a Kubernetes Service name must be).
 - numbers: every float finite; counts and timeouts bounded by the widest field they reach (int32 for
   Kubernetes probe counts, a generous fixed bound for node and device counts).
+- `ARGV_WORD`: marks (and checks) a value the planner may put into the engine's argv as a word of its own (a
+  model source, a served name, a parser name, a path): one that starts with `-` is refused, or vLLM's parser
+  would read it as an option (`--trust-remote-code` as a model source). The marker is the check: a field
+  cannot be marked without being checked, and the JSON Schema carries it (`x-argv-word`), which the tests walk.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ from __future__ import annotations
 import ipaddress
 import re
 import unicodedata
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import core_schema
 
 INT32_MAX = 2**31 - 1
 MAX_NODES = 1024  # generous: the largest published Ascend clusters are far smaller per deployment
@@ -85,11 +91,42 @@ def _nic_name(value: str) -> str:
     return _single_line(value)
 
 
+def _not_an_option(value: str) -> str:
+    # The value is not echoed: it is refused for what it would do (`-x`), and may be anything pasted here.
+    if value.startswith("-"):
+        raise ValueError("must not start with `-`: it is passed to the engine as an argument of its own, which vLLM's "
+                         "parser would read as an option")  # fmt: skip
+    return value
+
+
+# The JSON Schema keyword that marks an argv word (`ascendctl schema` prints it; tests find the fields by it).
+ARGV_WORD_KEY = "x-argv-word"
+
+
+class ArgvWordMarker:
+    """`Annotated[str, ARGV_WORD]`: the value may become one word of the engine's argv, so it must not read as an
+    option. Validates (after the type's own checks) and marks the JSON Schema, in one object."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(_not_an_option, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        json_schema = handler.resolve_ref_schema(handler(schema))
+        json_schema[ARGV_WORD_KEY] = True
+        return json_schema
+
+
+ARGV_WORD = ArgvWordMarker()
+
 SingleLine = Annotated[str, Field(max_length=MAX_TEXT), AfterValidator(_single_line)]
 NonEmptyLine = Annotated[str, Field(min_length=1, max_length=MAX_TEXT), AfterValidator(_single_line)]
+# One line that may become a word of the engine's argv: a name or a path that must not read as an option.
+ArgvLine = Annotated[NonEmptyLine, ARGV_WORD]
 EnvName = Annotated[str, AfterValidator(_env_name)]
 IpAddress = Annotated[str, AfterValidator(_ip_address)]
-BindHost = Annotated[str, Field(min_length=1), AfterValidator(_bind_host)]
+BindHost = Annotated[str, Field(min_length=1), AfterValidator(_bind_host), ARGV_WORD]  # `--host HOST`
 NicName = Annotated[str, AfterValidator(_nic_name)]
 # A model hub id `ORG/NAME` (Hugging Face and ModelScope alike): what `model.source` names after `hf:` / `modelscope:`
 # and what the model caches are keyed by (`ascendctl.facts.model_inspect.locate_model_dir`).

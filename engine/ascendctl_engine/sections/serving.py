@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, field_validator
 
 from ascendctl_engine.sections.base import StrictModel
-from ascendctl_engine.sections.fields import INT32_MAX, MAX_PARALLEL, NonEmptyLine
+from ascendctl_engine.sections.fields import ARGV_WORD, INT32_MAX, MAX_PARALLEL, ArgvLine, NonEmptyLine
 
 
 def _word(pattern: str, what: str) -> AfterValidator:
@@ -34,7 +34,9 @@ def _word(pattern: str, what: str) -> AfterValidator:
 
 # Parser names as vLLM registers them (`hermes`, `llama3_json`, `granite-20b-fc`, `GptOss`): one word.
 ParserName = Annotated[
-    str, _word(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}", "a parser name: letters, digits, `_`, `-`, `.` (one word)")
+    str,
+    ARGV_WORD,
+    _word(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}", "a parser name: letters, digits, `_`, `-`, `.` (one word)"),
 ]
 # Modalities are the keys of vLLM's multimodal registry (`image`, `video`, `audio`, `vision_chunk`).
 ModalityName = Annotated[
@@ -43,18 +45,12 @@ ModalityName = Annotated[
 # A LoRA name is what clients send as `model`: an identifier, so `name=path` stays one unambiguous word.
 LoraName = Annotated[
     str,
+    ARGV_WORD,  # `name=path` starts with it
     _word(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}", "an identifier: letters, digits, `_`, `-`, `.`, a letter or `_` first"),
 ]
 StructuredOutputsBackend = Literal["auto", "xgrammar", "guidance", "outlines", "lm-format-enforcer"]
 # vLLM's --max-lora-rank is an int32; a rank or adapter count above a few thousand is a typo.
 MAX_LORA = 65536
-
-
-def _flag_value(value: str) -> str:
-    # argparse reads a value that starts with `-` as the next option: `--chat-template -x` would not parse.
-    if value.startswith("-"):
-        raise ValueError("must not start with `-` (vLLM's parser would read it as an option)")
-    return value
 
 
 def _template_path(value: str) -> str:
@@ -64,12 +60,12 @@ def _template_path(value: str) -> str:
         raise ValueError(
             "is a path to a chat template file; inline templates are not accepted (save the template to a file)"
         )
-    return _flag_value(value)
+    return value
 
 
-TemplatePath = Annotated[NonEmptyLine, AfterValidator(_template_path)]
+TemplatePath = Annotated[ArgvLine, AfterValidator(_template_path)]
 # A path holding `=` or `,` is passed as a JSON item (vLLM reads `name=path` only without `,`, and splits at `=`).
-AdapterPath = Annotated[NonEmptyLine, AfterValidator(_flag_value)]
+AdapterPath = ArgvLine
 
 
 class LoraAdapter(StrictModel):

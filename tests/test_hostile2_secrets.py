@@ -1,0 +1,267 @@
+"""Hostile input, round two (issue 32, item 2): secrets are never shown.
+
+- a `--set` value is never repeated in an error, whatever the key (fuzzed over every key of the schema);
+- a value for the variable a declared secret source reads (`{env: VAR}`) is refused in every env map, for every
+  secret source the schema declares (found by walking the schema, not listed);
+- the engine log redacts a multi-line secret whole and line by line; a secret (or a line of one) shorter than
+  the minimum is refused when the launcher reads it, with a message giving the minimum and not the value;
+- `diagnose` redacts key-bearing text of the lines it prints.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+from typer.testing import CliRunner
+
+from ascendctl.cli import app
+from ascendctl.core.errors import DocumentError
+from ascendctl.core.yamlio import load_yaml_text
+from ascendctl.schema.loader import parse_override, validate_profile_document
+from ascendctl.schema.profile import Profile
+from ascendctl.schema.secrets import secret_sources
+from ascendctl_engine.launcher import LaunchError, LogSink, resolve_secret
+from ascendctl_engine.redaction import MIN_SECRET_CHARS, redact_key_material, secret_needles
+from ascendctl_engine.sections.secret_source import SecretSource
+from ascendctl_engine.spec import SecretRef
+
+REPO = Path(__file__).resolve().parents[1]
+CPU_DEMO = REPO / "profiles" / "cpu-demo.yaml"
+HEAD = (
+    "apiVersion: ascendctl/v1\nkind: Profile\nmetadata:\n  name: s\nmodel:\n  source: org/m\ntarget:\n  backend: cpu\n"
+)
+SECRET = "S3cr3t-Value-0f-Hostile-2"
+runner = CliRunner()
+
+
+def _refusal(text: str, overrides: list[str] = ()) -> list[str]:  # type: ignore[assignment]
+    with pytest.raises(DocumentError) as exc:
+        validate_profile_document(load_yaml_text(text, "p.yaml"), [parse_override(o) for o in overrides])
+    return [i.render() for i in exc.value.issues]
+
+
+# --- a --set value is never echoed ----------------------------------------------------------------------------
+
+
+def _leaf_keys(model: type[BaseModel], prefix: str = "") -> Iterator[str]:
+    """Every key path of the profile schema (a mapping's key as `X`, a list's item as `0`)."""
+    for name, field in model.model_fields.items():
+        key = f"{prefix}{name}"
+        yield key
+        for inner in _models_in(field.annotation):
+            yield from _leaf_keys(inner, f"{key}.")
+        if _is_mapping_or_list(field.annotation):
+            yield f"{key}.X" if _origin(field.annotation) is dict else f"{key}.0"
+
+
+def _origin(annotation: Any) -> Any:
+    for arg in (annotation, *typing.get_args(annotation)):
+        if typing.get_origin(arg) in (dict, list):
+            return typing.get_origin(arg)
+    return None
+
+
+def _is_mapping_or_list(annotation: Any) -> bool:
+    return _origin(annotation) is not None
+
+
+def _models_in(annotation: Any) -> Iterator[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+    elif typing.get_origin(annotation) in (typing.Union, types.UnionType, list, dict, typing.Annotated):
+        for arg in typing.get_args(annotation):
+            yield from _models_in(arg)
+
+
+KEYS = sorted(set(_leaf_keys(Profile)))
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        f"runtime.env.HF_TOKEN={SECRET}",
+        f"server.api_key={SECRET}",
+        f"runtime.secrets.X={SECRET}",
+        f"network.nodes.0.env.HF_TOKEN={SECRET}",
+        f"engine.extra_args=[--api-key, {SECRET}]",
+        f"server.host={SECRET}!",
+        f"engine.ascend.jemalloc={SECRET}",
+        f"runtime.secrets.X.env={SECRET}-x",
+        f"model.dtype={SECRET}",
+        f"network.nodes.0.address={SECRET}",
+        f"allow=[{SECRET}]",
+        f"metadata.name={SECRET}",
+        f"runtime.env={{A_TOKEN: [{SECRET}]}}",
+    ],
+)
+def test_the_cli_never_echoes_a_set_value(override: str) -> None:
+    result = runner.invoke(app, ["validate", str(CPU_DEMO), "--set", override])
+    assert result.exit_code == 2, result.output
+    assert SECRET not in result.output and SECRET not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_argument_without_equals_is_not_echoed() -> None:
+    result = runner.invoke(app, ["validate", str(CPU_DEMO), "--set", SECRET])
+    assert result.exit_code == 2 and SECRET not in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    key=st.sampled_from(KEYS),
+    value=st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_./:+-]{7,30}", fullmatch=True),
+)
+def test_no_key_echoes_its_value(key: str, value: str) -> None:
+    # every key of the schema, any secret-looking value: accepted, or refused without the value in the message
+    try:
+        validate_profile_document(load_yaml_text(HEAD, "p.yaml"), [parse_override(f"{key}={value}")])
+    except DocumentError as exc:
+        for issue in exc.issues:
+            assert value not in issue.render()
+
+
+# --- declared secret sources: their variable is never set inline --------------------------------------------
+
+
+def _source_fields(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], bool]]:
+    """(path, is a mapping of sources) of every SecretSource field of the schema."""
+    for name, field in model.model_fields.items():
+        for inner in _models_in(field.annotation):
+            if issubclass(inner, SecretSource):
+                yield (*prefix, name), _origin(field.annotation) is dict
+            else:
+                yield from _source_fields(inner, (*prefix, name))
+
+
+SOURCE_FIELDS = list(_source_fields(Profile))
+
+
+def _with_source(path: tuple[str, ...], mapping: bool) -> str:
+    """YAML declaring one secret source `{env: SRC_VAR}` at `path` (under a new key when it is a mapping)."""
+    text = "".join(f"{'  ' * depth}{part}:\n" for depth, part in enumerate(path))
+    if mapping:
+        return text + f"{'  ' * len(path)}MY_SECRET: {{env: SRC_VAR}}\n"
+    return text + f"{'  ' * len(path)}env: SRC_VAR\n"
+
+
+def test_the_schema_declares_secret_sources() -> None:
+    assert (("server", "api_key"), False) in SOURCE_FIELDS and (("runtime", "secrets"), True) in SOURCE_FIELDS
+
+
+@pytest.mark.parametrize(("path", "mapping"), SOURCE_FIELDS)
+@pytest.mark.parametrize("env_map", ["runtime.env", "network.nodes.0.env"])
+def test_a_secret_sources_variable_is_refused_in_every_env_map(
+    path: tuple[str, ...], mapping: bool, env_map: str, tmp_path: Path
+) -> None:
+    text = HEAD + _with_source(path, mapping) + "network:\n  nodes:\n    - address: 10.0.0.1\n"
+    declared = validate_profile_document(load_yaml_text(text, "p.yaml"))
+    assert [d.source.env for d in secret_sources(declared)] == ["SRC_VAR"]
+    profile = tmp_path / "p.yaml"
+    profile.write_text(text)
+    result = runner.invoke(app, ["validate", str(profile), "--set", f"{env_map}.SRC_VAR={SECRET}"])
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert SECRET not in result.output + result.stderr
+    assert line.startswith(f"error: --set {env_map}.SRC_VAR: ") and ".".join(path) in line
+
+
+# --- the log: multi-line secrets, the minimum length -------------------------------------------------------
+
+
+def test_a_multi_line_secret_is_redacted_whole_and_line_by_line(tmp_path: Path) -> None:
+    secret = "first-line-of-a-key\nsecond-line-of-a-key\n"
+    shown: list[str] = []
+    sink = LogSink(tmp_path / "log", console=shown.append, secrets=[secret])
+    sink.engine_line("loaded first-line-of-a-key from env")
+    sink.engine_line("and second-line-of-a-key too")
+    sink.event(f"whole: {secret!r}")
+    sink.close()
+    text = (tmp_path / "log").read_text()
+    assert "first-line-of-a-key" not in text and "second-line-of-a-key" not in text
+    assert "first-line-of-a-key" not in "".join(shown)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lines=st.lists(st.from_regex(r"[A-Za-z0-9+/=_-]{8,40}", fullmatch=True), min_size=1, max_size=4))
+def test_every_line_of_a_secret_is_a_needle(lines: list[str]) -> None:
+    secret = "\n".join(lines)
+    needles = secret_needles([secret])
+    for line in lines:
+        assert line in needles
+    log_line = " | ".join(lines)
+    redacted = log_line
+    for needle in needles:
+        redacted = redacted.replace(needle, "<redacted>")
+    assert not any(line in redacted for line in lines)
+
+
+@pytest.mark.parametrize("value", ["a", "short12", "long-enough-line\nab", "  x  "])
+def test_a_short_secret_is_refused_with_the_minimum(value: str) -> None:
+    with pytest.raises(LaunchError) as exc:
+        resolve_secret(SecretRef(env="K"), {"K": value})
+    message = str(exc.value)
+    assert str(MIN_SECRET_CHARS) in message and "env:K" in message
+    assert all(part.strip() not in message for part in value.splitlines() if len(part.strip()) > 1)
+
+
+def test_a_short_key_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "k").write_text("abc\n")
+    with pytest.raises(LaunchError, match=f"shorter than {MIN_SECRET_CHARS} characters"):
+        resolve_secret(SecretRef(file=str(tmp_path / "k")), {})
+
+
+def test_a_long_enough_multi_line_secret_is_accepted() -> None:
+    value = "first-line-of-a-key\nsecond-line-of-a-key"
+    assert resolve_secret(SecretRef(env="K"), {"K": value}) == value
+
+
+# --- diagnose ------------------------------------------------------------------------------------------------
+
+
+KEYS_IN_LOGS = [
+    ("--api-key {v}", "{v}"),
+    ("--api-key={v}", "{v}"),
+    ("HF_TOKEN={v}", "{v}"),
+    ("VLLM_API_KEY: {v}", "{v}"),
+    ("{{'api_key': '{v}'}}", "{v}"),
+    ("Authorization: Bearer {v}", "{v}"),
+    ("authorization: {v}", "{v}"),
+]
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_diagnose_redacts_key_bearing_lines(tmp_path: Path, as_json: bool) -> None:
+    value = "sk-live-0123456789abcdef"
+    lines = [f"OSError: [Errno 98] Address already in use {shape.format(v=value)}" for shape, _ in KEYS_IN_LOGS]
+    for line in lines:
+        log = tmp_path / "engine.log"
+        log.write_text(line + "\n")
+        result = runner.invoke(app, ["diagnose", str(log), *(["--json"] if as_json else [])])
+        assert result.exit_code == 1, result.output  # a failure was found
+        assert value not in result.output, line
+        assert "Address already in use" in (
+            json.loads(result.output)["matches"][0]["line"] if as_json else result.output
+        )
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    value=st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._~+/=-]{7,40}", fullmatch=True),
+    shape=st.sampled_from([s for s, _ in KEYS_IN_LOGS] + ["export AWS_SECRET_ACCESS_KEY={v}", "DB_PASSWORD={v} x"]),
+)
+def test_key_material_never_survives(value: str, shape: str) -> None:
+    assert value not in redact_key_material("prefix " + shape.format(v=value) + " suffix")
+
+
+def test_ordinary_lines_are_left_alone() -> None:
+    for line in ["TOKENIZERS_PARALLELISM=false", "max tokens 128, basic block size 16", "use_token: true"]:
+        assert redact_key_material(line) == line
