@@ -24,12 +24,14 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from ascendctl.cli import app
+from ascendctl.cli.serve_output import print_failure
 from ascendctl.core.errors import DocumentError
 from ascendctl.core.yamlio import load_yaml_text
 from ascendctl.schema.loader import parse_override, validate_profile_document
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.secrets import secret_sources
 from ascendctl_engine.launcher import LaunchError, LogSink, resolve_secret
+from ascendctl_engine.phases import Diagnosis
 from ascendctl_engine.redaction import MIN_SECRET_CHARS, redact_key_material, secret_needles
 from ascendctl_engine.sections.secret_source import SecretSource
 from ascendctl_engine.spec import SecretRef
@@ -265,3 +267,13 @@ def test_key_material_never_survives(value: str, shape: str) -> None:
 def test_ordinary_lines_are_left_alone() -> None:
     for line in ["TOKENIZERS_PARALLELISM=false", "max tokens 128, basic block size 16", "use_token: true"]:
         assert redact_key_material(line) == line
+
+
+def test_a_failed_start_shows_its_log_without_key_material(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`serve`'s failure report (log tail and the diagnosis's line) redacts keys the profile did not declare."""
+    line = "RuntimeError: bad token HF_TOKEN=hf_leakedvalue123 (Authorization: Bearer sk-leaked-4567)"
+    found = Diagnosis("log.test", "a summary", "a fix", "a source", line)
+    print_failure([line], [found], tmp_path / "engine.log")
+    err = capsys.readouterr().err
+    assert "hf_leakedvalue123" not in err and "sk-leaked-4567" not in err
+    assert err.count("HF_TOKEN=<redacted>") == 2

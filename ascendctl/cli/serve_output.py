@@ -52,15 +52,19 @@ def warmup_request(command: EngineCommand, endpoint: str | None) -> None:
 
 
 def print_failure(tail: list[str], diagnoses: list[Diagnosis], log_path: Path) -> None:
+    # The engine log has the profile's own secrets redacted already; a key the profile does not declare (a token in
+    # an inherited variable the engine echoes) is redacted here as `diagnose` does.
+    from ascendctl_engine.redaction import redact_key_material
+
     if tail:
         typer.echo(f"--- last {len(tail)} log lines ({log_path}) ---", err=True)
         for line in tail:
-            typer.echo(f"  {line}", err=True)
+            typer.echo(f"  {redact_key_material(line)}", err=True)
         typer.echo("---", err=True)
     for found in diagnoses:
         typer.echo(f"diagnosis [{found.key}]: {found.summary}", err=True)
         typer.echo(f"  fix: {found.fix}", err=True)
-        typer.echo(f"  seen: {found.line}", err=True)
+        typer.echo(f"  seen: {redact_key_material(found.line)}", err=True)
         typer.echo(f"  (source: {found.source})", err=True)
     if not diagnoses:
         typer.echo(f"diagnosis: no known failure pattern matched; read the full log: {log_path}", err=True)
