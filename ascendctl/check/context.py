@@ -14,7 +14,9 @@ from ascendctl_engine.host.facts import HostFacts
 from ascendctl_engine.vocab import Backend as TargetBackend
 
 if TYPE_CHECKING:
+    from ascendctl.check.fabric import FabricView
     from ascendctl.facts.matrix.schema import Hardware, Release, SupportMatrix
+    from ascendctl.plan.lock import LockComparison
     from ascendctl.plan.types import Plan
     from ascendctl.schema.profile import Profile
 
@@ -34,6 +36,8 @@ class CheckContext:
     profile_path: str | None = None
     extra_env: Mapping[str, str] = field(default_factory=dict)
     plan: Plan | None = None  # the profile planned against these host facts (None: no profile, or it cannot plan)
+    fabric: FabricView | None = None  # `check --fabric`: this node's NPU NICs, peers and ports (`host.fabric.*`)
+    lock: LockComparison | None = None  # `check --lock`: what drifted since the lock (`host.lock`)
 
     @property
     def env(self) -> Mapping[str, str]:

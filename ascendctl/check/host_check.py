@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ascendctl.check import host_findings
 from ascendctl.check.context import CheckContext, ReleaseSource
+from ascendctl.check.fabric import FabricRequest, gather_view
 from ascendctl.check.host_engine import ENGINE_PACKAGE
 from ascendctl.check.matrix_view import row_for_version, select_release
 from ascendctl.check.report import CheckReport
@@ -33,6 +34,7 @@ from ascendctl_engine.host.pyenv import choose_engine_python, probe_python_env
 if TYPE_CHECKING:
     from ascendctl.core.findings import Finding
     from ascendctl.facts.matrix.schema import Release, SupportMatrix
+    from ascendctl.plan.lock import LockComparison
     from ascendctl.plan.types import Plan
     from ascendctl.schema.profile import Profile
 
@@ -102,9 +104,12 @@ def check_host(
     environ: Mapping[str, str] | None = None,
     probe: HostProbe | None = None,
     matrix: SupportMatrix | None = None,
+    fabric: FabricRequest | None = None,
+    lock: LockComparison | None = None,
 ) -> CheckReport:
-    """Check this host (against `profile` when given, its plan from `plan_step`). `profile_path` and `overrides`
-    only name the profile in the report's rerun line. Raises only for invalid input (`--root`)."""
+    """Check this host (against `profile` when given, its plan from `plan_step`; with `fabric`, the multi-node
+    fabric too). `profile_path` and `overrides` only name the profile in the report's rerun line. Raises only for
+    invalid input (`--root`, `--node`, `--peer-facts`)."""
     env = dict(os.environ if environ is None else environ)
     root_path = root_dir(root)
     matrix_error: str | None = None
@@ -139,7 +144,9 @@ def check_host(
     )
     release, source, why = _release_for(matrix, profile, facts, ctx.target)
     plan, plan_failure = plan_step(facts, matrix) if plan_step is not None and matrix is not None else (None, None)
-    ctx = replace(ctx, release=release, release_source=source, release_error=why, plan=plan)
+    ctx = replace(ctx, release=release, release_source=source, release_error=why, plan=plan, lock=lock)
+    if fabric is not None and profile is not None and profile.target.nodes > 1:
+        ctx = replace(ctx, fabric=gather_view(host_probe, profile, plan, fabric, facts.nics, facts.npu))
     findings = host_findings(ctx)
     if plan is not None:
         findings += list(plan.deployment.findings)

@@ -6,7 +6,11 @@ JSON contract (pinned by tests/cli/test_check_cli.py; keys may be added, never r
 {name: version}}, "results": [{"id", "severity", "status", "title", "message", "fix", "source"}], ...}`.
 `results` holds the `host.*` findings, then (with a profile that plans) the `plan.*` findings. A renamed or
 removed key, or a value that changes meaning, bumps `CHECK_JSON_SCHEMA` (2: rule ids gained the `host.`
-scope, plan findings joined `results`).
+scope, plan findings joined `results`). `check PROFILE --fabric` adds `"fabric": {"node", "tool", "devices": [{"device",
+"link", "net_health", "netdetect", "gateway", "ip", "netmask", "tls", "errors"}], "pings": [{"device", "address",
+"peer", "sent", "received", "error", "ok", "kind", "peer_device"}], "ping_pairs": {kind: n}, "interface",
+"interface_present", "ports": [...], "peers": [...]}`;
+`check PROFILE --lock LOCK` adds `"lock": {"path", "drifts": [{"what", "locked", "now"}]}`.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ class CheckReport:
     release: str | None = None
     release_source: str = "none"
     rerun: str = "ascendctl check"
+    fabric: dict[str, object] | None = None  # `--fabric`: this node's fabric facts (what `--peer-facts` reads)
+    lock: dict[str, object] | None = None  # `--lock`: the lock file and what drifted since
 
     @classmethod
     def build(cls, ctx: CheckContext, results: list[Finding], rerun: str) -> CheckReport:
@@ -42,6 +48,8 @@ class CheckReport:
             release=ctx.release.version if ctx.release is not None else None,
             release_source=ctx.release_source,
             rerun=rerun,
+            fabric=ctx.fabric.to_dict() if ctx.fabric is not None else None,
+            lock=ctx.lock.to_json() if ctx.lock is not None else None,
         )
 
     def counts(self) -> dict[str, int]:
@@ -78,4 +86,6 @@ class CheckReport:
             "strict": strict,
             "ok": self.ok(strict),
             "next": self.next_command(strict),
+            **({"fabric": self.fabric} if self.fabric is not None else {}),
+            **({"lock": self.lock} if self.lock is not None else {}),
         }

@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ascendctl.check.fabric import FabricRequest
 from ascendctl.check.host_check import check_host, root_dir
 from ascendctl.check.report import CheckReport
 from ascendctl.core.errors import UserInputError
@@ -21,6 +22,7 @@ from ascendctl.schema.loader import load_profile
 
 if TYPE_CHECKING:
     from ascendctl.facts.matrix.schema import SupportMatrix
+    from ascendctl.plan.lock import LockComparison
     from ascendctl.plan.types import Plan
     from ascendctl.schema.profile import Profile
     from ascendctl_engine.host.facts import HostFacts
@@ -36,8 +38,12 @@ def run_check(
     environ: Mapping[str, str] | None = None,
     probe: HostProbe | None = None,
     matrix: SupportMatrix | None = None,
+    fabric: FabricRequest | None = None,
+    lock: LockComparison | None = None,
 ) -> CheckReport:
-    """Check this host (and the profile, when given). Raises only for invalid input (profile, flags)."""
+    """Check this host (and the profile, when given; with `fabric`, the multi-node fabric too; with `lock`,
+    what drifted since the lock). Raises only for
+    invalid input (profile, flags)."""
     if overrides and profile_path is None:
         raise UserInputError("--set needs a PROFILE to override")
     root_dir(root)
@@ -52,6 +58,8 @@ def run_check(
         environ=environ,
         probe=probe,
         matrix=matrix,
+        fabric=fabric,
+        lock=lock,
     )
 
 

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ascendctl.core.errors import EXIT_FAILED
+from ascendctl.core.errors import EXIT_FAILED, UserInputError
 
 if TYPE_CHECKING:
     from ascendctl.check.report import CheckReport
+    from ascendctl.plan.lock import LockComparison
     from ascendctl_engine.host.facts import HostFacts, NpuDevice
 
 
@@ -39,22 +40,68 @@ def check(
         list[str] | None,
         typer.Option("--set", metavar="KEY.PATH=VALUE", help="Override a profile value (repeatable)."),
     ] = None,
+    lock_file: Annotated[
+        Path | None,
+        typer.Option("--lock", metavar="LOCK", help="Also list what drifted since this lock (`ascendctl lock`)."),
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also list the rules that do not apply to this host or profile.")
+    ] = False,
+    fabric: Annotated[
+        bool,
+        typer.Option("--fabric", help="Multi-node profiles: also check the NPU fabric (hccn_tool), NIC and ports."),
+    ] = False,
+    node: Annotated[
+        int, typer.Option("--node", metavar="N", help="With --fabric: which profile node this host is.")
+    ] = 0,
+    peer_facts: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--peer-facts",
+            metavar="FILE",
+            help="With --fabric: another node's `check PROFILE --fabric --node N --json` (repeatable).",
+        ),
+    ] = None,
 ) -> None:
     """Probe this host (NPUs, driver, CANN, engine packages, env, ports) and report what blocks a deployment."""
+    if (fabric or peer_facts) and profile is None:
+        raise UserInputError("--fabric checks a multi-node PROFILE: give the profile")
+    if peer_facts and not fabric:
+        raise UserInputError("--peer-facts is read by --fabric: add --fabric")
+    if lock_file is not None and profile is None:
+        raise UserInputError("--lock needs the PROFILE the lock was taken of")
     if profile is None and not overrides:  # the host alone: neither the profile loader nor the planner is loaded
         from ascendctl.check.host_check import check_host
 
         report = check_host(root=root, engine_python=engine_python)
     else:
+        from ascendctl.check.fabric import FabricRequest
         from ascendctl.check.service import run_check
 
-        report = run_check(profile, overrides or [], root=root, engine_python=engine_python)
+        wanted = FabricRequest(node, tuple(peer_facts or ())) if fabric else None
+        against = _lock_comparison(profile, overrides or [], lock_file, engine_python)
+        report = run_check(
+            profile, overrides or [], root=root, engine_python=engine_python, fabric=wanted, lock=against
+        )
     if as_json:
         typer.echo(json.dumps(report.to_dict(strict), indent=2))
     else:
-        _render(report, strict)
+        _render(report, strict, verbose)
+        if fabric and report.fabric is None:
+            typer.echo("fabric: the profile runs on one node; the fabric checks apply to multi-node profiles")
     if not report.ok(strict):
         raise typer.Exit(EXIT_FAILED)
+
+
+def _lock_comparison(
+    profile: Path | None, overrides: list[str], lock_file: Path | None, engine_python: str | None
+) -> LockComparison | None:
+    """What drifted since `lock_file` (None without `--lock`): the `host.lock` rule reports it."""
+    from ascendctl.run.lock import compare_lock
+
+    if lock_file is None or profile is None:
+        return None
+    return compare_lock(lock_file, profile, overrides, engine_python=engine_python)
 
 
 _STYLE = {"pass": ("ok", "green"), "warn": ("WARN", "yellow"), "fail": ("FAIL", "bold red"), "skip": ("skip", "dim")}
@@ -140,7 +187,7 @@ def _cpu_line(f: HostFacts) -> tuple[str, str] | None:
     return None
 
 
-def _render(report: CheckReport, strict: bool) -> None:
+def _render(report: CheckReport, strict: bool, verbose: bool = False) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -170,8 +217,11 @@ def _render(report: CheckReport, strict: bool) -> None:
             text += f"\n[cyan]→ {escape(r.fix)}[/cyan]"
         table.add_row(f"[{style}]{label}[/{style}]", r.id, text)
     console.print(table)
-    if skipped:
+    if skipped and verbose:
         console.print(f"[dim]not applicable: {', '.join(skipped)}[/dim]")
+    elif skipped:  # a count: dozens of ids (every NPU rule on a CPU host) would bury the results above
+        rules = "rule" if len(skipped) == 1 else "rules"
+        console.print(f"[dim]{len(skipped)} {rules} not applicable here (--verbose lists them)[/dim]")
     counts = report.counts()
     verdict = "[green]ok[/green]" if report.ok(strict) else "[bold red]failed[/bold red]"
     console.print(f"{verdict}: {counts['pass']} passed, {counts['warn']} warnings, {counts['fail']} failed")

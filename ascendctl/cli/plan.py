@@ -45,6 +45,15 @@ FactsOption = Annotated[
     Path | None,
     typer.Option("--facts", metavar="FILE", help="Host facts JSON (`ascendctl check --json`) to plan against."),
 ]
+ModelConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        metavar="FILE",
+        help="The model's config.json: its shapes are read from FILE instead of the model's directory or the hub "
+        "caches (`ascendctl model config SOURCE` fetches one into the cache instead).",
+    ),
+]
 
 
 def _load_facts(path: Path | None) -> HostFacts | None:
@@ -63,15 +72,23 @@ def build_plan(
     allow: list[str] | None = None,
     allow_unsupported: bool = False,
     facts: Path | None = None,
+    model_config: Path | None = None,
 ) -> Plan:
     """Load the profile and plan it (the one core call of `plan`, `fit` and `serve --dry-run`); exit 2 while a
-    failing finding is left that neither the profile's `allow` nor `--allow` accepts."""
+    failing finding is left that neither the profile's `allow` nor `--allow` accepts. `model_config`: `--config`."""
     from ascendctl.plan.planner import plan_profile, require_startable
     from ascendctl.schema.loader import load_profile
 
     profile = load_profile(profile_path, overrides)
     host = _load_facts(facts)
-    plan = plan_profile(profile, host=host, release=release, allow=allow or (), allow_unsupported=allow_unsupported)
+    plan = plan_profile(
+        profile,
+        host=host,
+        release=release,
+        allow=allow or (),
+        allow_unsupported=allow_unsupported,
+        model_config=model_config,
+    )
     require_startable(plan)
     return plan
 
@@ -120,13 +137,60 @@ def plan(
     allow_unsupported: AllowOption = False,
     as_json: JsonOption = False,
     facts: FactsOption = None,
+    model_config: ModelConfigOption = None,
     why: Annotated[bool, typer.Option("--why", help="Also list the reason for every flag and value.")] = False,
+    against: Annotated[
+        str | None,
+        typer.Option(
+            "--against-release",
+            metavar="TAG",
+            help="Plan the profile at its release and at TAG, side by side: flags, env, config keys added, removed, "
+            "changed or renamed; findings; pins.",
+        ),
+    ] = None,
 ) -> None:
     """Plan a profile: the pinned release and, per node, the engine env and argv with their reasons."""
+    if against is not None:
+        if model_config is not None:
+            from ascendctl.core.errors import UserInputError
+
+            raise UserInputError("--config is not read with --against-release (it plans from the model on disk)")
+        _against_release(profile, overrides or [], against, release, allow, allow_unsupported, facts, as_json)
+        return
     result = build_plan(
-        profile, overrides or [], release=release, allow=allow, allow_unsupported=allow_unsupported, facts=facts
+        profile,
+        overrides or [],
+        release=release,
+        allow=allow,
+        allow_unsupported=allow_unsupported,
+        facts=facts,
+        model_config=model_config,
     )
     _emit(result, as_json=as_json, node=None, why=why)
+
+
+def _against_release(
+    profile: Path,
+    overrides: list[str],
+    tag: str,
+    release: str | None,
+    allow: list[str] | None,
+    allow_unsupported: bool,
+    facts: Path | None,
+    as_json: bool,
+) -> None:
+    """`plan --against-release TAG`: the JSON contract is `ascendctl.plan.release_diff` (`schema` 1)."""
+    from ascendctl.plan.release_diff import against_release
+    from ascendctl.schema.loader import load_profile
+
+    loaded = load_profile(profile, [*overrides, f"release={release}"] if release else overrides)
+    diff = against_release(loaded, tag, host=_load_facts(facts), allow=allow or (), allow_unsupported=allow_unsupported)
+    if as_json:
+        typer.echo(json.dumps(diff.to_json(), indent=2))
+        return
+    from ascendctl.outputs.release_diff import render_release_diff
+
+    typer.echo("\n".join(render_release_diff(diff)))
 
 
 def pin(

@@ -48,6 +48,10 @@ def serve(
         typer.Option("--facts", metavar="FILE", help="With --dry-run: plan against these host facts (`check --json`)."),
     ] = None,
     allow: AllowIdsOption = None,
+    locked: Annotated[
+        Path | None,
+        typer.Option("--locked", metavar="LOCK", help="Refuse to start when anything drifted since this lock."),
+    ] = None,
     internal_run_id: Annotated[str | None, typer.Option("--internal-run-id", hidden=True)] = None,
     internal_unit: Annotated[str | None, typer.Option("--internal-unit", hidden=True)] = None,
 ) -> None:
@@ -70,6 +74,8 @@ def serve(
     from ascendctl.run.units import HostTarget
     from ascendctl_engine.state import StateStore
 
+    if locked is not None and internal_run_id is None:
+        _require_locked(profile, overrides or [], locked)
     target = load_serving(profile, overrides or [], node, allow or ())
     store = StateStore()
     if isinstance(target, HostTarget):
@@ -87,6 +93,22 @@ def serve(
         _detach(target, store, warmup=warmup)
     else:
         _supervise(target, store, run_id=None, foreground=True, warmup=warmup)
+
+
+def _require_locked(profile: Path, overrides: list[str], lock_file: Path) -> None:
+    """Exit 1, listing every drift, when this host no longer matches `lock_file`."""
+    from ascendctl.core.errors import OperationFailed
+    from ascendctl.run.lock import lock_drifts
+
+    found = lock_drifts(lock_file, profile, overrides)
+    if found:
+        for d in found:
+            typer.echo(f"ascendctl: drift: {d.line()}", err=True)
+        raise OperationFailed(
+            f"{len(found)} drift(s) since {lock_file}: not starting (restore them, or re-lock: ascendctl lock "
+            f"{profile} -o {lock_file})"
+        )
+    typer.echo(f"ascendctl: matches {lock_file}", err=True)
 
 
 def _supervise(target: ServeTarget, store: StateStore, *, run_id: str | None, foreground: bool, warmup: bool) -> None:

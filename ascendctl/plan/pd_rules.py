@@ -15,10 +15,12 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 from ascendctl.core.findings import Outcome, passed, problem, rule, skipped
 from ascendctl.plan.pd_facts import PdFacts
 from ascendctl.plan.plan_rules import PlanFacts
+from ascendctl.schema.instances import Placement
 from ascendctl_engine.pd import SIZED, rpc_port_span
 
 PD_GUIDE = "v0.25.1rc1:docs/source/tutorials/features/pd_disaggregation_mooncake_multi_node.md"
@@ -30,20 +32,27 @@ def _pd(f: PlanFacts) -> PdFacts | None:
     return f.pd
 
 
-def _bindings(pd: PdFacts) -> dict[int, list[tuple[str, int, int]]]:
-    """host → (who, first port, last port) of everything bound there."""
-    out: dict[int, list[tuple[str, int, int]]] = {0: [("the router", pd.router_port, pd.router_port)]}
-    for p in pd.placements:
+def pd_bindings(
+    connector: str, placements: Sequence[Placement], router_port: int
+) -> dict[int, list[tuple[str, int, int]]]:
+    """Profile node → (who, first port, last port) of everything a prefill/decode layout binds there: the one
+    statement of it (`plan.pd.ports` checks it for clashes, `check --fabric` bind-tests this node's share)."""
+    out: dict[int, list[tuple[str, int, int]]] = {0: [("the router", router_port, router_port)]}
+    for p in placements:
         head = p.hosts[0]
         out.setdefault(head, []).append((f"{p.name} API", p.port, p.port))
         out[head].append((f"{p.name} data-parallel RPC", p.dp_rpc_port, p.dp_rpc_port))
         for host in p.hosts:
-            if pd.connector in SIZED:
+            if connector in SIZED:
                 out.setdefault(host, []).append((f"{p.name} KV", p.kv_port, p.kv_port + p.devices))
-            elif pd.connector == "llmdatadist":
+            elif connector == "llmdatadist":
                 last = p.rpc_port + rpc_port_span(p.devices) - 1
                 out.setdefault(host, []).append((f"{p.name} LLMDataDist RPC", p.rpc_port, last))
     return out
+
+
+def _bindings(pd: PdFacts) -> dict[int, list[tuple[str, int, int]]]:
+    return pd_bindings(pd.connector, pd.placements, pd.router_port)
 
 
 @rule("plan.pd.ports", "error", "No two instances on a host share a port", source=PD_GUIDE)

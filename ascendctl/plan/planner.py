@@ -40,7 +40,14 @@ from ascendctl.facts.matrix.explainer import explain
 from ascendctl.facts.matrix.features import constraint_hits, constraint_key
 from ascendctl.facts.matrix.launch import hardware_traits
 from ascendctl.facts.matrix.model_tables import judge
-from ascendctl.facts.model_inspect import ModelConfig, ModelTraits, identity_warnings, model_traits, read_model_config
+from ascendctl.facts.model_inspect import (
+    ModelConfig,
+    ModelTraits,
+    identity_warnings,
+    model_traits,
+    read_config_file,
+    read_model_config,
+)
 from ascendctl.plan import pd_rules  # noqa: F401  (registers the plan.pd.* rules)
 from ascendctl.plan.fit.estimate import FitError, estimate
 from ascendctl.plan.fit.inputs import fit_inputs
@@ -474,6 +481,7 @@ class ResolvedModel:
     warnings: tuple[str, ...]
     # set when `family` was found by the Hugging Face architecture alone (the model's name matches no family)
     by_architecture: str | None = None
+    config_file: str | None = None  # `config` came from this file (`--config FILE`), not from the model's own
 
     def loaded(self) -> LoadedModel:
         c = self.config
@@ -493,13 +501,18 @@ def resolve_model(
     data_root: Path | None,
     read_config: ConfigReader,
     release: Release | None = None,
+    config_file: Path | None = None,
 ) -> ResolvedModel:
     m = profile.model
     warnings: list[str] = []
     name = m.location  # `hf:` / `modelscope:` stripped: what vLLM loads and the matrix knows
     resolved = resolve_source(name, data_root, warnings)
     is_local = resolved != name or resolved.startswith(("/", ".", "~"))
-    if is_local:
+    if config_file is not None:  # `--config FILE`: the model's shapes from that file, nothing looked up
+        config, error = read_config_file(config_file)
+        if config is None:
+            raise UserInputError(f"--config {config_file}: {error}")
+    elif is_local:
         config = read_config(resolved)
     else:  # a hub id: its config.json from the Hugging Face / ModelScope cache when there (a few stats when not)
         config = read_model_config(resolved, m.revision, m.scheme) if read_config is read_model_config else None
@@ -512,7 +525,10 @@ def resolve_model(
     traits = model_traits(name, config, types, family.id if family else None, m.architecture, *pins)
     warnings += identity_warnings(name, traits, config, m.architecture)
     method, why = _quant_method(matrix, profile, config)
-    return ResolvedModel(resolved, is_local, config, family, traits, method, why, tuple(warnings), by_architecture)
+    given = str(config_file) if config_file is not None else None
+    return ResolvedModel(
+        resolved, is_local, config, family, traits, method, why, tuple(warnings), by_architecture, given
+    )
 
 
 def engine_settings(
@@ -662,15 +678,17 @@ def plan_profile(
     allow_unsupported: bool = False,
     data_root: Path | None = None,
     read_config: ConfigReader = read_model_config,
+    model_config: Path | None = None,
 ) -> Plan:
     """Resolve `profile` into a `Plan` (see the module docstring). Raises `UserInputError` for an unknown
-    release or model name; broken constraints are findings (`Plan.blocking`), never exceptions."""
+    release or model name; broken constraints are findings (`Plan.blocking`), never exceptions. `model_config`: a
+    config.json to read the model's shapes from instead of the model's own (`--config FILE`)."""
     for finding_id in allow:
         if not is_id(finding_id):
             raise UserInputError(f"--allow {finding_id!r}: not a finding id (the ids `ascendctl plan` prints)")
     matrix = matrix or load_matrix()
     chosen = choose_release(profile, matrix, release)
-    model = resolve_model(profile, matrix, data_root, read_config, chosen.row)
+    model = resolve_model(profile, matrix, data_root, read_config, chosen.row, model_config)
     hw_id = profile.target.hardware
     hardware = hardware_by_id(matrix, hw_id) if hw_id is not None else None
     units = _units(profile, model, data_root)
@@ -755,7 +773,7 @@ def _plan_unit(
         given[path] = Setting(given[path].value, why)
     result = _adapt(p, given, chosen, matrix, model, host, unit.kv)
     engine = engine_settings(p, result, given, hardware)
-    fit, fit_error = _fit(p, engine, chosen.row, model.resolved, host)
+    fit, fit_error = _fit(p, engine, chosen.row, model, host)
     if fit is not None and unit.kv is not None:
         fit = _role_suggestions(fit, unit.kv.role)
     verdict = _verdict(matrix, p, chosen.row, model)
@@ -858,6 +876,7 @@ def _instance(one: _Planned, facts: ModelFacts) -> Instance:
         one.engine,
         facts,
         env_sources=one.result.env_sources,
+        origins=one.result.origins,
         fit=one.fit,
         fit_error=one.fit_error,
     )
@@ -987,13 +1006,13 @@ def require_startable(plan: Plan) -> None:
 
 
 def _fit(
-    profile: Profile, engine: EngineSettings, row: Release, resolved: str, host: HostFacts | None
+    profile: Profile, engine: EngineSettings, row: Release, model: ResolvedModel, host: HostFacts | None
 ) -> tuple[FitResult | None, str | None]:
     """The memory fit of the resolved plan (`ascendctl.plan.fit`), or why there is none."""
     try:
         inputs = fit_inputs(
             profile, engine=engine, vllm=row.vllm, vllm_ascend=row.version if row.backend == "npu" else None,
-            model_source=resolved, facts=host,
+            model_source=model.resolved, facts=host, config=model.config if model.config_file else None,
         )  # fmt: skip
         return estimate(inputs), None
     except FitError as exc:

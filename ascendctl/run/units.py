@@ -143,7 +143,10 @@ def spawn_unit(
     run_id = uuid.uuid4().hex
     log_path = store.log_path(target.name, unit.host, unit.instance)
     offset = log_path.stat().st_size if log_path.exists() else 0
-    child = spawn_detached(argv(run_id, unit.instance), log_path)
+    try:
+        child = spawn_detached(argv(run_id, unit.instance), log_path)
+    except OSError as exc:  # a symlink or a special file at the log's path, a full disk
+        raise OperationFailed(f"cannot open the log {log_path}: {exc.strerror or exc}") from None
     return Started(unit, command, run_id, child, log_path, offset)
 
 

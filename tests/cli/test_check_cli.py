@@ -175,8 +175,9 @@ def test_a2_host_runs_the_qwen_profile_at_its_installed_release(fixture_host) ->
     assert report["profile"]["name"] == "qwen3-32b-w8a8-a2"
     assert report["release"] == {"version": "v0.13.0", "source": "profile"}
     statuses = {r["id"]: r["status"] for r in report["results"]}
-    # the tutorial leaves max_num_seqs at the engine default (256): 5,500-token sequences fit ~119 at a time
-    assert statuses["host.npu.hbm"] == "warn"
+    # ~119 sequences of 5,500 tokens fit at once (fewer than max_num_seqs 256, which is no problem: vLLM schedules
+    # by tokens and preempts), so check is quiet about memory
+    assert statuses["host.npu.hbm"] == "pass"
     assert statuses["host.npu.busy"] == "pass"  # devices 0-3; the busy NPU is 7
     assert statuses["host.net.ports"] == "pass"
     assert report["next"] == f"ascendctl serve {QWEN_A2}"

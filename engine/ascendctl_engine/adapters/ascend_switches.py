@@ -697,9 +697,9 @@ def _apply(sw: Switch, index: int) -> Apply:
             return
         spelled = f"{why} (spelled for vllm-ascend {e.releases}: {e.source})"
         if e.spelling.kind == "env":
-            b.env_default(e.spelling.name, str(e.spelling.value(on)), why=spelled)
+            b.env_default(e.spelling.name, str(e.spelling.value(on)), why=spelled, origin=sw.path)
         else:
-            b.additional_key(e.spelling.name, e.spelling.value(on), why=spelled)
+            b.additional_key(e.spelling.name, e.spelling.value(on), why=spelled, origin=sw.path)
         if e.note:
             b.warn(f"{sw.path}: {e.note}")
         if on and sw.advice:

@@ -80,6 +80,9 @@ class AdapterResult:
     graph_why: str  # why that mode: the graph era's decision, or the provenance of the flag that spells it
     resolved: dict[str, tuple[Any, str]] = field(default_factory=dict)  # intent path → (value the adapters chose, why)
     hccl_buffer_mb: tuple[int, str] | None = None  # the HCCL buffer the plan sets (MB, why); None: HCCL's default
+    # provenance key → the dotted profile field that asked for it (`engine.ascend.flashcomm1`), where one did: what
+    # `plan --against-release` pairs across releases to tell a renamed flag/key/variable from an added one
+    origins: dict[str, str] = field(default_factory=dict)
 
     @property
     def unsupported(self) -> tuple[str, ...]:
@@ -139,6 +142,7 @@ class CommandBuilder:
     worker_argv: dict[int, tuple[Word, ...]] = field(default_factory=dict)
     headless: set[int] = field(default_factory=set)
     provenance: dict[str, str] = field(default_factory=dict)
+    origins: dict[str, str] = field(default_factory=dict)  # provenance key → the profile field that asked for it
     warnings: list[str] = field(default_factory=list)
     refusals: list[Refusal] = field(default_factory=list)
     topic: str = ""  # the topic whose era is applying (what its refusals are about)
@@ -180,6 +184,15 @@ class CommandBuilder:
     def decide(self, key: str, why: str) -> None:
         self.provenance[f"decision:{key}"] = why
 
+    def _origin(self, key: str, why: str, origin: str | None) -> None:
+        """Record which profile field asked for `key`: the adapter's `origin`, else the one field whose provenance
+        (`intent.sources`) is exactly `why` (an adapter that passes `intent.source(path)` unchanged)."""
+        if origin is None:
+            owners = [path for path, text in self.intent.sources.items() if text == why]
+            origin = owners[0] if len(owners) == 1 else None
+        if origin is not None:
+            self.origins[key] = origin
+
     def resolve(self, path: str, value: Any, why: str) -> None:
         """Record the value the adapters chose for an `auto` intent (the plan's settings show it)."""
         self.resolved[path] = (value, why)
@@ -192,6 +205,7 @@ class CommandBuilder:
         required: bool = True,
         node: int | None = None,
         server: bool = False,
+        origin: str | None = None,
     ) -> bool:
         """Emit `flag` (with values) if the target vLLM's parser has it. Returns whether it was emitted.
 
@@ -218,24 +232,31 @@ class CommandBuilder:
         target[flag] = Arg(flag, tuple(words), why, server)
         key = flag if node is None else f"{flag}@node{node}"
         self.provenance[key] = why
+        self._origin(key, why, origin)
         return True
 
     def drop(self, flag: str) -> None:
         self.args.pop(flag, None)
         self.provenance.pop(flag, None)
+        self.origins.pop(flag, None)
 
     def json_arg(self, flag: str, value: Mapping[str, Any], *, why: str, required: bool = True) -> bool:
         return self.arg(flag, _json(value), why=why, required=required)
 
-    def compile_key(self, key: str, value: Any, *, why: str) -> None:
+    def compile_key(self, key: str, value: Any, *, why: str, origin: str | None = None) -> None:
         self.compilation[key] = value
         self.provenance[f"--compilation-config.{key}"] = why
+        self._origin(f"--compilation-config.{key}", why, origin)
 
-    def additional_key(self, path: str, value: Any, *, why: str) -> None:
+    def additional_key(self, path: str, value: Any, *, why: str, origin: str | None = None) -> None:
         _set_path(self.additional, path.split("."), value)
         self.provenance[f"--additional-config.{path}"] = why
+        self._origin(f"--additional-config.{path}", why, origin)
 
-    def env_default(self, name: str, value: str | NodeAddress, *, why: str, node: int | None = None) -> None:
+    def env_default(
+        self, name: str, value: str | NodeAddress, *, why: str, node: int | None = None, origin: str | None = None
+    ) -> None:
+        self._origin(f"env:{name}", why, origin)
         if node is None:
             if not isinstance(value, str):
                 raise TypeError("a node address is per node: pass node=")
@@ -281,6 +302,7 @@ class CommandBuilder:
                 self.warn(f"engine.additional_config overrides the planned `{path}` (the profile's value wins)")
             for key in intent.engine.additional_config:
                 self.provenance[f"--additional-config.{key}"] = "user: engine.additional_config"
+                self.origins[f"--additional-config.{key}"] = "engine.additional_config"
             planned_additional = merged
         self._check_additional(planned_additional)
         if planned_additional:
@@ -388,6 +410,7 @@ class CommandBuilder:
             graph_why=self._graph_why(),
             resolved=dict(self.resolved),
             hccl_buffer_mb=self.hccl_buffer_mb,
+            origins=dict(self.origins),
         )
 
     def _graph_why(self) -> str:

@@ -35,6 +35,22 @@ def _why(intent: EngineIntent, field: str) -> str:
     return intent.source(f"engine.eplb.{field}")
 
 
+# The `engine.eplb` field each `eplb_config` key spells (the origin `plan --against-release` pairs across eras).
+FIELD_OF = {
+    "dynamic_eplb": "mode",
+    "expert_map_path": "expert_map_path",
+    "expert_map_record_path": "record_path",
+    "expert_heat_collection_interval": "heat_collection_interval",
+    "algorithm_execution_interval": "algorithm_interval",
+    "num_redundant_experts": "redundant_experts",
+    "eplb_policy_type": "policy_type",
+}
+
+
+def _origin(key: str) -> str:
+    return f"engine.eplb.{FIELD_OF[key]}"
+
+
 def _mrv1_values(intent: EngineIntent) -> list[tuple[str, object, str]]:
     """(eplb_config key, value, provenance) for what the profile asks of vllm-ascend's EPLB."""
     e = intent.engine.eplb
@@ -182,7 +198,9 @@ def eplb_static(intent: EngineIntent, b: CommandBuilder) -> None:
             "(v0.11.0rc0:docs/source/user_guide/configuration/additional_config.md)"
         )
     if e.expert_map_path:
-        b.additional_key("expert_map_path", e.expert_map_path, why=_why(intent, "expert_map_path"))
+        b.additional_key(
+            "expert_map_path", e.expert_map_path, why=_why(intent, "expert_map_path"), origin=_origin("expert_map_path")
+        )
 
 
 def _top_level(intent: EngineIntent, b: CommandBuilder, *, guards: bool, policy_type: bool = True) -> None:
@@ -194,7 +212,7 @@ def _top_level(intent: EngineIntent, b: CommandBuilder, *, guards: bool, policy_
         if key == "eplb_policy_type" and not policy_type:
             b.fail(f"engine.eplb.policy_type: vllm-ascend {intent.vllm_ascend} reads no EPLB policy type (for: {why})")
             continue
-        b.additional_key(reverse[key], value, why=f"{why} (top-level key in this era)")
+        b.additional_key(reverse[key], value, why=f"{why} (top-level key in this era)", origin=_origin(key))
     if guards:
         _guards(intent, b)
 
@@ -237,7 +255,7 @@ def _eplb_config(intent: EngineIntent, b: CommandBuilder, *, upstream_ok: bool) 
         return
     _mrv1_checks(intent, b)
     for key, value, why in _mrv1_values(intent):
-        b.additional_key(f"eplb_config.{key}", value, why=why)
+        b.additional_key(f"eplb_config.{key}", value, why=why, origin=_origin(key))
     _guards(intent, b)
     _static_removal(intent, b)
 

@@ -413,16 +413,28 @@ def _probe_cuda(probe: HostProbe) -> CudaInfo:
     return CudaInfo(nvidia_smi=True, driver_version=driver, gpus=gpus)
 
 
+# A Linux CPU list (`cpulist_parse`): comma-separated CPU numbers and ascending `LO-HI` ranges, ASCII digits.
+_CPU_LIST_PART = re.compile(r"([0-9]{1,7})(?:-([0-9]{1,7}))?")
+
+
 def parse_cpu_list(text: str) -> int | None:
-    """`/sys/devices/system/cpu/online` (`0-3,8-11`) → number of CPUs."""
-    total = 0
+    """`/sys/devices/system/cpu/online` (`0-3,8-11`) → number of distinct CPUs; None (unknown) for anything that
+    is not a CPU list: a descending range (`5-2`), an empty part, a non-ASCII digit, a number of 8 digits or more."""
+    ranges: list[tuple[int, int]] = []
     for part in text.strip().split(","):
-        if not part:
-            continue
-        lo, sep, hi = part.partition("-")
-        if not lo.strip().isdigit() or (sep and not hi.strip().isdigit()):
+        match = _CPU_LIST_PART.fullmatch(part.strip())
+        if match is None:
             return None
-        total += (int(hi) - int(lo) + 1) if sep else 1
+        lo = int(match[1])
+        hi = int(match[2]) if match[2] is not None else lo
+        if hi < lo:
+            return None
+        ranges.append((lo, hi))
+    total, covered = 0, -1  # CPUs counted, the highest one counted so far (overlaps count once)
+    for lo, hi in sorted(ranges):
+        if hi > covered:
+            total += hi - max(lo, covered + 1) + 1
+            covered = hi
     return total or None
 
 
