@@ -258,6 +258,8 @@ def test_fit_reports_per_role(tmp_path: Path) -> None:
         profile["disaggregation"][role]["engine"].pop("speculative")
         profile["disaggregation"][role]["engine"]["ascend"] = {}
     profile["disaggregation"]["decode"]["engine"]["parallel"] = {"tensor": 1, "data": 32, "data_per_node": 16}
+    # decode gets half of each device: its KV cache cannot hold one sequence, so its fit has suggestions
+    profile["disaggregation"]["decode"]["engine"]["memory"] = {"device_utilization": 0.5}
     path = tmp_path / "qwen3-pd.yaml"
     path.write_text(yaml.safe_dump(profile))
     result = CliRunner().invoke(app, ["fit", str(path), "--json"])
@@ -268,7 +270,10 @@ def test_fit_reports_per_role(tmp_path: Path) -> None:
     text = CliRunner().invoke(app, ["fit", str(path)]).output
     assert "fit: prefill" in text and "fit: decode" in text
     # a suggestion for one role's engine names that role's key
-    assert "--set engine." not in text and "--set disaggregation.decode.engine.scheduler.max_num_seqs=" in text
+    assert fits["decode"]["verdict"] == "does-not-fit" and fits["prefill"]["verdict"] == "fits"
+    assert "--set engine." not in text and "--set disaggregation.decode.engine.memory.device_utilization=" in text
+    # something else makes it start, so no suggestion shortens the operator's context
+    assert "model.max_model_len=" not in text
 
 
 # --- renders and refusals -----------------------------------------------------------------------------------

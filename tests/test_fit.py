@@ -139,9 +139,95 @@ def test_capture_sizes_follow_vllms_default_list() -> None:
 
 
 def test_verdicts_read_the_engines_concurrency() -> None:
-    assert verdict_for(0.49, 4) == "does-not-fit"  # not even one max_model_len sequence
-    assert verdict_for(2.0, 4) == "low-memory"  # fewer than max_num_seqs of them
-    assert verdict_for(4.0, 4) == "fits"
+    assert verdict_for(0.99) == "does-not-fit"  # not even one max_model_len sequence: the engine refuses
+    assert verdict_for(1.0) == verdict_for(1.99) == "tight"  # it starts; one long request stalls the rest
+    assert verdict_for(2.0) == "fits"  # max_num_seqs plays no part: vLLM schedules by tokens and preempts
+
+
+def _cpu(**changes: object) -> FitInputs:
+    """The tiny model on CPU with 1 GiB of KV space: exactly 524,288 tokens (4,096 blocks of 128)."""
+    cfg = parse_model_config(TINY)
+    base = FitInputs(
+        backend="cpu", config=cfg, layout=Layout(), max_model_len=512, max_num_seqs=256, max_num_batched_tokens=2048,
+        device_bytes=None, utilization=0.9, cpu_kv_bytes=GIB, params=param_breakdown(cfg),
+    )  # fmt: skip
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("max_model_len", "verdict"),
+    [
+        (262144, "fits"),  # exactly two full-length sequences (2,048 blocks each)
+        (262144 + 128, "tight"),  # one block more: 1.99 of them
+        (524288, "tight"),  # exactly one
+        (524288 + 128, "does-not-fit"),  # not one: the engine refuses to start
+    ],
+)
+def test_verdict_boundaries_in_whole_blocks(max_model_len: int, verdict: str) -> None:
+    result = estimate(_cpu(max_model_len=max_model_len))
+    assert result.kv_tokens == 524288 and result.verdict == verdict
+    assert bool(result.suggestions) == (verdict != "fits")  # suggestions only for tight and does-not-fit
+
+
+def test_no_suggestion_shrinks_the_context_of_a_deployment_that_starts() -> None:
+    tight = estimate(_cpu(max_model_len=400_000))
+    assert tight.verdict == "tight" and tight.suggestions
+    assert not any(one.startswith("model.max_model_len=") for s in tight.suggestions for one in s.sets)
+    space = tight.suggestions[0]
+    assert space.sets == ("engine.memory.cpu_kv_cache_gib=2",) and space.verdict == "fits"
+    # does-not-fit, but a larger layout or int8 weights make it start: the context is left alone
+    refused = estimate(_npu(layout=Layout(tensor=8), devices_per_node=8, max_model_len=131072))
+    assert refused.verdict == "does-not-fit" and any(s.verdict == "fits" for s in refused.suggestions)
+    assert not any(s.sets[0].startswith("model.max_model_len=") for s in refused.suggestions)
+    # nothing else makes it start: a shorter context, offered last
+    hopeless = estimate(_npu(layout=Layout(tensor=8), devices_per_node=8, max_model_len=1_000_000))
+    keys = [s.sets[0] for s in hopeless.suggestions]
+    shorter = [k for k in keys if k.startswith("model.max_model_len=")]
+    assert shorter and keys[-len(shorter) :] == shorter
+    assert all(s.verdict == "does-not-fit" for s in hopeless.suggestions if s.sets[0] not in shorter)
+    assert all(s.verdict != "does-not-fit" for s in hopeless.suggestions if s.sets[0] in shorter)
+    # each one re-estimated, and only what helps
+    for result in (refused, hopeless):
+        assert all(s.kv_tokens > result.kv_tokens or s.verdict != "does-not-fit" for s in result.suggestions)
+
+
+def test_a_large_batch_is_not_a_memory_problem() -> None:
+    """Fewer than max_num_seqs full-length sequences is the normal case (#30: 739,072 tokens, 90× at 8,192)."""
+    result = estimate(_npu(layout=Layout(tensor=16), max_num_seqs=1024))
+    assert 2 <= result.max_concurrency < 1024 and result.verdict == "fits" and result.suggestions == ()
+
+
+def test_graph_capture_beyond_the_headroom_is_tight_with_its_note() -> None:
+    base = _npu(layout=Layout(tensor=16), max_num_seqs=1024)
+    squeezed = estimate(replace(base, utilization=0.995))  # 0.32 GiB above the share for 0.8 GiB of graphs
+    assert squeezed.verdict == "tight" and squeezed.max_concurrency >= 2
+    assert any("graph capture needs" in n for n in squeezed.notes)
+    fewer = next(s for s in squeezed.suggestions if s.sets[0].startswith("engine.graph.capture_sizes="))
+    assert fewer.verdict == "fits"
+
+
+def test_a_workload_is_held_without_preemption_in_whole_blocks() -> None:
+    from ascendctl.plan.workload import parse_workload
+
+    result = estimate(_cpu(max_model_len=131072, workload=parse_workload("2k:256:16")))
+    assert result.workload is not None and result.verdict == "fits"
+    (point,) = result.workload.points
+    # 2,304 tokens → 18 blocks of 128 per request, 16 requests
+    assert point.tokens_needed == 16 * 18 * 128 and point.fits
+    assert point.headroom_tokens == 524288 - 16 * 18 * 128
+    assert point.to_json()["headroom_pct"] == pytest.approx(100 * (1 - 16 * 18 * 128 / 524288), abs=0.05)
+    # 16 × 64K does not fit: the deployment starts (four 128K sequences fit) but the load preempts → tight
+    heavy = estimate(_cpu(max_model_len=131072, workload=parse_workload("64k:256:16")))
+    assert heavy.max_concurrency >= 2 and heavy.verdict == "tight" and heavy.workload is not None
+    assert not heavy.workload.fits and heavy.workload.points[0].headroom_tokens == 524288 - 16 * 514 * 128
+    assert not any(one.startswith("model.max_model_len=") for s in heavy.suggestions for one in s.sets)
+    assert heavy.to_json()["workload"]["fits"] is False
+    # a point longer than max_model_len is refused by the engine, whatever the memory
+    long = estimate(_cpu(max_model_len=2048, workload=parse_workload("2k:256:1")))
+    assert long.workload is not None and long.workload.points[0].over_max_model_len and not long.workload.fits
+    assert long.verdict == "tight" and long.suggestions[0].sets == ("model.max_model_len=3072",)  # a longer one
+    assert long.suggestions[0].verdict == "fits"
+    assert estimate(_cpu()).to_json()["workload"] is None
 
 
 def _npu(cfg_name: str = "qwen3-235b-a22b", **changes: object) -> FitInputs:
@@ -173,7 +259,7 @@ def test_kv_cache_is_what_is_left_of_the_requested_share() -> None:
     whole_blocks = max(0, int(d.kv_cache_gib * GIB // (result.kv_bytes_per_token * 128)))  # none when nothing is left
     assert result.kv_tokens == whole_blocks * 128
     assert result.graph_headroom_gib == pytest.approx(64 * 0.1)
-    assert result.to_json()["schema"] == 1
+    assert result.to_json()["schema"] == 2
 
 
 def test_a_model_that_cannot_fit_gets_suggestions_that_are_recomputed() -> None:
@@ -192,28 +278,18 @@ def test_a_model_that_cannot_fit_gets_suggestions_that_are_recomputed() -> None:
         == estimate(_npu(layout=Layout(tensor=8), quantization="w8a8")).kv_tokens
     )
     assert all(s.kv_tokens > 0 for s in by_key.values())
-    # on two dies the weights do not fit at all: only a larger tensor size helps (the smallest that fits, 8)
+    # on two dies the weights do not fit at all: only a larger tensor size helps, the smallest that fits (TP 8
+    # starts but holds 1.3 sequences of 32K: tight; TP 16 holds two)
     two = estimate(_npu(layout=Layout(tensor=2), devices_per_node=2))
     assert two.kv_tokens == 0 and [s.sets for s in two.suggestions] == [
-        ("engine.parallel.tensor=8", "target.devices_per_node=8")
+        ("engine.parallel.tensor=16", "target.devices_per_node=16")
     ]
+    assert estimate(_npu(layout=Layout(tensor=8), devices_per_node=8)).verdict == "tight"
     # data parallel replicas without EP each hold every expert; EP over TP 4 × DP 2 splits them 8 ways
     dp = estimate(_npu(layout=Layout(tensor=4, data=2), devices_per_node=8, quantization="w8a8"))
     ep = next(s for s in dp.suggestions if s.sets == ("engine.parallel.expert=true",))
     with_ep = estimate(_npu(layout=Layout(tensor=4, data=2, expert=True), quantization="w8a8"))
     assert ep.kv_tokens == with_ep.kv_tokens > dp.kv_tokens
-
-
-def test_low_memory_suggests_a_context_and_a_batch_that_fit() -> None:
-    result = estimate(_npu(layout=Layout(tensor=16), max_num_seqs=1024))
-    assert result.verdict == "low-memory"
-    lengths = [s for s in result.suggestions if s.sets[0].startswith("model.max_model_len=")]
-    assert lengths and lengths[0].verdict == "fits"
-    seqs = next(s for s in result.suggestions if s.sets[0].startswith("engine.scheduler.max_num_seqs="))
-    n = int(seqs.sets[0].split("=")[1])
-    assert seqs.verdict == "fits" and n == int(result.max_concurrency)
-    kv = next(s for s in result.suggestions if s.sets[0].startswith("engine.extra_args="))
-    assert kv.sets[0].startswith('engine.extra_args=["--kv-cache-memory-bytes=')
 
 
 def test_the_300i_duo_halving_and_the_cpu_explicit_space() -> None:
@@ -274,3 +350,119 @@ def test_an_explicit_kv_cache_memory_is_the_kv_cache() -> None:
     assert _explicit_kv_memory(parse_args(["--max-model-len", "8"])) is None
     fixed = estimate(_npu(layout=Layout(tensor=16), kv_memory_bytes=10 * GIB))
     assert fixed.per_device[0].kv_cache_gib == pytest.approx(10)
+
+
+# ---- the terms of issue 30, each against the published log that motivated it ---------------------------------
+
+
+def test_the_300i_duo_runtime_total_is_npu_smis_figure() -> None:
+    """vllm-project/vllm-ascend#3316: npu-smi 47,304 MB, the worker's total 49,602,220,032 B; #4074: 44,280 MB
+    (npu-smi of the same card in #1141/#14274) ↔ 46,431,260,672 B. The A2 conversion would be ≈ 4.8 % low."""
+    from ascendctl.plan.fit.inputs import visible_bytes
+
+    total, how = visible_bytes(47304, "300i-duo")
+    assert abs(total - 49602220032) / 49602220032 < 1e-4 and "2^20" in how
+    assert abs(visible_bytes(44280, "300i-duo")[0] - 46431260672) / 46431260672 < 1e-4
+    a2_way = visible_bytes(47304)[0]
+    assert 0.04 < (49602220032 - a2_way) / 49602220032 < 0.06
+    assert visible_bytes(65536, "a2")[0] == 65452113920  # the A2/A3 figure is unchanged
+
+
+def test_releases_that_profile_max_model_len_tokens() -> None:
+    """v0.9.1, v0.10.2rc1 and v0.11.0rc0 force their scheduler without chunked prefill on non-MLA text models and
+    raise max_num_batched_tokens to max_model_len (v0.10.2rc1:vllm_ascend/platform.py:136-159): #3316's
+    Qwen2.5-0.5B at 32K keeps 3.2 GiB besides its 0.93 GiB of weights."""
+    from ascendctl.plan.fit.inputs import kv_budget, profiles_at_max_model_len
+
+    qwen = config("qwen2.5-0.5b")
+    assert profiles_at_max_model_len(kv_budget("npu", "0.10.2", "0.10.2rc2.dev0"), qwen)
+    assert profiles_at_max_model_len(kv_budget("npu", "0.11.0", "0.11.0rc0"), qwen)
+    assert not profiles_at_max_model_len(kv_budget("npu", "0.11.0", "0.11.0"), qwen)  # the scheduler on request
+    assert not profiles_at_max_model_len(kv_budget("npu", "0.11.0", "0.11.0rc0"), config("deepseek-v3"))  # MLA
+    assert not profiles_at_max_model_len(kv_budget("npu", "0.11.0", "0.11.0rc0"), config("qwen3-vl-8b"))  # vision
+    base = _npu(
+        "qwen2.5-0.5b", layout=Layout(), devices_per_node=1, max_model_len=32768, max_num_seqs=256,
+        max_num_batched_tokens=2048, device_bytes=49602220032, utilization=0.9, graph_mode="eager",
+        whole_device=True, kv_cache_dtype="float16", measured_weights_bytes=int(0.9299 * GIB),
+    )  # fmt: skip
+    at_len = estimate(replace(base, profile_at_max_model_len=True))
+    batched = estimate(base)
+    # the log: 3,269,760 tokens; profiling 2,048 tokens overstates them by 5.6 %, 32,768 tokens lands within 5 %
+    assert (batched.kv_tokens - 3269760) / 3269760 > 0.05
+    assert abs(at_len.kv_tokens - 3269760) / 3269760 < 0.05
+
+
+def test_hybrid_models_profile_above_the_dense_activation_model() -> None:
+    """vllm-project/vllm-ascend#6250 (Qwen3-Next-80B TP4, v0.13.0rc2): 2.33 GiB besides the weights against 1.61
+    estimated without the hybrid term."""
+    qwen_next = config("qwen3-next")
+    assert budget.is_hybrid(qwen_next) and not budget.is_hybrid(config("qwen3-32b"))
+    args = {"batched_tokens": 2048, "num_seqs": 256}
+    hybrid = budget.activation_bytes(qwen_next, Layout(tensor=4), **args)
+    dense = budget.activation_bytes(replace(qwen_next, full_attention_layers=None), Layout(tensor=4), **args)
+    assert hybrid - dense == budget.HYBRID_PEAK_EXTRA
+
+
+def test_the_300i_duo_worker_charges_memory_in_use_twice() -> None:
+    """From v0.18.0rc1 the 300I Duo worker subtracts what the device held before profiling (other processes
+    included) from a share that already left it out (v0.23.0:vllm_ascend/_310p/worker_310p.py:90,113-115).
+    #10122 fixes the runtime's own part; #14274 (20,687 MB of another service on the die) started with no KV room
+    where the plain formula says it fits."""
+    from ascendctl.plan.fit.inputs import kv_budget
+
+    # #10122, TP0: requested 34.59, weights 18.8, peak 1.71, non-torch 1.05, printed KV 5.77 GiB (halved)
+    printed = (34.59 - 18.8 - 1.71 - 1.05 - budget.RUNTIME_IN_USE_310P / GIB) / 2
+    assert printed == pytest.approx(5.77, abs=0.01)
+    era = kv_budget("npu", "0.13.0", "0.22.1rc1")
+    assert era is not None and era.charges_in_use and era.workspace_halving
+    assert not kv_budget("npu", "0.13.0", "0.17.0rc1").charges_in_use  # type: ignore[union-attr]
+    shared = _npu(
+        "qwen3-0.6b", layout=Layout(), devices_per_node=1, max_model_len=4096, max_num_seqs=1,
+        device_bytes=44278 * MIB, utilization=0.5, graph_mode="eager", kv_cache_dtype="float16", kv_halved=True,
+        device_used_bytes=20687 * MIB,
+    )  # fmt: skip
+    assert estimate(shared).verdict == "fits"  # without the term: the old prediction
+    charged = estimate(replace(shared, charges_in_use=True))
+    assert charged.verdict == "does-not-fit" and any("counts twice" in n for n in charged.notes)
+
+
+def test_utilization_defaults_come_from_the_parser_snapshots() -> None:
+    from ascendctl.plan.fit.inputs import utilization_default
+
+    found = utilization_default("0.19.1")
+    assert found == (0.9, "--gpu-memory-utilization in engine/ascendctl_engine/data/parsers/vllm-0.19.1.json")
+    assert utilization_default("0.20.2")[0] == 0.92  # type: ignore[index]
+    older = utilization_default("0.20.3")  # no snapshot of its own: the nearest older one
+    assert older is not None and older[0] == 0.92 and "vllm-0.20.2.json" in older[1]
+    assert utilization_default("0.32.0", "cpu")[0] == 0.92  # type: ignore[index]
+
+
+def test_context_parallelism_multiplies_the_printed_tokens() -> None:
+    """vllm-project/vllm#40585 (Qwen3.5-35B-A3B, TP8 DCP4 on 8×910B): the engine prints 4 × each rank's tokens
+    ("Multiplying the GPU KV cache size by the cp_world_size 4"), and a rank keeps a quarter of each sequence."""
+    plain = estimate(_npu(max_model_len=8192))
+    split = estimate(_npu(max_model_len=8192, context_parallel=4))
+    assert split.per_device[0].kv_cache_gib == plain.per_device[0].kv_cache_gib  # the same memory per rank
+    assert split.kv_tokens == 4 * plain.kv_tokens
+    assert split.max_concurrency == pytest.approx(4 * plain.max_concurrency, rel=0.01)
+
+
+def test_the_cuda_worker_charges_its_non_torch_increase_and_by_era_its_graphs() -> None:
+    """vLLM's V1 GPU worker: requested share − weights − torch peak − the non-torch increase since its snapshot
+    (taken after NCCL init, v0.11.0:vllm/v1/worker/gpu_worker.py:177-184,254-280); from v0.20.2 it also charges its
+    CUDA-graph estimate (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1: v0.20.2:vllm/envs.py:1736-1738)."""
+    from ascendctl.plan.fit.inputs import kv_budget
+
+    before, after = kv_budget("cuda", "0.19.1", None), kv_budget("cuda", "0.20.2", None)
+    assert before is not None and after is not None
+    assert not before.graph_in_budget and after.graph_in_budget and after.accounting == "increase"
+    assert kv_budget("cpu", "0.32.0", None) is None
+    gpu = _npu(backend="cuda", layout=Layout(tensor=4), graph_mode="full-decode-only")
+    plain = estimate(gpu)
+    assert plain.per_device[0].runtime_reserve_gib == pytest.approx(budget.CUDA_NON_TORCH_INCREASE / GIB)
+    assert plain.per_device[0].comm_buffers_gib == 0  # NCCL is in the worker's baseline, not charged
+    charged = estimate(replace(gpu, graph_in_budget=True))
+    row, row0 = charged.per_device[0], plain.per_device[0]
+    assert row.graph_capture_gib > 0
+    assert row.kv_cache_gib == pytest.approx(row0.kv_cache_gib - row.graph_capture_gib)
+    assert not any("graph capture needs" in n for n in charged.notes)  # inside the budget: no headroom to outgrow

@@ -83,3 +83,47 @@ def test_published_sizes_are_the_models_sizes() -> None:
         assert config is not None
         params = estimate_params(config)
         assert params is not None and params / 1e9 == pytest.approx(billions, rel=0.08), model
+
+
+def test_every_matrix_family_is_covered_or_said_unknown_with_a_reason() -> None:
+    """Item 4 of issue 30: each model family the matrix lists has published shapes or is listed as unknown, with
+    the reason and the `model config` hint `fit` prints."""
+    from ascendctl.facts.matrix import load_matrix
+    from ascendctl.facts.published_shapes import CONFIG_HINT, family_shapes
+
+    families = family_shapes()
+    assert set(families) == {m.id for m in load_matrix().models}  # every family, no stale one
+    covered = {f: s.shapes.model for f, s in families.items() if s.shapes is not None}
+    unknown = {f: s.unknown for f, s in families.items() if s.shapes is None}
+    assert all(reason for reason in unknown.values()), [f for f, r in unknown.items() if not r]
+    assert not any(s.unknown for s in families.values() if s.shapes is not None)
+    # the covered ones, by name (a family that loses or gains shapes changes this list on purpose)
+    assert covered == {
+        "deepseek-v3": "deepseek-ai/DeepSeek-V3", "deepseek-r1": "deepseek-ai/DeepSeek-V3",
+        "deepseek-v3.2": "deepseek-ai/DeepSeek-V3.2-Exp", "glm-5": "zai-org/GLM-5", "glm-4.x": "zai-org/GLM-4.5",
+        "qwen3-dense": "Qwen/Qwen3-8B", "qwen3-30b-a3b": "Qwen/Qwen3-30B-A3B",
+        "qwen3-235b-a22b": "Qwen/Qwen3-235B-A22B", "qwen3-next": "Qwen/Qwen3-Next-80B-A3B-Instruct",
+        "kimi-k2-thinking": "moonshotai/Kimi-K2-Instruct", "kimi-k2.5": "moonshotai/Kimi-K2-Instruct",
+        "minimax-m2": "MiniMaxAI/MiniMax-M2", "qwen2.5": "Qwen/Qwen2.5-7B-Instruct",
+        "qwen2.5-vl": "Qwen/Qwen2.5-VL-3B-Instruct", "qwen3-vl": "Qwen/Qwen3-VL-8B-Instruct",
+        "qwen3-vl-moe": "Qwen/Qwen3-VL-30B-A3B-Instruct", "mistral": "mistralai/Mistral-7B-v0.1",
+        "minicpm-v": "openbmb/MiniCPM-V-4_5", "qwen3.5-35b-a3b": "Qwen/Qwen3.5-35B-A3B",
+        "qwen3.6-35b-a3b": "Qwen/Qwen3.5-35B-A3B",
+    }  # fmt: skip
+    assert len(unknown) == len(families) - len(covered) == 68
+    assert "model config SOURCE" in CONFIG_HINT
+
+
+def test_fit_points_an_unknown_model_at_model_config() -> None:
+    from ascendctl.plan.planner import plan_profile
+    from ascendctl.schema.profile import Profile
+
+    profile = Profile.model_validate(
+        {
+            "apiVersion": "ascendctl/v1", "kind": "Profile", "metadata": {"name": "unknown"},
+            "model": {"source": "/models/my-finetune", "max_model_len": 4096},
+            "target": {"backend": "npu", "hardware": "a2", "devices_per_node": 1}, "release": "v0.23.0",
+        }
+    )  # fmt: skip
+    plan = plan_profile(profile)
+    assert plan.fit is None and plan.fit_error is not None and "ascendctl model config SOURCE" in plan.fit_error

@@ -306,7 +306,7 @@ def npu_busy(ctx: CheckContext) -> Outcome:
 
 
 @rule(
-    "host.npu.hbm", "error", "The model, its activations and one max_model_len sequence fit device memory",
+    "host.npu.hbm", "error", "The model, its activations and two max_model_len sequences fit device memory",
     source="ascendctl.plan.fit (the plan's memory fit against this host's HBM; docs/memory-fit.md)",
 )  # fmt: skip
 def npu_hbm(ctx: CheckContext) -> Outcome:
@@ -328,9 +328,11 @@ def npu_hbm(ctx: CheckContext) -> Outcome:
         " ".join(f"--set {shlex.quote(one)}" for one in s.sets) + f" ({s.verdict}, {s.kv_tokens:,} tokens)"
         for s in fit.suggestions[:3]
     )
-    fix = fixes or "raise engine.parallel.tensor, use a quantized checkpoint, or lower model.max_model_len"
     if fit.verdict == "does-not-fit":
+        fix = fixes or "raise engine.parallel.tensor, use a quantized checkpoint, or lower model.max_model_len"
         return problem(detail, f"{fix} (`ascendctl fit PROFILE` shows the table)")
-    if fit.verdict == "low-memory":
+    if fit.verdict == "tight":  # it starts; fewer than two full-length sequences fit at once
+        # a deployment that starts is never told to shorten what the operator asked for
+        fix = fixes or "raise engine.parallel.tensor or use a quantized checkpoint"
         return problem(detail, f"{fix} (`ascendctl fit PROFILE` shows the table)", severity="warn")
     return passed(detail)

@@ -7,6 +7,10 @@ An operator sizing a deployment usually asks before downloading hundreds of GB (
 uses it says so (the fit reports "published shapes of …" next to its numbers), and a config.json on disk
 always wins.
 
+`family_shapes` says, for each model family of the support matrix, which entry stands for it or why none does (the
+index's `families`); for those the hint is `ascendctl model config SOURCE`, which fetches the checkpoint's own
+config.json.
+
 Names match after normalising: the last path part, lower-cased, quantization suffixes dropped (`-W8A8`,
 `-w4a8`, `-QuaRot`, `-FP8`; `-Instruct` is part of the name), punctuation removed — so `vllm-ascend/Qwen3-32B-W8A8`,
 `/models/Qwen3-32B` and `Qwen/Qwen3-32B` all find `Qwen/Qwen3-32B`.
@@ -19,6 +23,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 import yaml
 
@@ -48,12 +53,29 @@ def normalise(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", base.lower())
 
 
+# What `fit` says for a model whose shapes are neither on disk nor published here.
+CONFIG_HINT = "`ascendctl model config SOURCE` fetches its config.json"
+
+
+@dataclass(frozen=True)
+class FamilyShapes:
+    family: str  # the matrix's model family id
+    shapes: PublishedShapes | None  # the entry standing for the family, or None
+    unknown: str = ""  # why none does
+
+
 @cache
-def _index() -> dict[str, PublishedShapes]:
+def _data() -> dict[str, Any]:
     root = resources.files("ascendctl.facts").joinpath(*DATA)
     # package data, read with the safe loader; libyaml's when present (a plan reads this on every hub-id model)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    data = yaml.load(root.joinpath("index.yaml").read_text(encoding="utf-8"), Loader=loader)  # noqa: S506
+    data: dict[str, Any] = yaml.load(root.joinpath("index.yaml").read_text(encoding="utf-8"), Loader=loader)  # noqa: S506
+    return data
+
+
+@cache
+def _index() -> dict[str, PublishedShapes]:
+    data = _data()
     out: dict[str, PublishedShapes] = {}
     for entry in data["models"]:
         shapes = PublishedShapes(entry["model"], entry["file"], entry["source"])
@@ -62,6 +84,20 @@ def _index() -> dict[str, PublishedShapes]:
             if key in out and out[key] != shapes:
                 raise ValueError(f"model_configs/index.yaml: {name!r} names two entries")
             out[key] = shapes
+    return out
+
+
+def family_shapes() -> dict[str, FamilyShapes]:
+    """Each model family the index speaks for: the entry standing for it, or why there is none."""
+    by_model = {e.model: e for e in _index().values()}
+    out: dict[str, FamilyShapes] = {}
+    for family, said in (_data().get("families") or {}).items():
+        model = said.get("model")
+        if model is not None and model not in by_model:
+            raise ValueError(f"model_configs/index.yaml: family {family} names {model}, which has no entry")
+        out[str(family)] = FamilyShapes(
+            str(family), by_model.get(model) if model else None, str(said.get("unknown", ""))
+        )
     return out
 
 

@@ -33,7 +33,8 @@ VERDICT_RULES = ("plan.matrix", "plan.host", "plan.refused", "plan.rejected")
 # or a value changes meaning. 2: `lint` (rule/level/reference) became `findings` (the one finding type).
 # 3: `instances` and `services` added; `unsupported` removed (an accepted failing finding is a `warn` finding,
 # its id listed in `allowed`); `plan.supported` split into one finding per constraint.
-PLAN_JSON_SCHEMA = 3
+# 4: the memory fit's verdict `low-memory` became `tight` (fewer than two full-length sequences; fit schema 2).
+PLAN_JSON_SCHEMA = 4
 
 
 @dataclass(frozen=True, eq=False)
@@ -194,6 +195,8 @@ class Instance:
     settings: EngineSettings
     model: ModelFacts
     env_sources: Mapping[int, Mapping[str, str]] = field(default_factory=dict)  # per command node: variable → why
+    # provenance key (`--flag`, `env:NAME`, `--additional-config.a.b`) → the profile field that asked for it
+    origins: Mapping[str, str] = field(default_factory=dict)
     fit: FitResult | None = None  # this instance's memory fit
     fit_error: str | None = None
 

@@ -26,6 +26,7 @@ DEVICE_KEYS = {
 TOP_KEYS = {
     "schema", "per_device", "limiting_rank", "kv_bytes_per_token", "kv_tokens", "max_concurrency", "verdict",
     "suggestions", "inputs", "block_size", "graph_headroom_gib", "suggested_kv_cache_memory", "hccl", "notes",
+    "workload",
 }  # fmt: skip
 
 
@@ -53,7 +54,7 @@ def fit_json(*args: str) -> tuple[int, dict[str, Any]]:
 
 def test_json_contract_and_exit_code(tmp_path: Path) -> None:
     code, data = fit_json(str(write(tmp_path, QWEN32_BF16_TP1)))
-    assert set(data) == TOP_KEYS and data["schema"] == 1
+    assert set(data) == TOP_KEYS and data["schema"] == 2
     assert data["verdict"] == "does-not-fit" and code == 1  # 61 GiB of bf16 weights on one 61 GiB device
     (device,) = data["per_device"]
     assert set(device) == DEVICE_KEYS and device["count"] == 1 and device["hbm_gib"] == pytest.approx(60.96)
@@ -169,3 +170,30 @@ def test_the_drivers_own_reserve_is_not_charged_twice(tmp_path: Path) -> None:
     _, table = fit_json(profile, "--set", "engine.parallel.tensor=4")
     assert idle["inputs"]["hbm_in_use"] == "0.18 GiB held by other processes (npu-smi)"
     assert idle["verdict"] == table["verdict"] and idle["kv_tokens"] == table["kv_tokens"]
+
+
+QWEN32_TP4 = QWEN32_BF16_TP1.replace("devices_per_node: 1}", "devices_per_node: 4}").replace(
+    "engine: {scheduler: {max_num_seqs: 16}}", "engine: {parallel: {tensor: 4}}"
+)
+
+
+def test_workload_fit_in_text_and_json(tmp_path: Path) -> None:
+    profile = str(write(tmp_path, QWEN32_TP4))
+    code, plain = fit_json(profile)
+    assert code == 0 and plain["verdict"] == "fits" and plain["workload"] is None
+    code, data = fit_json(profile, "--workload", "2k:256:16")
+    (point,) = data["workload"]["points"]
+    assert set(point) == {
+        "point", "input_len", "output_len", "concurrency", "tokens_needed", "fits", "headroom_tokens", "headroom_pct",
+        "requests_held", "over_max_model_len",
+    }  # fmt: skip
+    assert point["tokens_needed"] == 16 * 18 * 128 and point["fits"] and data["verdict"] == "fits"
+    assert point["headroom_tokens"] == data["kv_tokens"] - point["tokens_needed"]
+    # the same deployment under a load it cannot hold at once: it starts (exit 0) but is tight
+    code, heavy = fit_json(profile, "--workload", "30k:2k:64")
+    assert code == 0 and heavy["verdict"] == "tight" and heavy["workload"]["fits"] is False
+    assert all(not one.startswith("model.max_model_len=") for s in heavy["suggestions"] for one in s["sets"])
+    text = runner.invoke(app, ["fit", profile, "--workload", "30k:2k:64"])
+    assert "NOT held without preemption" in text.stdout and "tokens short" in text.stdout
+    bad = runner.invoke(app, ["fit", profile, "--workload", "2k:256"])
+    assert bad.exit_code == 2

@@ -35,8 +35,8 @@ def test_plan_json_contract_for_every_curated_profile(profile: Path) -> None:
         assert all(isinstance(v, str) for v in node["env"].values())
     assert data["nodes"][0]["role"] == "head"
     assert isinstance(data["warnings"], list) and isinstance(data["provenance"], dict)
-    # schema 3: instances (typed settings) and services; accepted failures by id, no `unsupported` strings
-    assert data["schema"] == 3 and "lint" not in data and "unsupported" not in data
+    # schema 4 (3: instances and services, accepted failures by id; 4: the fit verdict `tight`)
+    assert data["schema"] == 4 and "lint" not in data and "unsupported" not in data
     if "disaggregation:" in profile.read_text():  # instances per role and a router: tests/test_disaggregation.py
         assert {i["role"] for i in data["instances"]} == {"prefill", "decode"}
         assert [s["kind"] for s in data["services"]] == ["pd-router"]

@@ -44,6 +44,23 @@ LOGITS_BYTES = 4  # the sampler's float32 logits per sequence and vocabulary ent
 # workspaces, driver: ~0.9 GiB on an idle NPU), from v0.15 only what profiling adds (~0.1 GiB without HCCL).
 RUNTIME_RESERVE_WHOLE_DEVICE = int(0.9 * GIB)
 RUNTIME_RESERVE_INCREASE = int(0.1 * GIB)
+# The 300I Duo worker (from v0.18.0rc1) subtracts `non_torch_memory_cleared_by_empty_cache`: the non-torch memory
+# in use before `empty_cache` minus its profiled increase — the runtime's context held before profiling plus the
+# workspace empty_cache frees (v0.23.0:vllm_ascend/_310p/worker_310p.py:86-90,113-115). Its size, besides other
+# processes' memory: 1.49 GiB (TP0) and 1.53 GiB (TP1) in vllm-project/vllm-ascend#10122 (requested − weights −
+# peak − non-torch − 2 × the halved KV memory the log prints).
+RUNTIME_IN_USE_310P = int(1.49 * GIB)
+# Hybrid linear-attention models (Qwen3-Next's gated delta net): the profiling peak above the dense activation
+# model, per rank. The bytes per token are exact, the peak is not: the published breakdown shows it ≈ 0.7 GiB
+# above (vllm-project/vllm-ascend#6250, Qwen3-Next-80B TP4: 2.33 GiB besides the weights against 1.61 estimated).
+HYBRID_PEAK_EXTRA = int(0.7 * GIB)
+# CUDA (vLLM's V1 GPU worker): the KV cache gets the requested share of the total less what the profiling run
+# consumed since the worker's memory snapshot. The snapshot is taken after NCCL (and, later, the cuBLAS handles) is
+# initialised, so those count as baseline and are not charged (v0.11.0:vllm/v1/worker/gpu_worker.py:177-184,
+# 259-280; v0.33.0:vllm/v1/worker/gpu_worker.py:520-541,685-757): weights, the torch peak and the non-torch
+# increase, which is small — 0.20 GiB and 0.25 GiB (TP2) in published figures (vllm-project/vllm#14447,
+# vllm-project/vllm#13061).
+CUDA_NON_TORCH_INCREASE = int(0.25 * GIB)
 GRAPH_BYTES_PER_CAPTURE = 16 * MIB  # one captured graph's own memory (FULL / FULL_DECODE_ONLY)
 PIECEWISE_BYTES_PER_PIECE = 1 * MIB  # piecewise graphs: one piece per attention split, per size
 
@@ -51,8 +68,17 @@ CALIBRATION = {
     "activation": "fitted on the v0.19.1rc1+ breakdown logs of Qwen3-0.6B (docs quick start: 0.22 GiB) and the "
     "old-era logs of Qwen3-1.7B/8B/32B: per token ACTIVATION_HIDDEN_FACTOR hidden-sized bf16 buffers plus the "
     "rank's MLP intermediate (gate+up), plus float32 logits for max_num_seqs",
+    "hybrid_peak": "HYBRID_PEAK_EXTRA 0.7 GiB per rank above the dense activation model for attention + "
+    "linear-attention models, fitted on the Qwen3-Next-80B TP4 breakdown (vllm-project/vllm-ascend#6250)",
+    "profile_tokens": "the releases that force their scheduler without chunked prefill on non-MLA text models "
+    "(v0.9.1, v0.10.2rc1, v0.11.0rc0: the `kv-budget` era) profile max_model_len tokens, so the activation "
+    "term grows with the context (vllm-project/vllm-ascend#3316: 3.2 GiB besides the weights at 32K)",
+    "runtime_in_use_310p": "RUNTIME_IN_USE_310P 1.49 GiB, charged by the 300I Duo worker from v0.18.0rc1 next to "
+    "other processes' memory, fitted on vllm-project/vllm-ascend#10122 (TP0 1.49, TP1 1.53 GiB)",
     "runtime_reserve": "whole-device era (≤ v0.14): 0.9 GiB fitted on Qwen3-1.7B/8B TP1 logs; profiled-increase "
-    "era (≥ v0.15): 0.1 GiB from the breakdown logs' non-torch figures (0.03-0.22 GiB)",
+    "era (≥ v0.15): 0.1 GiB from the breakdown logs' non-torch figures (0.03-0.22 GiB); CUDA: "
+    "CUDA_NON_TORCH_INCREASE 0.25 GiB, the non-torch increase published vLLM logs print (vllm-project/vllm#14447: "
+    "0.20 GiB, vllm-project/vllm#13061: 0.25 GiB at TP2); NCCL and cuBLAS are in the worker's baseline",
     "graph_capture": "16 MiB per captured size in full graphs (Qwen3-32B TP8, 25 FULL_DECODE_ONLY sizes: 0.40 GiB); "
     "1 MiB per piece and size for piecewise (Qwen3-8B-shaped, 35 sizes: 0.13 GiB); never inside the KV budget",
     "comm_buffers": "one buffer per HCCL group the forward pass uses (TP, PP, MC2), fitted on Qwen3-32B TP8 and "
@@ -153,7 +179,12 @@ def activation_bytes(config: ModelConfig, layout: Layout, *, batched_tokens: int
         inter = (config.experts_per_token or 8) * (config.moe_intermediate_size or inter)
     per_token = (ACTIVATION_HIDDEN_FACTOR * h + 2 * inter // layout.tensor) * 2
     logits = num_seqs * (config.vocab_size or 0) * LOGITS_BYTES
-    return batched_tokens * per_token + logits
+    return batched_tokens * per_token + logits + (HYBRID_PEAK_EXTRA if is_hybrid(config) else 0)
+
+
+def is_hybrid(config: ModelConfig) -> bool:
+    """Attention + linear-attention layers (the shapes `cache` pages as a hybrid model)."""
+    return bool(config.full_attention_layers and config.linear_value_heads and config.linear_key_head_dim)
 
 
 def default_capture_sizes(max_num_seqs: int, speculative_tokens: int = 0, cap: int | None = None) -> list[int]:
@@ -195,7 +226,10 @@ def comm_bytes(layout: Layout, hccl_buffsize_mb: int | None) -> int:
     return sum((mc2 if g == "mc2" else HCCL_DEFAULT_BUFFSIZE_MB) * MIB for g in communicators(layout))
 
 
-def runtime_reserve(whole_device: bool) -> int:
+def runtime_reserve(whole_device: bool, backend: str = "npu") -> int:
+    """The non-torch memory the worker charges besides the weights and the torch peak (see CALIBRATION)."""
+    if backend == "cuda":
+        return CUDA_NON_TORCH_INCREASE
     return RUNTIME_RESERVE_WHOLE_DEVICE if whole_device else RUNTIME_RESERVE_INCREASE
 
 

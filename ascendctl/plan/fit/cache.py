@@ -118,7 +118,7 @@ def _hybrid(config: ModelConfig, token_page: int, *, tensor: int, layers: int, r
     c = config
     dims = (c.linear_key_heads, c.linear_key_head_dim, c.linear_value_heads, c.linear_value_head_dim)
     full = c.full_attention_layers
-    if not full or any(d is None for d in dims):
+    if not full or not all(dims) or token_page < 2 or full > layers:  # zero dims or layers: no page to size
         return None
     key_heads, key_dim, value_heads, value_dim = (int(d or 0) for d in dims)
     kernel = c.linear_conv_kernel or 4
@@ -130,6 +130,8 @@ def _hybrid(config: ModelConfig, token_page: int, *, tensor: int, layers: int, r
     else:
         block = 128 * -(-ssm // (128 * (token_page // 2)))
         page = block * token_page + conv
+    if block <= 0:  # fewer value heads than TP ranks: no state per rank to size a block by
+        return None
     linear = layers - full
     group_size = min(full, linear) if linear else full
     if linear and max(full, linear) <= 1.5 * group_size:
@@ -159,8 +161,13 @@ def capacity(shape: KvShape, available_bytes: float, block: int) -> tuple[int, i
     return blocks * block, blocks
 
 
+def blocks_per_request(shape: KvShape, block: int, tokens: int) -> int:
+    """Blocks one request of `tokens` tokens takes: a block per `block` tokens (the model's own block for a hybrid
+    model), plus one state block per linear-attention group."""
+    return -(-tokens // (shape.block or block)) + shape.state_groups
+
+
 def concurrency(shape: KvShape, blocks: int, block: int, max_model_len: int) -> float:
-    """Requests of `max_model_len` the blocks hold (the engine's "Maximum concurrency"): a block per `block`
-    tokens, plus one state block per linear-attention group."""
-    need = -(-max_model_len // (shape.block or block)) + shape.state_groups
+    """Requests of `max_model_len` the blocks hold (the engine's "Maximum concurrency")."""
+    need = blocks_per_request(shape, block, max_model_len)
     return blocks / need if need else 0.0

@@ -1,8 +1,13 @@
 """Will it fit: the per-device budget, KV tokens, concurrency, a verdict and the knobs that change it.
 
-Pure: `estimate(FitInputs)` reads nothing. Verdict (issue #18): `does-not-fit` when the KV cache cannot hold one
-sequence of `max_model_len` (or nothing is left for it), `low-memory` when it cannot hold `max_num_seqs` of
-them, `fits` otherwise. Each suggestion re-runs the estimate with one profile key changed.
+Pure: `estimate(FitInputs)` reads nothing. Verdict: `does-not-fit` when the engine would refuse to start (the KV
+cache cannot hold one sequence of `max_model_len`, nothing is left for it, or the device is over-committed);
+`tight` when it starts but fewer than two full-length sequences fit (one long request stalls the rest), graph
+capture needs more than the headroom above the share, or — only when a workload is given — the workload does not
+fit; `fits` otherwise. vLLM schedules by tokens and preempts, so holding `max_num_seqs` full-length sequences at
+once is not required. Each suggestion re-runs the estimate with one profile key changed; the ones that keep the
+operator's `max_model_len` and concurrency come first, and a shorter context is offered only when the
+deployment would not start.
 """
 
 from __future__ import annotations
@@ -15,10 +20,14 @@ from typing import TYPE_CHECKING
 
 from ascendctl.plan.fit import budget, cache
 from ascendctl.plan.fit.budget import GIB, Layout
-from ascendctl.plan.fit.result import DeviceBudget, FitResult, Suggestion, Verdict
+from ascendctl.plan.fit.result import DeviceBudget, FitResult, PointFit, Suggestion, Verdict, WorkloadFit
 
 if TYPE_CHECKING:
     from ascendctl.facts.model_inspect import ModelConfig, ParamBreakdown, WeightStats
+    from ascendctl.plan.workload import Workload
+
+# Full-length sequences the KV cache must hold at once for `fits`: with fewer, one long request stalls the rest.
+FULL_SEQUENCES_TO_FIT = 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,25 +53,32 @@ class FitInputs:
     speculative_tokens: int = 0
     mtp_layers: int = 0
     kv_halved: bool = False  # the 300I Duo worker halves the KV budget for workspace (era `kv-budget`)
+    charges_in_use: bool = False  # ... and subtracts what the device held before profiling (era `kv-budget`)
+    profile_at_max_model_len: bool = False  # the profiling pass runs max_model_len tokens (era `kv-budget`)
     whole_device: bool = False  # the worker charges the runtime's whole non-torch share, not its increase
     kv_memory_flag: str | None = None  # the release's `--kv-cache-memory-bytes` spelling, if it has one
     kv_memory_bytes: int | None = None  # an explicit --kv-cache-memory-bytes: the engine takes it as the KV cache
     device_used_bytes: int = 0  # memory other processes already hold on the device (host facts: npu-smi)
     measured_weights_bytes: int | None = None  # per rank, from a start-up log ("Loading model weights took")
     hybrid_rule: str = "v0.18"  # how vllm-ascend sizes hybrid models' pages (the era registry's `fit` topic)
+    graph_in_budget: bool = False  # the worker charges its graph-memory estimate to the KV budget (CUDA era)
     extra_args: tuple[str, ...] = ()  # the profile's engine.extra_args (a suggestion that adds one keeps them)
     devices_per_node: int = 1
     nodes: int = 1
     max_devices_per_node: int | None = None
     inputs: dict[str, str] = field(default_factory=dict)  # where each number came from
+    workload: Workload | None = None  # `fit --workload`: the load the KV cache must hold without preemption
+    # decode × prefill context parallelism: each rank keeps 1/N of a sequence's tokens, so the engine prints N ×
+    # the rank's tokens ("Multiplying the GPU KV cache size by the cp_world_size", vllm/v1/core/kv_cache_utils.py)
+    context_parallel: int = 1
 
 
-def verdict_for(concurrency: float, max_num_seqs: int) -> Verdict:
+def verdict_for(concurrency: float) -> Verdict:
     """From the engine's own concurrency figure (requests of max_model_len the KV cache holds)."""
     if concurrency < 1:
         return "does-not-fit"
-    if concurrency < max_num_seqs:
-        return "low-memory"
+    if concurrency < FULL_SEQUENCES_TO_FIT:
+        return "tight"
     return "fits"
 
 
@@ -78,6 +94,7 @@ class _Core:
     headroom: float | None
     suggested: int | None
     notes: tuple[str, ...]
+    workload: WorkloadFit | None = None
 
 
 def _kv_shape(i: FitInputs) -> cache.KvShape:
@@ -134,11 +151,16 @@ def _costs(i: FitInputs, shape: cache.KvShape) -> _Costs:
     """Weights, activations, graph capture, communication buffers and the runtime's reserve of one rank."""
     cfg, layout = i.config, i.layout
     weights_b = _weights_bytes(i)
-    activation = budget.activation_bytes(cfg, layout, batched_tokens=i.max_num_batched_tokens, num_seqs=i.max_num_seqs)
+    activation = budget.activation_bytes(cfg, layout, batched_tokens=_profile_tokens(i), num_seqs=i.max_num_seqs)
     graph = budget.graph_bytes(i.graph_mode, _capture_sizes(i), shape.layers)
     comm = budget.comm_bytes(layout, i.hccl_buffsize_mb) if i.backend == "npu" else 0
-    reserve = budget.runtime_reserve(i.whole_device) if i.backend == "npu" else 0
+    reserve = budget.runtime_reserve(i.whole_device, i.backend) if i.backend != "cpu" else 0
     return _Costs(weights_b, activation, graph, comm, reserve)
+
+
+def _profile_tokens(i: FitInputs) -> int:
+    """The tokens of the release's profiling forward pass."""
+    return max(i.max_num_batched_tokens, i.max_model_len) if i.profile_at_max_model_len else i.max_num_batched_tokens
 
 
 @dataclass(frozen=True)
@@ -156,7 +178,7 @@ def _device_share(i: FitInputs, c: _Costs, notes: list[str]) -> _Share:
     """What device_utilization's share of one device leaves for the KV cache (npu/cuda); appends its notes."""
     total = float(i.device_bytes or 0)
     requested = i.utilization * total
-    kv_bytes = requested - c.weights - c.activation - c.comm - c.reserve
+    kv_bytes = requested - c.weights - c.activation - c.comm - c.reserve - (c.graph if i.graph_in_budget else 0)
     if i.kv_memory_bytes is not None:
         # the worker skips its profiling estimate and takes the number as it is (worker.py:534-548)
         spent = c.weights + c.activation + c.comm + c.reserve + c.graph + i.kv_memory_bytes
@@ -167,6 +189,15 @@ def _device_share(i: FitInputs, c: _Costs, notes: list[str]) -> _Share:
         kv_bytes = float(i.kv_memory_bytes)
     used = float(i.device_used_bytes)
     overcommitted = False
+    if i.charges_in_use:
+        # the 300I Duo worker subtracts the non-torch memory held before its profiling pass (its own runtime's and
+        # every other process's) from a share that already left it out
+        # (v0.23.0:vllm_ascend/_310p/worker_310p.py:90,113-115)
+        kv_bytes -= used + budget.RUNTIME_IN_USE_310P
+        notes.append(
+            f"the 300I Duo worker charges the {(used + budget.RUNTIME_IN_USE_310P) / GIB:.2f} GiB in use before "
+            "profiling against the KV cache (memory other processes hold counts twice)"
+        )
     if used > 0 and i.whole_device:
         # the old worker charges every byte already in use on the device to this engine
         kv_bytes -= used
@@ -180,7 +211,7 @@ def _device_share(i: FitInputs, c: _Costs, notes: list[str]) -> _Share:
         )
     headroom = (total - requested - (used if not i.whole_device else 0)) / GIB
     suggested = int(requested - c.weights - c.activation - c.comm - c.reserve - c.graph - budget.SUGGESTION_MARGIN)
-    if c.graph / GIB > headroom:
+    if c.graph / GIB > headroom and not i.graph_in_budget:
         notes.append(
             f"graph capture needs ~{c.graph / GIB:.2f} GiB but only {headroom:.2f} GiB is above "
             "device_utilization's share: capture may run out of memory"
@@ -188,14 +219,45 @@ def _device_share(i: FitInputs, c: _Costs, notes: list[str]) -> _Share:
     return _Share(kv_bytes, total / GIB, headroom, suggested, overcommitted)
 
 
-def _verdict(i: FitInputs, concurrency: float, share: _Share, graph: int) -> Verdict:
-    """The concurrency's verdict, lowered on a device when graph capture outgrows the headroom or it is taken."""
-    verdict = verdict_for(concurrency, i.max_num_seqs)
-    if i.backend != "cpu" and graph / GIB > (share.headroom or 0) and verdict == "fits":
-        verdict = "low-memory"
+def _verdict(i: FitInputs, concurrency: float, share: _Share, graph: int, load: WorkloadFit | None) -> Verdict:
+    """The concurrency's verdict, lowered on a device when graph capture outgrows the headroom or it is taken, and
+    when a given workload does not fit."""
+    verdict = verdict_for(concurrency)
+    if verdict == "fits" and i.backend != "cpu" and not i.graph_in_budget and graph / GIB > (share.headroom or 0):
+        verdict = "tight"
+    if verdict == "fits" and load is not None and not load.fits:
+        verdict = "tight"
     if i.backend != "cpu" and share.overcommitted:
         verdict = "does-not-fit"
     return verdict
+
+
+def workload_fit(i: FitInputs, shape: cache.KvShape, blocks: int, block: int, kv_tokens: int) -> WorkloadFit | None:
+    """Whether the KV cache holds each point of the workload at once without preemption: `concurrency` requests
+    of `input + output` tokens, each in whole blocks (plus a hybrid model's state blocks), and the headroom left."""
+    if i.workload is None:
+        return None
+    points: list[PointFit] = []
+    for p in i.workload.points:
+        length = p.tokens_per_sequence
+        local = -(-length // i.context_parallel)  # the tokens one rank keeps of each sequence
+        held = cache.concurrency(shape, blocks, block, local)
+        per_request = cache.blocks_per_request(shape, block, local)
+        # in the engine's token units: a plain model's blocks × block; a hybrid model's share of its pool
+        need = (
+            kv_tokens * p.concurrency * per_request // blocks
+            if blocks
+            else p.concurrency * per_request * (shape.block or block)
+        )
+        headroom = kv_tokens - need
+        too_long = length > i.max_model_len
+        points.append(
+            PointFit(
+                p.label, p.input_len, p.output_len, p.concurrency, need, held >= p.concurrency and not too_long,
+                headroom, headroom / kv_tokens if kv_tokens else -1.0, held, too_long,
+            )
+        )  # fmt: skip
+    return WorkloadFit(i.workload.name, tuple(points))
 
 
 def _budget_row(layout: Layout, hbm: float | None, kv_bytes: float, c: _Costs) -> DeviceBudget:
@@ -225,12 +287,15 @@ def _core(i: FitInputs) -> _Core:
         kv_bytes /= 2
         notes.append("the 300I Duo worker halves the KV budget for its workspace")
     tokens, blocks = cache.capacity(shape, kv_bytes, block)
-    concurrency = cache.concurrency(shape, blocks, block, i.max_model_len)
-    verdict = _verdict(i, concurrency, share, costs.graph)
+    # with context parallelism a rank holds 1/N of every sequence; the engine prints N × its tokens
+    tokens *= i.context_parallel
+    concurrency = cache.concurrency(shape, blocks, block, -(-i.max_model_len // i.context_parallel))
+    load = workload_fit(i, shape, blocks, block, tokens)
+    verdict = _verdict(i, concurrency, share, costs.graph, load)
     row = _budget_row(i.layout, share.hbm, kv_bytes, costs)
     return _Core(
         row, shape, shape.bytes_per_token, tokens, concurrency, verdict, block, share.headroom, share.suggested,
-        tuple(notes),
+        tuple(notes), load,
     )  # fmt: skip
 
 
@@ -272,7 +337,19 @@ def estimate(i: FitInputs) -> FitResult:
         hccl_buffsize_mb=i.hccl_buffsize_mb or budget.HCCL_DEFAULT_BUFFSIZE_MB,
         mc2_need_mb=need,
         mc2_tokens_per_rank=tokens if need is not None else None,
+        workload=core.workload,
+        estimated_from=i,
     )
+
+
+def with_workload(fit: FitResult, workload: Workload | None) -> FitResult:
+    """The same estimate judged against `workload` too (`fit --workload`; `fit` itself without one); FitError when
+    `fit` was not made by `estimate`."""
+    if workload is None:
+        return fit
+    if not isinstance(fit.estimated_from, FitInputs):
+        raise FitError("the fit's inputs are not at hand to judge a workload")
+    return estimate(replace(fit.estimated_from, workload=workload))
 
 
 # ---- suggestions ---------------------------------------------------------------------------------------------
@@ -291,35 +368,78 @@ def _try(i: FitInputs, key: str, why: str, change: Callable[[FitInputs], FitInpu
     return Suggestion(tuple(key.split(" ")), core.kv_tokens, core.concurrency, core.verdict, why)
 
 
+def _keeps_request(s: Suggestion, i: FitInputs) -> bool:
+    """Whether a suggestion keeps what the operator asked for: no shorter context, no fewer sequences."""
+    asked = {"model.max_model_len": i.max_model_len, "engine.scheduler.max_num_seqs": i.max_num_seqs}
+    for one in s.sets:
+        key, _, value = one.partition("=")
+        if key in asked and value.isdigit() and int(value) < asked[key]:
+            return False
+    return True
+
+
 def suggest(i: FitInputs, core: _Core) -> list[Suggestion]:
-    """The knobs that would change a `low-memory` or `does-not-fit` verdict, each with its computed effect."""
+    """The knobs that would change a `tight` or `does-not-fit` verdict, each with its re-estimated effect; those
+    that keep `max_model_len` and the concurrency first, a shorter context only when the deployment would not
+    start."""
     if core.verdict == "fits":
         return []
     out: list[Suggestion] = []
-    tokens = core.kv_tokens
-    # a shorter context: the longest that holds max_num_seqs sequences (fits), else one sequence (runs)
-    step = 1024 if tokens >= 1024 * max(i.max_num_seqs, 1) else core.block
-    per_seq = _round_down(tokens // max(i.max_num_seqs, 1), step)
-    one = _round_down(tokens, 1024 if tokens >= 1024 else core.block)
-    for length in dict.fromkeys(v for v in (per_seq, one) if 0 < v < i.max_model_len):
-        s = _try(
-            i, f"model.max_model_len={length}", "a context the KV cache holds",
-            partial(replace, max_model_len=length),
-        )  # fmt: skip
-        if s:
-            out.append(s)
-    # fewer sequences at the same context
-    seqs = int(core.concurrency)
-    if 0 < seqs < i.max_num_seqs:
-        s = _try(
-            i, f"engine.scheduler.max_num_seqs={seqs}", "as many sequences as the KV cache holds at max_model_len",
-            lambda x: replace(x, max_num_seqs=seqs),
-        )  # fmt: skip
-        if s:
-            out.append(s)
     if i.backend == "npu":
         out += _npu_suggestions(i, core)
+    if i.backend == "cpu":
+        out += [s for s in (_larger_cpu_space(i, core),) if s]
+    longer = _workload_context(i, core)
+    # A shorter context shrinks what the operator asked for: offered only when nothing else makes it start.
+    if core.verdict == "does-not-fit" and all(s.verdict == "does-not-fit" for s in out):
+        out += _shorter_context(i, core)
+    # only what helps: a better verdict, or more KV tokens at the same one
+    out = [s for s in out if _RANK[s.verdict] > _RANK[core.verdict] or s.kv_tokens > core.kv_tokens]
+    out = [*([longer] if longer else []), *out]
+    return sorted(out, key=lambda s: not _keeps_request(s, i))  # stable: each group keeps its order
+
+
+def _workload_context(i: FitInputs, core: _Core) -> Suggestion | None:
+    """A workload point longer than max_model_len: the context that admits it (the engine refuses it otherwise)."""
+    load = core.workload
+    if load is None or not any(p.over_max_model_len for p in load.points):
+        return None
+    length = -(-max(p.input_len + p.output_len for p in load.points) // 1024) * 1024
+    return _try(
+        i, f"model.max_model_len={length}", "a context that admits the workload's longest request",
+        partial(replace, max_model_len=length),
+    )  # fmt: skip
+
+
+def _shorter_context(i: FitInputs, core: _Core) -> list[Suggestion]:
+    """A deployment that would not start: the longest context that holds two sequences (fits), else one (starts).
+    Never offered for a deployment that starts."""
+    out: list[Suggestion] = []
+    tokens = core.kv_tokens
+    step = 1024 if tokens >= 1024 * FULL_SEQUENCES_TO_FIT else core.block
+    two = _round_down(tokens // FULL_SEQUENCES_TO_FIT, step)
+    one = _round_down(tokens, 1024 if tokens >= 1024 else core.block)
+    for length in dict.fromkeys(v for v in (two, one) if 0 < v < i.max_model_len):
+        s = _try(
+            i, f"model.max_model_len={length}", "a context the KV cache holds (nothing else makes it start)",
+            partial(replace, max_model_len=length),
+        )  # fmt: skip
+        if s and s.verdict != "does-not-fit":
+            out.append(s)
     return out
+
+
+def _larger_cpu_space(i: FitInputs, core: _Core) -> Suggestion | None:
+    """CPU: the smallest whole-GiB VLLM_CPU_KVCACHE_SPACE that holds two full-length sequences."""
+    block = core.shape.block or core.block
+    need = FULL_SEQUENCES_TO_FIT * cache.blocks_per_request(core.shape, block, i.max_model_len) * block
+    gib = max(1, -(-need * core.bytes_per_token // GIB))
+    if i.cpu_kv_bytes is not None and gib * GIB <= i.cpu_kv_bytes:
+        return None
+    return _try(
+        i, f"engine.memory.cpu_kv_cache_gib={gib}", "a KV space that holds two full-length sequences",
+        lambda x: replace(x, cpu_kv_bytes=gib * GIB),
+    )  # fmt: skip
 
 
 def _tensor_sets(i: FitInputs, tensor: int) -> str:
@@ -355,7 +475,7 @@ def _combined(i: FitInputs, core: _Core) -> list[Suggestion]:
     return []
 
 
-_RANK = {"does-not-fit": 0, "low-memory": 1, "fits": 2}
+_RANK = {"does-not-fit": 0, "tight": 1, "fits": 2}
 
 
 def _better(s: Suggestion, best: Suggestion | None, core: _Core) -> bool:

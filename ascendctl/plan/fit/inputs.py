@@ -10,18 +10,26 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ascendctl.facts.model_inspect import inspect_model, param_breakdown
-from ascendctl.facts.published_shapes import published_config
+from ascendctl.facts.published_shapes import CONFIG_HINT, published_config
 from ascendctl.plan.fit.budget import GIB, MIB, Layout
 from ascendctl.plan.fit.estimate import FitError, FitInputs
 from ascendctl.plan.types import EngineSettings
+from ascendctl_engine import versions
 from ascendctl_engine.adapters.eras import era_for_release
-from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, human_int, parser_distribution, snapshot_for
+from ascendctl_engine.adapters.parser_snapshot import (
+    ParserSnapshot,
+    human_int,
+    parser_distribution,
+    snapshot_for,
+    snapshot_versions,
+)
 from ascendctl_engine.argv_items import ArgItem, find
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ascendctl.facts.matrix.schema import Hardware
+    from ascendctl.facts.model_inspect import ModelConfig, ModelInspection
     from ascendctl.plan.types import Setting
     from ascendctl.schema.profile import Profile
     from ascendctl_engine.host.facts import HostFacts
@@ -49,12 +57,28 @@ def engine_batch_defaults(backend: str, device_bytes: int | None, world: int) ->
 # logs (benchmarks/data/fit_published.yaml: vllm-project/vllm-ascend#4594, #6847, #4037 for 65,536 MB; #5044, #2473
 # for 32,768 MB). Other sizes are scaled like the 64 GB part.
 VISIBLE_BYTES = {65536: 65452113920, 32768: 31662800896}
+# The families whose runtime reports npu-smi's memory figure itself, in MiB (MB × 2^20): on a 300I Duo die npu-smi
+# already prints what is left after the driver (47,304 MB → 49,602,220,032 B in vllm-project/vllm-ascend#3316;
+# 44,280 MB ↔ 46,431,260,672 B in #4074; 44,278 MB ↔ 43.24 GiB in #14274), so the A2 conversion would be ≈ 4.8 %
+# low there.
+NPU_SMI_IS_VISIBLE = frozenset({"300i-duo"})
 
 
-def visible_bytes(hbm_mb: int) -> tuple[int, str]:
+def visible_bytes(hbm_mb: int, family: str | None = None) -> tuple[int, str]:
+    """The runtime's total for a device npu-smi reports `hbm_mb` for, on hardware family `family`."""
+    if family in NPU_SMI_IS_VISIBLE:
+        return hbm_mb * MIB, f"npu-smi's figure × 2^20 (what the {family} runtime reports)"
     if hbm_mb in VISIBLE_BYTES:
         return VISIBLE_BYTES[hbm_mb], "as published logs of this size report"
     return int(hbm_mb * VISIBLE_BYTES[65536] / 65536), "scaled like the 64 GB part (no published log of this size)"
+
+
+def _family(hardware: Hardware | None, facts: HostFacts | None) -> str | None:
+    """The hardware family: the profile's, else the one npu-smi's table layout names (its `310p` layout)."""
+    if hardware is not None:
+        return hardware.id
+    layout = facts.npu.layout if facts is not None and facts.npu is not None else None
+    return "300i-duo" if layout == "310p" else layout
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,7 +99,7 @@ def device_memory(
         devices = facts.devices_in_use(wanted, mask) or list(facts.devices)
         known = [s for s in (d.hbm_total_mb or d.memory_total_mb for d in devices) if s]
         if known:
-            total, how = visible_bytes(min(known))
+            total, how = visible_bytes(min(known), _family(hardware, facts))
             # npu-smi counts the driver's own reserve as used (≈3.3 GB on an idle 64 GB part) — the part of HBM the
             # runtime's total already leaves out; only what is held beyond it belongs to other processes
             reserve_mb = min(known) - total // MIB
@@ -92,7 +116,7 @@ def device_memory(
     if hardware is not None and hardware.hbm_gb_per_chip:
         gb = hardware.hbm_gb_per_chip[0]
         die = " per die" if (hardware.chips_per_card or 1) > 1 else ""
-        total, how = visible_bytes(gb * 1024)
+        total, how = visible_bytes(gb * 1024)  # the nominal size: npu-smi facts give the real one
         return DeviceMemory(total, f"hardware table: {hardware.name} {gb} GB{die} → {total / GIB:.2f} GiB, {how}")
     return None
 
@@ -105,24 +129,15 @@ def fit_inputs(
     vllm_ascend: str | None,
     model_source: str,
     facts: HostFacts | None = None,
+    config: ModelConfig | None = None,
 ) -> FitInputs:
     """Everything `estimate` needs, from the plan's typed settings (`engine`), the model on disk and the host;
-    raises FitError when the model's shapes or the device memory are unknown."""
+    raises FitError when the model's shapes or the device memory are unknown. `config`: a config.json given
+    explicitly (`--config FILE`), read instead of the model's own; the weights are still read from disk if there."""
     hardware = engine.hardware
     found = inspect_model(model_source, revision=profile.model.revision, weights=True, hub=profile.model.scheme)
-    config = found.config
-    inputs: dict[str, str] = {}
-    if config is None:
-        why = found.config_error or "no config.json on this machine (a hub id not in the HF or ModelScope cache)"
-        config = published_config(profile.model.location)
-        if config is None:
-            raise FitError(
-                f"the fit needs the model's config.json: {why}, and its shapes are not published in "
-                "ascendctl/facts/data/model_configs/"
-            )
-        inputs["config"] = f"{config.path}: {why}; matched by name, weights from parameter counts"
-    else:
-        inputs["config"] = config.path
+    config, config_source = _model_config(profile, found, config)
+    inputs: dict[str, str] = {"config": config_source}
     if profile.model.dtype != "auto":  # `--dtype` casts what config.json stores: the weights and the KV cache follow it
         config = replace(config, torch_dtype=profile.model.dtype)
         inputs["dtype"] = f"model.dtype {profile.model.dtype} (--dtype)"
@@ -162,11 +177,11 @@ def fit_inputs(
     max_len = pick("max_model_len", config.derived_max_model_len, "config.json's context")
     seqs = pick("max_num_seqs", seqs_default, "vLLM's batch defaults")
     batched = pick("max_num_batched_tokens", tokens_default, "vLLM's batch defaults")
-    util_option = snapshot.option("--gpu-memory-utilization") if snapshot is not None else None
+    util_default = utilization_default(vllm, backend)
     util = pick(
         "device_utilization",
-        util_option.default if util_option is not None else None,
-        f"--gpu-memory-utilization in {snapshot.source if snapshot is not None else 'no parser snapshot'}",
+        util_default[0] if util_default is not None else None,
+        util_default[1] if util_default is not None else "no parser snapshot at or below this vLLM",
     )
     cpu_kv = None
     if backend == "cpu":
@@ -185,15 +200,13 @@ def fit_inputs(
         if found.weights is not None and found.weights.by_kind
         else (found.weights.source if found.weights is not None else "config.json parameter counts")
     )
+    if found.weights is None and found.weights_error:  # unreadable or over the header budget: say why
+        inputs["weights"] += f" ({found.weights_error})"
     explicit_kv = _explicit_kv_memory(profile.engine.arg_items)
     if explicit_kv is not None:
         inputs["kv_cache"] = f"{KV_MEMORY_FLAG}={explicit_kv} in engine.extra_args (the engine skips profiling)"
     budget_era = kv_budget(backend, vllm, vllm_ascend)
-    halved = bool(
-        budget_era and budget_era.workspace_halving and hardware is not None and hardware.limits.workspace_kv_halving
-    )
-    if budget_era is not None:
-        inputs["kv_budget"] = budget_era.describe
+    worker = _worker(budget_era, hardware, facts, config, inputs)
     return FitInputs(
         backend=backend,
         config=config,
@@ -214,9 +227,12 @@ def fit_inputs(
         hccl_buffsize_mb=buffsize,
         speculative_tokens=spec.num_tokens if spec is not None else 0,
         mtp_layers=mtp,
-        kv_halved=halved,
-        whole_device=bool(budget_era and budget_era.accounting == "whole-device"),
-        hybrid_rule=budget_era.hybrid_pages if budget_era is not None else "v0.18",
+        kv_halved=worker.halved,
+        charges_in_use=worker.charges_in_use,
+        profile_at_max_model_len=worker.profile_at_max_model_len,
+        whole_device=worker.whole_device,
+        hybrid_rule=worker.hybrid_rule,
+        graph_in_budget=worker.graph_in_budget,
         kv_memory_flag=KV_MEMORY_FLAG if snapshot is not None and snapshot.has(KV_MEMORY_FLAG) else None,
         extra_args=tuple(profile.engine.extra_args),
         kv_memory_bytes=explicit_kv,
@@ -225,7 +241,25 @@ def fit_inputs(
         nodes=profile.target.nodes,
         max_devices_per_node=hardware.devices_per_server if hardware is not None else None,
         inputs=inputs,
+        context_parallel=_context_parallel(profile),
     )
+
+
+def _model_config(profile: Profile, found: ModelInspection, given: ModelConfig | None) -> tuple[ModelConfig, str]:
+    """The shapes the fit reads and where they came from: `--config FILE`, else the model's config.json on disk,
+    else the published shapes matched by name; FitError when none."""
+    if given is not None:
+        return given, f"{given.path} (--config)"
+    if found.config is not None:
+        return found.config, found.config.path
+    why = found.config_error or "no config.json on this machine (a hub id not in the HF or ModelScope cache)"
+    config = published_config(profile.model.location)
+    if config is None:
+        raise FitError(
+            f"the fit needs the model's config.json: {why}, and its shapes are not published in "
+            f"ascendctl/facts/data/model_configs/ ({CONFIG_HINT})"
+        )
+    return config, f"{config.path}: {why}; matched by name, weights from parameter counts"
 
 
 KV_MEMORY_FLAG = "--kv-cache-memory-bytes"
@@ -246,27 +280,98 @@ def _snapshot(vllm: str, backend: str) -> ParserSnapshot | None:
         return None
 
 
+def utilization_default(vllm: str | None, backend: str = "npu") -> tuple[float, str] | None:
+    """vLLM's `--gpu-memory-utilization` default for a version, from the parser snapshots
+    (engine/ascendctl_engine/data/parsers/): the version's own snapshot, else the nearest older one (the default
+    changed from 0.9 to 0.92 in 0.20); None when no snapshot is at or below it."""
+    distribution = parser_distribution(backend)
+    known = snapshot_versions(distribution)
+    if not known:
+        return None
+    wanted = versions.parse(vllm or known[0])
+    older = [v for v in known if versions.parse(v) <= wanted]
+    for version in ([vllm] if vllm else []) + older[::-1]:
+        snapshot = _snapshot(version, backend)
+        option = snapshot.option("--gpu-memory-utilization") if snapshot is not None else None
+        if snapshot is not None and option is not None and option.default is not None:
+            return float(option.default), f"--gpu-memory-utilization in {snapshot.source}"
+    return None
+
+
 @dataclass(frozen=True, eq=False)
 class KvBudgetEra:
-    """The era registry's `kv-budget` answer for a release (NPU only)."""
+    """The era registry's `kv-budget` answer for a release (NPU by vllm-ascend version, CUDA by vLLM version)."""
 
     name: str
     accounting: str  # whole-device / increase
     workspace_halving: bool  # families with `workspace_kv_halving` in their matrix limits halve the budget
     hybrid_pages: str
     label: str
+    profile_tokens: str = "batched"  # or max-model-len-for-text: the profiling pass runs max_model_len tokens
+    charges_in_use: bool = False  # the halving worker also subtracts what the device held before profiling
+    graph_in_budget: bool = False  # the worker charges its CUDA-graph memory estimate to the KV budget (CUDA)
 
     @property
     def describe(self) -> str:
         halving = ", halved where the family's workers halve it" if self.workspace_halving else ""
-        return f"{self.label}: {self.accounting} accounting{halving}"
+        graphs = ", CUDA-graph memory charged to the KV budget" if self.graph_in_budget else ""
+        return f"{self.label}: {self.accounting} accounting{halving}{graphs}"
 
 
 def kv_budget(backend: str, vllm: str, vllm_ascend: str | None) -> KvBudgetEra | None:
-    if backend != "npu" or vllm_ascend is None:
+    if backend == "cpu" or (backend == "npu" and vllm_ascend is None):
         return None
     era = era_for_release("kv-budget", backend, vllm, vllm_ascend)
     if era is None:
         return None
     t = era.traits
-    return KvBudgetEra(era.name, str(t["accounting"]), bool(t["workspace_halving"]), str(t["hybrid_pages"]), era.label)
+    return KvBudgetEra(
+        era.name, str(t["accounting"]), bool(t["workspace_halving"]), str(t["hybrid_pages"]), era.label,
+        str(t["profile_tokens"]), bool(t["charges_in_use"]), bool(t.get("graph_in_budget")),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Worker:
+    """How the release's worker sizes this deployment's KV cache (the `kv-budget` era on this hardware)."""
+
+    halved: bool = False
+    charges_in_use: bool = False
+    profile_at_max_model_len: bool = False
+    whole_device: bool = False
+    hybrid_rule: str = "v0.18"
+    graph_in_budget: bool = False
+
+
+def _worker(
+    era: KvBudgetEra | None,
+    hardware: Hardware | None,
+    facts: HostFacts | None,
+    config: ModelConfig,
+    inputs: dict[str, str],
+) -> _Worker:
+    """The era's traits for this hardware and model; records them in `inputs`."""
+    if era is None:
+        return _Worker()
+    inputs["kv_budget"] = era.describe
+    family = _family(hardware, facts)
+    halving_family = hardware.limits.workspace_kv_halving if hardware is not None else family in NPU_SMI_IS_VISIBLE
+    halved = era.workspace_halving and halving_family
+    at_max_len = profiles_at_max_model_len(era, config)
+    if at_max_len:
+        inputs["profile_tokens"] = f"max_model_len ({era.label}: text models profile it)"
+    return _Worker(
+        halved, halved and era.charges_in_use, at_max_len, era.accounting == "whole-device", era.hybrid_pages,
+        era.graph_in_budget,
+    )  # fmt: skip
+
+
+def profiles_at_max_model_len(era: KvBudgetEra | None, config: ModelConfig) -> bool:
+    """Whether the release's profiling pass runs `max_model_len` tokens for this model: the platform forces its
+    scheduler without chunked prefill on non-MLA text-only models (the era's `profile_tokens`)."""
+    return bool(era and era.profile_tokens == "max-model-len-for-text" and not config.mla and not config.vision)
+
+
+def _context_parallel(profile: Profile) -> int:
+    """Decode × prefill context parallelism: each rank keeps 1/N of every sequence's KV."""
+    return (profile.serving.decode_context_parallel or 1) * (profile.serving.prefill_context_parallel or 1)

@@ -43,6 +43,8 @@ def render_fit(fit: FitResult, name: str) -> list[str]:
     out.append(f"concurrency at max_model_len {fit.max_model_len:,}: {fit.max_concurrency:.2f}×")
     if fit.graph_headroom_gib is not None:
         out.append(f"graph capture headroom above device_utilization's share: {fit.graph_headroom_gib:.2f} GiB")
+    if fit.workload is not None:
+        out += render_workload(fit)
     out.append(f"verdict: {fit.verdict}")
     for note in fit.notes:
         out.append(f"  note: {note}")
@@ -54,4 +56,22 @@ def render_fit(fit: FitResult, name: str) -> list[str]:
     out.append("inputs:")
     for key, value in fit.inputs.items():
         out.append(f"  {key}: {value}")
+    return out
+
+
+def render_workload(fit: FitResult) -> list[str]:
+    """Each point of `--workload`: the tokens it holds at once, and the headroom left (or the shortfall)."""
+    assert fit.workload is not None
+    out = [f"workload {fit.workload.name}: {'held' if fit.workload.fits else 'NOT held'} without preemption"]
+    for p in fit.workload.points:
+        if p.over_max_model_len:
+            state = f"longer than max_model_len {fit.max_model_len:,}: the engine refuses these requests"
+        elif p.fits:
+            state = f"fits, headroom {p.headroom_tokens:,} tokens ({p.headroom_fraction:.0%})"
+        else:
+            state = f"preempts: {-p.headroom_tokens:,} tokens short ({p.requests_held:.1f} requests held at once)"
+        out.append(
+            f"  {p.input_len:,} in + {p.output_len:,} out × {p.concurrency} concurrent = {p.tokens_needed:,} KV "
+            f"tokens: {state}"
+        )
     return out

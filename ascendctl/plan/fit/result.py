@@ -4,13 +4,16 @@ changes (`FitResult`, what `estimate` returns and a `Plan` carries). Imports not
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ascendctl.plan.fit import budget
 
-Verdict = Literal["fits", "low-memory", "does-not-fit"]
-SCHEMA = 1
+# `does-not-fit`: the engine would refuse to start; `tight`: it starts, but fewer than two full-length sequences
+# fit (or graph capture outgrows the headroom, or a given workload does not fit); `fits` otherwise.
+Verdict = Literal["fits", "tight", "does-not-fit"]
+# 2: the verdict `low-memory` became `tight` with a new meaning (two full-length sequences); `workload` added.
+SCHEMA = 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,6 +38,49 @@ class Suggestion:
     why: str
 
 
+@dataclass(frozen=True)
+class PointFit:
+    """One workload point against the KV cache: `concurrency` requests of `input + output` tokens at once."""
+
+    label: str
+    input_len: int
+    output_len: int
+    concurrency: int
+    tokens_needed: int  # in whole blocks
+    fits: bool  # held at once without preemption (and within max_model_len)
+    headroom_tokens: int  # KV tokens left over (negative: short by that much)
+    headroom_fraction: float  # of the KV cache
+    requests_held: float  # requests of this length the KV cache holds at once
+    over_max_model_len: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "point": self.label,
+            "input_len": self.input_len,
+            "output_len": self.output_len,
+            "concurrency": self.concurrency,
+            "tokens_needed": self.tokens_needed,
+            "fits": self.fits,
+            "headroom_tokens": self.headroom_tokens,
+            "headroom_pct": round(100 * self.headroom_fraction, 1),
+            "requests_held": round(self.requests_held, 2),
+            "over_max_model_len": self.over_max_model_len,
+        }
+
+
+@dataclass(frozen=True)
+class WorkloadFit:
+    name: str
+    points: tuple[PointFit, ...]
+
+    @property
+    def fits(self) -> bool:
+        return all(p.fits for p in self.points)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "fits": self.fits, "points": [p.to_json() for p in self.points]}
+
+
 @dataclass(frozen=True, eq=False)
 class FitResult:
     per_device: tuple[DeviceBudget, ...]
@@ -54,6 +100,10 @@ class FitResult:
     hccl_buffsize_mb: int = budget.HCCL_DEFAULT_BUFFSIZE_MB  # what the MC2 group gets (HCCL_BUFFSIZE or default)
     mc2_need_mb: int | None = None  # what MoE dispatch needs for the planned batch (None: no MC2)
     mc2_tokens_per_rank: int | None = None
+    workload: WorkloadFit | None = None  # `fit --workload`
+    # the `FitInputs` this answer was estimated from, opaque here (the plan's data imports no planning code) and
+    # not part of the JSON: `estimate.with_workload` re-estimates from them
+    estimated_from: object | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -96,6 +146,7 @@ class FitResult:
                 "mc2_need_mb": self.mc2_need_mb,
                 "mc2_tokens_per_rank": self.mc2_tokens_per_rank,
             },
+            "workload": self.workload.to_json() if self.workload is not None else None,
             "inputs": dict(self.inputs),
             "notes": list(self.notes),
         }

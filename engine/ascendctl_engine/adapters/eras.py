@@ -42,6 +42,7 @@ TOPICS: tuple[str, ...] = (
     "parallel",
     "eplb",
     "eplb-static",  # data: whether the release's EPLB guide schedules static EPLB for removal (eplb asks; no flags)
+    "eplb-models",  # data: the model types a release's dynamic EPLB registers (plan rules ask; no flags)
     "scheduler",
     "speculative",  # adapters/speculative.py
     "kv-cache",  # adapters/kv_cache.py
@@ -81,6 +82,7 @@ TOPICS: tuple[str, ...] = (
     "ascend.jemalloc",
     "network",
     "install",  # data for the engine environment's install plan (no flags)
+    "metrics-names",  # data: the `/metrics` names a vLLM exposes (`ascendctl status` asks; no flags)
 )
 
 ALL_BACKENDS = frozenset({"npu", "cuda", "cpu"})
@@ -313,28 +315,85 @@ for _name, _spec, _keys in _PD_DECODE_ONLY:
 # the runtime's own baseline included, clamped at 0) or `increase` (minus weights, the torch peak increase and the
 # non-torch *increase* during profiling; may go negative); `workspace_halving` — whether the workers of families
 # whose matrix limits say `workspace_kv_halving` (300I Duo) halve the budget for operator workspace;
-# `hybrid_pages` — the page rule for attention + linear-attention models.
-_KV_BUDGET: tuple[tuple[str, str, str, bool, str, str], ...] = (
+# `hybrid_pages` — the page rule for attention + linear-attention models; `profile_tokens` — the tokens of the
+# profiling forward pass: `batched` (max_num_batched_tokens) or `max-model-len-for-text` (the platform forces
+# the Ascend scheduler without chunked prefill on non-MLA text-only models and raises max_num_batched_tokens to
+# max_model_len, so the profiling peak grows with the context); `charges_in_use` — whether the halving (300I Duo)
+# worker also subtracts the non-torch memory the device held before profiling (other processes' included) from a
+# requested share that already left it out: memory another process holds is charged twice.
+_KV_BUDGET: tuple[tuple[str, str, str, bool, str, str, bool, str], ...] = (
     (
-        "whole-device", "<0.15.0rc1", "whole-device", False, "v0.13",
-        "v0.14.0rc1:vllm_ascend/worker/worker.py:261-292; v0.9.1:vllm_ascend/worker/worker_v1.py:163-194; "
-        "v0.13.0:vllm_ascend/patch/platform/patch_mamba_config.py:37-88",
+        "whole-device-v0.9.0", "<0.9.1", "whole-device", False, "v0.13", "batched", False,
+        "v0.9.0rc1:vllm_ascend/worker/worker_v1.py; v0.9.1:vllm_ascend/worker/worker_v1.py:163-194",
     ),
     (
-        "profiled-increase", ">=0.15.0rc1,<0.18.0rc1", "increase", False, "v0.13",
+        "whole-device+profile-at-max-model-len-v0.9.1", "==0.9.1", "whole-device", False, "v0.13",
+        "max-model-len-for-text", False,
+        "v0.9.1:vllm_ascend/platform.py:136-157; v0.9.1:vllm_ascend/worker/worker_v1.py:163-194",
+    ),
+    (
+        "whole-device-v0.9.2", ">0.9.1,<0.10.2rc1", "whole-device", False, "v0.13", "batched", False,
+        "v0.9.2rc1:vllm_ascend/worker/worker_v1.py; v0.10.1rc1:vllm_ascend/platform.py (no forced scheduler)",
+    ),
+    (
+        "whole-device+profile-at-max-model-len-v0.10.2", ">=0.10.2rc1,<0.11.0rc1", "whole-device", False, "v0.13",
+        "max-model-len-for-text", False,
+        "v0.10.2rc1:vllm_ascend/platform.py:136-159; v0.11.0rc0:vllm_ascend/platform.py:142-163",
+    ),
+    (
+        "whole-device", ">=0.11.0rc1,<0.15.0rc1", "whole-device", False, "v0.13", "batched", False,
+        "v0.14.0rc1:vllm_ascend/worker/worker.py:261-292; v0.11.0:vllm_ascend/core/schedule_config.py:66 (the "
+        "Ascend scheduler only on request); v0.13.0:vllm_ascend/patch/platform/patch_mamba_config.py:37-88",
+    ),
+    (
+        "profiled-increase", ">=0.15.0rc1,<0.18.0rc1", "increase", False, "v0.13", "batched", False,
         "v0.15.0rc1:vllm_ascend/worker/worker.py:259,360",
     ),
     (
-        "profiled-increase+workspace-halving", ">=0.18.0rc1", "increase", True, "v0.18",
-        "v0.18.0rc1:vllm_ascend/_310p/worker_310p.py:89-93; v0.23.0:vllm_ascend/worker/worker.py:527-594; "
-        "v0.23.0:vllm_ascend/patch/platform/patch_mamba_config.py:58-117",
+        "profiled-increase+workspace-halving", ">=0.18.0rc1", "increase", True, "v0.18", "batched", True,
+        "v0.18.0rc1:vllm_ascend/_310p/worker_310p.py:76,89-93; v0.23.0:vllm_ascend/_310p/worker_310p.py:90,113-115; "
+        "v0.23.0:vllm_ascend/worker/worker.py:527-594; v0.23.0:vllm_ascend/patch/platform/patch_mamba_config.py:58-117",
     ),
 )  # fmt: skip
-for _name, _spec, _accounting, _halves, _pages, _source in _KV_BUDGET:
+for _name, _spec, _accounting, _halves, _pages, _profile, _in_use, _source in _KV_BUDGET:
     era(
         "kv-budget", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
-        summary=f"KV budget: {_accounting} accounting" + (", workspace halving" if _halves else ""),
-        source=_source, traits={"accounting": _accounting, "workspace_halving": _halves, "hybrid_pages": _pages},
+        summary=f"KV budget: {_accounting} accounting" + (", workspace halving" if _halves else "")
+        + (", profiling at max_model_len (text models)" if _profile != "batched" else ""),
+        source=_source,
+        traits={
+            "accounting": _accounting, "workspace_halving": _halves, "hybrid_pages": _pages,
+            "profile_tokens": _profile, "charges_in_use": _in_use, "graph_in_budget": False,
+        },
+    )(nothing_to_plan)  # fmt: skip
+
+# `kv-budget` on CUDA, over the vLLM version: the V1 GPU worker charges weights, the torch peak and the non-torch
+# increase since its snapshot (taken after NCCL init) against the requested share; trait `graph_in_budget` — whether
+# it also charges its CUDA-graph memory estimate (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default 0 through
+# v0.19.1, 1 from v0.20.2; v0.20.0-v0.20.1 not checked). Traits the NPU eras carry keep their neutral values. Not
+# modelled: the V0 worker (vllm/worker/worker.py, the engine before V1), whose baseline predates the distributed
+# environment (v0.6.5:vllm/worker/worker.py:141-150,198-200), so it charges NCCL's memory too.
+_KV_BUDGET_CUDA: tuple[tuple[str, str, bool, str], ...] = (
+    (
+        "cuda-profiled-increase", "<0.20.2", False,
+        "v0.11.0:vllm/v1/worker/gpu_worker.py:177-184,254-280; v0.19.1:vllm/envs.py:1654-1656 (the graph estimate "
+        "is opt-in)",
+    ),
+    (
+        "cuda-profiled-increase+graph-estimate", ">=0.20.2", True,
+        "v0.20.2:vllm/envs.py:1736-1738; v0.20.2:vllm/v1/worker/gpu_worker.py:397-424; "
+        "v0.33.0:vllm/v1/worker/gpu_worker.py:718-757",
+    ),
+)  # fmt: skip
+for _name, _spec, _graph, _source in _KV_BUDGET_CUDA:
+    era(
+        "kv-budget", _name, axis="vllm", spec=_spec, backends=frozenset({"cuda"}),
+        summary="KV budget: increase accounting" + (", CUDA-graph estimate charged" if _graph else ""),
+        source=_source,
+        traits={
+            "accounting": "increase", "workspace_halving": False, "hybrid_pages": "v0.18",
+            "profile_tokens": "batched", "charges_in_use": False, "graph_in_budget": _graph,
+        },
     )(nothing_to_plan)  # fmt: skip
 
 
@@ -396,6 +455,34 @@ for _name, _spec, _removal, _source in _EPLB_STATIC:
     )(nothing_to_plan)  # fmt: skip
 
 
+# `eplb-models`: traits `model_types`, the config `model_type`s the release's dynamic EPLB registers
+# (`vllm_ascend/eplb/utils.py` `model_register`, called when dynamic EPLB is on; any other type raises
+# NotImplementedError("EPLB is not supported.")), or None where the release keeps no such list; `config`, which
+# config's model_type it reads (`hf_config`: the top level; `hf_text_config`: text_config's where there is one).
+# Before v0.11.0rc0 the eplb era refuses dynamic EPLB itself; from v0.15.0rc1 model_register checks no type.
+_EPLB_TYPES = ("qwen3_moe", "deepseek_v2", "deepseek_v3")
+_EPLB_MODELS: tuple[tuple[str, str, tuple[str, ...] | None, str, str], ...] = (
+    ("no-dynamic-eplb", "<0.11.0rc0", None, "", "the eplb era (adapters/eplb.py) refuses dynamic EPLB here"),
+    (
+        "registered-types", ">=0.11.0rc0,<0.13.0rc2", _EPLB_TYPES, "hf_config",
+        "v0.11.0:vllm_ascend/eplb/utils.py:69-77 … v0.13.0rc1:vllm_ascend/eplb/utils.py:72-80 "
+        "(model_config.hf_config); v0.11.0:vllm_ascend/worker/model_runner_v1.py:2685 (if self.dynamic_eplb)",
+    ),
+    (
+        "registered-text-types", ">=0.13.0rc2,<0.15.0rc1", _EPLB_TYPES, "hf_text_config",
+        "v0.13.0:vllm_ascend/eplb/utils.py:69-77 … v0.14.0rc1:vllm_ascend/eplb/utils.py:66-74 "
+        "(model_config.hf_text_config)",
+    ),
+    ("no-type-list", ">=0.15.0rc1", None, "", "v0.15.0rc1:vllm_ascend/eplb/utils.py (model_register checks no type)"),
+)  # fmt: skip
+for _name, _spec, _types, _config, _source in _EPLB_MODELS:
+    era(
+        "eplb-models", _name, axis="vllm_ascend", spec=_spec, backends=_NPU,
+        summary=f"dynamic EPLB registers {', '.join(_types)} ({_config})" if _types else "no model-type list",
+        source=_source, traits={"model_types": _types, "config": _config or None},
+    )(nothing_to_plan)  # fmt: skip
+
+
 # `execute-model-floor`: trait `floor`, (below, raised to): vllm-ascend's platform raises a smaller
 # VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS (HCCL's operator timeout is 1836 s), or None where it leaves the value alone;
 # the timeouts era (adapters/env.py) warns a runtime.timeouts.execute_model_s below it.
@@ -418,3 +505,49 @@ for _name, _spec, _floor, _source in _FLOORS:
         else "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS as given",
         source=_source, traits={"floor": _floor},
     )(nothing_to_plan)  # fmt: skip
+
+
+# `metrics-names`: trait `names`, what `ascendctl status` reads from a vLLM's `/metrics`, by meaning → metric family
+# name as `prometheus_client`'s parser reports it (a counter's family drops `_total`). The KV-cache gauge was
+# renamed in vLLM 0.9.2 (the old name hidden from 0.11.0); from 0.11.0 a per-request TPOT histogram exists beside
+# the per-token one (renamed `vllm:inter_token_latency_seconds` in 0.10.2). Keyed by the instance's own `/version`.
+_METRICS_LOGGERS = "vllm/v1/metrics/loggers.py"
+_METRICS_COMMON = {
+    "running": "vllm:num_requests_running",
+    "waiting": "vllm:num_requests_waiting",
+    "prompt_tokens": "vllm:prompt_tokens",
+    "generation_tokens": "vllm:generation_tokens",
+    "preemptions": "vllm:num_preemptions",
+    "ttft": "vllm:time_to_first_token_seconds",
+}
+_METRICS_NAMES: tuple[tuple[str, str, str, str, str], ...] = (
+    (
+        "gpu-cache-usage", "<0.9.2", "vllm:gpu_cache_usage_perc", "vllm:time_per_output_token_seconds",
+        f"vLLM 0.8.5:{_METRICS_LOGGERS}:169,279; 0.9.1:{_METRICS_LOGGERS}:189,303",
+    ),
+    (
+        "kv-cache-usage", ">=0.9.2,<0.11.0", "vllm:kv_cache_usage_perc", "vllm:time_per_output_token_seconds",
+        f"vLLM 0.9.2:{_METRICS_LOGGERS}:217,330; 0.10.2:{_METRICS_LOGGERS}:245,383",
+    ),
+    (
+        "request-tpot", ">=0.11.0", "vllm:kv_cache_usage_perc", "vllm:request_time_per_output_token_seconds",
+        f"vLLM 0.11.0:{_METRICS_LOGGERS}:252,414; 0.32.0:{_METRICS_LOGGERS}:620,951",
+    ),
+)  # fmt: skip
+for _name, _spec, _kv, _tpot, _source in _METRICS_NAMES:
+    era(
+        "metrics-names", _name, axis="vllm", spec=_spec,
+        summary=f"`/metrics`: KV-cache use from {_kv}, TPOT from {_tpot}",
+        source=_source,
+        traits={"names": MappingProxyType({**_METRICS_COMMON, "kv_usage": _kv, "tpot": _tpot})},
+    )(nothing_to_plan)  # fmt: skip
+
+
+def metrics_names(vllm: str) -> Era:
+    """The `metrics-names` era of a running vLLM (any backend: the names are vLLM's); its version as `/version`
+    reports it (`0.32.0+cpu`). A pre-release counts as its final, like every vLLM-axis era."""
+    parsed = version_of(version_of(vllm).base_version)
+    matching = [e for e in eras_of("metrics-names") if in_range(e.spec, parsed)]
+    if len(matching) != 1:
+        raise EraError(f"topic 'metrics-names': {len(matching)} eras match vLLM {vllm}")
+    return matching[0]
