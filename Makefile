@@ -41,8 +41,11 @@ models: engine
 	$(BIN)/ascendctl model prepare smollm2-135m-instruct
 	$(BIN)/ascendctl model prepare tiny-random
 
+# The tests that start no engine run on every core (they are independent: each has its own temporary state);
+# the end-to-end tests, which start real engines, run one at a time after them.
 unit: models
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 -m "not e2e"
+	$(BIN)/python -m pytest -q -m e2e
 
 test: lint typecheck unit
 

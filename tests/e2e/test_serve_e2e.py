@@ -10,6 +10,7 @@ its own state directory (a temporary ASCENDCTL_HOME whose `engines` and `models`
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -23,6 +24,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -184,6 +186,37 @@ def test_models_and_metrics(tiny_server: Server) -> None:
     assert status == 200
     text = raw.decode()
     assert "vllm:num_requests_running" in text and "vllm:time_to_first_token_seconds" in text
+
+
+def test_status_under_load(tiny_server: Server) -> None:
+    """`ascendctl status --json` over a bounded load on the shared engine: 8 clients keep completions (64 tokens
+    each, at most 6 per client) going until status has scraped twice, so the second scrape sees requests in flight
+    and the interval holds new first tokens."""
+    done = threading.Event()
+
+    def client() -> None:
+        for _ in range(6):
+            if done.is_set():
+                return
+            body = {"model": "tiny", "prompt": "hello " * 16, "max_tokens": 64, "ignore_eos": True}
+            post(f"{tiny_server.base}/v1/completions", body)
+
+    clients = [threading.Thread(target=client) for _ in range(8)]
+    for t in clients:
+        t.start()
+    try:
+        time.sleep(0.5)
+        result = tiny_server.home.cli("status", "e2e-tiny", "--json", "--interval", "2", timeout=120)
+    finally:
+        done.set()
+        for t in clients:
+            t.join(150)
+    assert result.returncode == 0, result.stdout + result.stderr
+    [row] = json.loads(result.stdout)["instances"]
+    assert row["up"] and row["vllm"].startswith("0.32.0") and row["era"] == "request-tpot"
+    assert row["generation_tokens_per_s"] > 0
+    assert row["running"] + row["waiting"] > 0
+    assert row["ttft_ms"]["p50"] is not None and row["ttft_ms"]["p50"] > 0
 
 
 def test_ps_and_logs(tiny_server: Server) -> None:
@@ -396,6 +429,42 @@ def test_wrong_model_path_fails_with_a_clear_message(home: Home, tmp_path: Path)
     assert home.ps() == []
 
 
+def bench_the_running_demo(home: Home, demo: Path, port: int) -> None:
+    """`ascendctl bench` of the running embedded default (found through its state: same profile and --set), the
+    quick workload with the engine environment's own `vllm bench serve`; then `bench --compare` of that run with
+    itself, with its PNG and self-contained HTML page."""
+    out = home.root / "bench"
+    result = home.cli(
+        "bench", str(demo), "--set", f"server.port={port}", "--workload", "quick", "--json", "-o", str(out)
+    )
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)  # stdout is the document alone (progress and notes go to stderr)
+    assert (doc["schema"], doc["kind"], doc["target"]["started_here"]) == (1, "ascendctl-bench", False)
+    assert doc["target"]["base_url"] == f"http://127.0.0.1:{port}" and doc["plan"]["name"] == "cpu-demo"
+    (point,) = doc["points"]
+    metrics = point["metrics"]
+    assert metrics["completed"] == point["point"]["requests"] and metrics["failed"] == 0 and point["errors"] == []
+    assert 0 < metrics["ttft_ms"]["p50"] <= metrics["ttft_ms"]["p99"] and metrics["tpot_ms"]["p50"] > 0
+    assert metrics["output_tokens"] == point["point"]["requests"] * point["point"]["output_len"]  # --ignore-eos
+    (saved,) = out.glob("bench-cpu-demo-*.json")
+    assert (saved.with_suffix("") / point["raw_result"]).is_file()  # the client's own JSON beside the document
+    compared = home.cli("bench", "--compare", str(saved), str(saved), "-o", str(out / "plots"))
+    assert compared.returncode == 0, compared.stderr
+    assert "(1.00×)" in compared.stdout
+    png = next((out / "plots").glob("*.png")).read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 5_000
+    page = next((out / "plots").glob("*.html")).read_text()
+    images: list[str] = []
+
+    class Page(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            images.extend(value or "" for name, value in attrs if tag == "img" and name == "src")
+            assert tag not in ("script", "link") and not any(name == "href" for name, _ in attrs)
+
+    Page().feed(page)
+    assert images and base64.b64decode(images[0].removeprefix("data:image/png;base64,")) == png
+
+
 def test_smollm2_answers_paris(home: Home, smollm2_model: Path) -> None:
     port = free_port()
     demo = Path(__file__).resolve().parents[2] / "profiles" / "cpu-demo.yaml"
@@ -415,6 +484,7 @@ def test_smollm2_answers_paris(home: Home, smollm2_model: Path) -> None:
         tokens, _, concurrency = engine_kv_report(home, "cpu-demo")
         fit = fit_json(home, demo)
         assert fit["kv_tokens"] == tokens and fit["max_concurrency"] == pytest.approx(concurrency, abs=0.01)
+        bench_the_running_demo(home, demo, port)
     finally:
         stopped = home.cli("stop", "cpu-demo", "--timeout", "60")
     assert stopped.returncode == 0
