@@ -129,6 +129,23 @@ def test_check_without_a_profile_loads_neither_the_profile_loader_nor_the_planne
     assert not {"ascendctl.check.service", "ascendctl.schema.loader", "ascendctl.plan.planner"} & modules
 
 
+def test_only_status_loads_the_prometheus_parser() -> None:
+    assert not {m for m in imported_by("ps", "--json") if m.startswith(("prometheus_client", "ascendctl.run.status"))}
+    modules = imported_by("status", "--json")  # no deployment here: it lists none, but has loaded its parser
+    assert {"prometheus_client.parser", "ascendctl.run.metrics"} <= modules
+
+
+def test_bench_compare_loads_matplotlib_only_to_plot(tmp_path: Path) -> None:
+    point = {"label": "64:32:4", "metrics": {"ttft_ms": {"p50": 10.0}, "output_tok_s": 5.0}}
+    doc = json.dumps({"schema": 1, "kind": "ascendctl-bench", "points": [point]})
+    (tmp_path / "a.json").write_text(doc)
+    runs = [str(tmp_path / "a.json")] * 2
+    tables = imported_by("bench", "--compare", *runs)
+    heavy = ("matplotlib", "ascendctl.plan.planner", "ascendctl.outputs.bench_plot")
+    assert not {m for m in tables if m.startswith(heavy)}
+    assert "matplotlib" in imported_by("bench", "--compare", *runs, "-o", str(tmp_path / "plots"))
+
+
 def test_full_app_lists_every_command() -> None:
     from ascendctl import cli
 
@@ -137,16 +154,18 @@ def test_full_app_lists_every_command() -> None:
     assert cli.app is cli.full_app()
 
 
-def test_only_the_console_script_spares_the_exit_collections(capsys: pytest.CaptureFixture[str]) -> None:
+def test_only_the_console_script_tunes_the_collector(capsys: pytest.CaptureFixture[str]) -> None:
     import gc
 
-    from ascendctl.cli import main
+    from ascendctl.cli import STARTUP_GC_THRESHOLD, main
 
-    before = gc.get_freeze_count()
+    before = gc.get_freeze_count(), gc.get_threshold()
     assert main(["--version"]) == 0  # called with arguments (tests, embedding): the collector is left alone
-    assert gc.get_freeze_count() == before
+    assert (gc.get_freeze_count(), gc.get_threshold()) == before
     assert capsys.readouterr().out.startswith("ascendctl ")
     code = "import gc, sys; sys.argv = ['ascendctl', '--version']; from ascendctl.cli import main; c = main(); "
-    code += "print(c, gc.get_freeze_count() > 0)"
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
-    assert proc.stdout.splitlines()[-1] == "0 True"
+    code += "print(c, gc.get_freeze_count() > 0, gc.get_threshold() == (%d, *gc.get_threshold()[1:]))"
+    proc = subprocess.run(
+        [sys.executable, "-c", code % STARTUP_GC_THRESHOLD], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.splitlines()[-1] == "0 True True"  # the console script: fewer start-up collections
