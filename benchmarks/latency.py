@@ -45,6 +45,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+from fixture_hosts import HOST_ENV_PREFIXES, HOSTS_DIR, write_stubs  # noqa: E402  (run `check` as the tests do)
+
 TARGET_S = 0.25
 BROKEN_TARGET_S = 1.0
 
@@ -90,9 +93,6 @@ EVERYDAY: frozenset[str] = frozenset(
 
 # Commands run on a fixture host (label -> host under tests/fixtures/hosts/): see the module docstring.
 FIXTURE_HOSTS = {"ascendctl check --root tests/fixtures/hosts/a2-910b3x8": "a2-910b3x8"}
-HOSTS_DIR = REPO / "tests" / "fixtures" / "hosts"
-# The machine's own variables that would change what `check` finds (tests/conftest.py `_HOST_ENV_PREFIXES`).
-HOST_ENV_PREFIXES = ("ASCEND", "HCCL_", "ATB_", "LCCL_", "PYTORCH_NPU_", "VLLM_", "LD_LIBRARY_PATH", "TORCH_")
 
 
 _HEAD = b"apiVersion: ascendctl/v1\nkind: Profile\nmetadata:\n  name: demo\nmodel:\n  source: org/model\n"
@@ -149,24 +149,7 @@ def fixture_host(name: str, workdir: Path, environ: Mapping[str, str]) -> tuple[
     (tests/conftest.py `FixtureHost`): stubs for `npu-smi` and the engine interpreter written under `workdir`."""
     captured = HOSTS_DIR / name / "_captured"
     bin_dir = workdir / f"{name}-bin"
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    if (captured / "npu-smi-info.txt").exists():
-        stub = bin_dir / "npu-smi"
-        stub.write_text(
-            "#!/bin/sh\n"
-            f"dir='{captured}'\n"
-            'f="$dir/npu-smi-$(echo "$*" | sed \'s/ -*/-/g\').txt"\n'
-            '[ -f "$f" ] && [ -f "${f%.txt}.rc" ] && { cat "$f"; exit "$(cat "${f%.txt}.rc")"; }\n'
-            '[ -f "$f" ] && exec cat "$f"\n'
-            'echo "npu-smi stub: no capture for: $*" >&2\n'
-            "exit 2\n"
-        )
-        stub.chmod(0o755)
-    engine_python = bin_dir / "engine-python"
-    engine_python.write_text(
-        f"#!/bin/sh\nprintf 'ASCENDCTL-PROBE '\ntr -d '\\n' < '{captured}/engine-python.json'\necho\n"
-    )
-    engine_python.chmod(0o755)
+    engine_python = write_stubs(captured, bin_dir)
     env = {k: v for k, v in environ.items() if not k.startswith(HOST_ENV_PREFIXES)}
     env.update(json.loads((captured / "env.json").read_text()))
     env["PATH"] = f"{bin_dir}:/usr/bin:/bin"

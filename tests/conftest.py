@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixture_hosts import HOST_ENV_PREFIXES, HOSTS_DIR, write_stubs
 
 
 @pytest.fixture(autouse=True)
@@ -99,17 +100,13 @@ def fake_cpu_engine_env(isolated_state: Path) -> Path:
     return root
 
 
-# --- host checks (issue 4): fixture hosts under tests/fixtures/hosts/<name>/ — a root tree for `--root`
-# plus `_captured/` (npu-smi output, the engine interpreter's package report, the host's environment).
-HOSTS_DIR = Path(__file__).resolve().parent / "fixtures" / "hosts"
-_HOST_ENV_PREFIXES = ("ASCEND", "HCCL_", "ATB_", "LCCL_", "PYTORCH_NPU_", "VLLM_", "LD_LIBRARY_PATH", "TORCH_")
+# --- host checks (issue 4): fixture hosts under tests/fixtures/hosts/<name>/ (tests/fixture_hosts.py)
 
 
 class FixtureHost:
     """A captured host: `root` for --root, `engine_python` (a stub printing the captured package report),
     `environ` (the host's environment with PATH holding a stub `npu-smi` when one was captured). `root` may name
-    a modified copy of the tree (a variant made in tmp_path). A capture `npu-smi-<args>.txt` next to a
-    `npu-smi-<args>.rc` holding a number is printed, then the stub exits with that status (a failing npu-smi)."""
+    a modified copy of the tree (a variant made in tmp_path)."""
 
     def __init__(self, name: str, workdir: Path, root: Path | None = None) -> None:
         import json
@@ -118,24 +115,7 @@ class FixtureHost:
         self.root = root if root is not None else HOSTS_DIR / name
         captured = self.root / "_captured"
         bin_dir = workdir / f"{name}-bin"
-        bin_dir.mkdir(parents=True, exist_ok=True)
-        if (captured / "npu-smi-info.txt").exists():
-            stub = bin_dir / "npu-smi"
-            stub.write_text(
-                "#!/bin/sh\n"
-                f"dir='{captured}'\n"
-                'f="$dir/npu-smi-$(echo "$*" | sed \'s/ -*/-/g\').txt"\n'
-                '[ -f "$f" ] && [ -f "${f%.txt}.rc" ] && { cat "$f"; exit "$(cat "${f%.txt}.rc")"; }\n'
-                '[ -f "$f" ] && exec cat "$f"\n'
-                'echo "npu-smi stub: no capture for: $*" >&2\n'
-                "exit 2\n"
-            )
-            stub.chmod(0o755)
-        self.engine_python = bin_dir / "engine-python"
-        self.engine_python.write_text(
-            f"#!/bin/sh\nprintf 'ASCENDCTL-PROBE '\ntr -d '\\n' < '{captured}/engine-python.json'\necho\n"
-        )
-        self.engine_python.chmod(0o755)
+        self.engine_python = write_stubs(captured, bin_dir)
         self.captured_env: dict[str, str] = json.loads((captured / "env.json").read_text())
         self.environ = {**self.captured_env, "PATH": f"{bin_dir}:/usr/bin:/bin"}
 
@@ -143,7 +123,7 @@ class FixtureHost:
         """For CliRunner.invoke(env=...): the captured variables set, the test machine's Ascend ones removed."""
         import os
 
-        cleared: dict[str, str | None] = {k: None for k in os.environ if k.startswith(_HOST_ENV_PREFIXES)}
+        cleared: dict[str, str | None] = {k: None for k in os.environ if k.startswith(HOST_ENV_PREFIXES)}
         cleared.pop("ASCENDCTL_HOME", None)
         return {**cleared, **self.environ}
 
