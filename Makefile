@@ -41,11 +41,11 @@ models: engine
 	$(BIN)/ascendctl model prepare smollm2-135m-instruct
 	$(BIN)/ascendctl model prepare tiny-random
 
-# The tests that start no engine run on every core (they are independent: each has its own temporary state);
-# the end-to-end tests, which start real engines, run one at a time after them.
+# The tests that start no engine run on both cores (they are independent: each has its own temporary state); then
+# the end-to-end tests, a file per worker (a file's tests share their engine starts and run in order), two at once.
 unit: models
 	$(BIN)/python -m pytest -q -n 2 -m "not e2e"
-	$(BIN)/python -m pytest -q -m e2e
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m e2e
 
 test: lint typecheck unit
 

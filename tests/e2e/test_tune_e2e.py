@@ -11,11 +11,10 @@ validates and carries the winner's value, nothing is left running. The helpers (
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from test_serve_e2e import Home, free_port, tiny_profile
+from test_serve_e2e import Home, free_port, make_home, tiny_profile
 
 from ascendctl.schema.loader import load_profile
 
@@ -24,12 +23,7 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory, engine_data_dir: Path, cpu_engine: object, tiny_model: Path) -> Home:
-    root = tmp_path_factory.mktemp("tune-home")
-    (root / "engines").symlink_to(engine_data_dir / "engines")
-    (root / "models").symlink_to(engine_data_dir / "models")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "VLLM_"))}
-    env["ASCENDCTL_HOME"] = str(root)
-    return Home(root, env)
+    return make_home(tmp_path_factory.mktemp("tune-home"), engine_data_dir)
 
 
 def test_tune_two_max_num_seqs_writes_a_valid_profile(home: Home, tmp_path: Path) -> None:
