@@ -7,10 +7,11 @@ profile's `runtime.env` (what the engine will actually get).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Literal
 
 from ascendctl_engine.host.facts import HostFacts
+from ascendctl_engine.records import record
 from ascendctl_engine.vocab import Backend as TargetBackend
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 ReleaseSource = Literal["profile", "installed", "none"]
 
 
-@dataclass(frozen=True)
+@record
 class CheckContext:
     facts: HostFacts
     matrix: SupportMatrix | None = None

@@ -15,7 +15,6 @@ cross-node rules say what to run and decide nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ from ascendctl_engine.host.facts import NpuSmiInfo, PortStatus
 from ascendctl_engine.host.gather import PortRequest
 from ascendctl_engine.host.hccn import FabricFacts, PeerTarget, gather_fabric, parse_hccn_conf
 from ascendctl_engine.jsonio import JsonReadError, read_json_file
+from ascendctl_engine.records import record
 
 if TYPE_CHECKING:
     from ascendctl.plan.types import Plan
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 MAX_PEER_FACTS_BYTES = 4 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@record
 class FabricRequest:
     """What the CLI asked for: which profile node this host is, and the peers' facts files."""
 
@@ -44,7 +44,7 @@ class FabricRequest:
     peer_facts: tuple[Path, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class PeerDevice:
     device: int
     ip: str | None
@@ -52,7 +52,7 @@ class PeerDevice:
     vnic: str | None = None  # A3: its virtual NPU address (the superpod ping's target)
 
 
-@dataclass(frozen=True)
+@record
 class PeerFacts:
     """One other node's `check --fabric --json` `fabric` section, as far as the rules use it."""
 
@@ -64,7 +64,7 @@ class PeerFacts:
     spod: tuple[tuple[str | None, str | None], ...] = ()  # A3: each chip's (Super Pod ID, SDID)
 
 
-@dataclass(frozen=True)
+@record
 class FabricView:
     """The input of the `host.fabric.*` rules."""
 

@@ -15,16 +15,15 @@ scope, plan findings joined `results`). `check PROFILE --fabric` adds `"fabric":
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ascendctl.check.context import CheckContext
 from ascendctl.core.findings import Finding
 from ascendctl_engine.host.facts import HostFacts
+from ascendctl_engine.records import record
 
 CHECK_JSON_SCHEMA = 2
 
 
-@dataclass(frozen=True)
+@record
 class CheckReport:
     facts: HostFacts
     results: tuple[Finding, ...]

@@ -6,7 +6,7 @@ as one line (or one line per located issue) and exits with `exit_code`. Anything
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ascendctl_engine.records import record
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the operation ran and failed (a check failed, the engine failed)
@@ -36,7 +36,7 @@ class OperationFailed(AscendctlError):
     exit_code = EXIT_FAILED
 
 
-@dataclass(frozen=True)
+@record
 class Issue:
     """One located problem in an input document."""
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, get_args
 
 from ascendctl.core.yamlio import KeyPath
+from ascendctl_engine.records import record
 
 Scope = Literal["profile", "plan", "host"]
 Severity = Literal["error", "warn", "info"]
@@ -38,7 +38,7 @@ _ID = re.compile(r"^(?:" + "|".join(get_args(Scope)) + r")(?:\.[a-z0-9]+(?:-[a-z
 Ctx = TypeVar("Ctx")
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     """What a rule function returns; the registry turns it into a `Finding`."""
 
@@ -67,7 +67,7 @@ def problem(message: str, fix: str | None = None, *, severity: Severity | None =
     return Outcome("problem", message, fix, severity, at or None)
 
 
-@dataclass(frozen=True)
+@record
 class Each:
     """One constraint of a rule that checks many: its finding's id is the rule's id + "." + `key`."""
 
@@ -76,7 +76,7 @@ class Each:
     source: str | None = None  # the constraint's own reference (default: the rule's)
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     """One applied rule: the item of `check --json` `results[]` and `plan --json` `findings[]`."""
 
@@ -111,7 +111,7 @@ class Finding:
         }
 
 
-@dataclass(frozen=True)
+@record
 class Rule(Generic[Ctx]):
     id: str
     severity: Severity

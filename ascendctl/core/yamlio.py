@@ -27,6 +27,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ascendctl.core.errors import DocumentError, Issue
+from ascendctl_engine.records import record
 
 # A profile is a few KiB. PyYAML's pure-Python scanner needs ~0.5 s per MiB of blank lines, so the cap
 # also keeps the worst accepted-size input well inside the 1 s budget for refusing a broken file.
@@ -40,7 +41,7 @@ MAX_DEPTH = 64
 KeyPath = tuple[str | int, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Mark:
     """1-based position of a key (where unknown-key errors point) and of its value."""
 

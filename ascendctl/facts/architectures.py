@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any, Literal
 
 from packaging.version import Version
 
 from ascendctl_engine.jsonio import read_json_resource
+from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse, parse_or_none
 from ascendctl_engine.vocab import ModelArch
 
@@ -35,7 +35,7 @@ DATA = "data/architectures.json"
 Origin = Literal["vLLM", "vllm-ascend"]
 
 
-@dataclass(frozen=True)
+@record
 class ArchitectureTraits:
     """One architecture at one version, as vLLM's registry (or vllm-ascend's registration) says."""
 
@@ -65,7 +65,7 @@ class ArchitectureTraits:
         return f"vllm-ascend {tag} registration: {where}"
 
 
-@dataclass(frozen=True)
+@record
 class _Span:
     origin: Origin
     first: Version
@@ -76,7 +76,7 @@ class _Span:
         return self.first <= version <= self.last
 
 
-@dataclass(frozen=True)
+@record
 class _Table:
     entries: Mapping[str, Mapping[str, Any]]  # architecture → {"vllm": [spans], "vllm_ascend": [spans]}, as stored
     decisions: Mapping[str, Mapping[str, str]]  # version → what was decided (e.g. `use`)

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from ascendctl.facts.model_inspect import locate_model_dir
 from ascendctl_engine.jsonio import JsonReadError, open_regular
 from ascendctl_engine.prepared_models import PREPARED_PREFIX, ModelError, resolve_model_source
+from ascendctl_engine.records import record
 
 CONFIG_FILE = "config.json"
 # the index vLLM and transformers read for a sharded safetensors checkpoint
@@ -31,7 +31,7 @@ class IdentityError(ValueError):
     """The model's files could not be found or read; the message is one line naming the path."""
 
 
-@dataclass(frozen=True)
+@record
 class ModelIdentity:
     path: str  # the directory holding config.json
     config_sha256: str

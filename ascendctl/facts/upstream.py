@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, cast
 from packaging.version import InvalidVersion, Version
 
 from ascendctl_engine.jsonio import read_json_resource
+from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ class UpstreamMissing(LookupError):
     """No extract exists for the release asked about."""
 
 
-@dataclass(frozen=True)
+@record
 class Fact:
     """One upstream statement: a value and where it is written (`TAG:path:line`)."""
 
@@ -370,7 +371,7 @@ def quantization_cli_choice(tag: str) -> Fact:
 # Support tables.
 
 
-@dataclass(frozen=True)
+@record
 class ModelRow:
     name: str
     category: str  # the heading path it sits under ("Text-Only Language Models / Generative Models / ...")
@@ -390,7 +391,7 @@ class ModelRow:
         return self.cells.get(column, "")
 
 
-@dataclass(frozen=True)
+@record
 class ModelTable:
     tag: str
     path: str
@@ -458,7 +459,7 @@ def nearest_model_table(tag: str) -> tuple[str, ModelTable] | None:
     return cast("tuple[str, ModelTable] | None", _nearest(tag, model_table))
 
 
-@dataclass(frozen=True)
+@record
 class Tutorial:
     """One tutorial page of a tag: its title, the models its commands serve, the hardware phrases it uses."""
 
@@ -491,7 +492,7 @@ def release_note_lines(tag: str) -> tuple[Fact, ...]:
     return tuple(_fact(item) for item in extract(tag).get("release_note_lines") or [])
 
 
-@dataclass(frozen=True)
+@record
 class FeatureRow:
     name: str
     status: str  # functional | experimental | wip | planned | deprecated | absent | "" (not stated)
@@ -502,7 +503,7 @@ class FeatureRow:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class FeatureTable:
     tag: str
     path: str
@@ -548,7 +549,7 @@ def nearest_feature_table(tag: str) -> tuple[str, FeatureTable] | None:
     return cast("tuple[str, FeatureTable] | None", _nearest(tag, feature_table))
 
 
-@dataclass(frozen=True)
+@record
 class FeatureMatrixRow:
     name: str
     cells: Mapping[str, str]  # column feature -> full | partial | none | unknown (absent: blank cell)
@@ -556,7 +557,7 @@ class FeatureMatrixRow:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class FeatureMatrix:
     tag: str
     path: str

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal
 
 from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot
 from ascendctl_engine.argv_items import parse_args
+from ascendctl_engine.records import record
 
 MODEL_KEY = "<model>"
 Kind = Literal["flag", "env"]
@@ -26,7 +27,7 @@ Kind = Literal["flag", "env"]
 Verdict = Literal["missing", "differs", "added", "default", "ignored"]
 
 
-@dataclass(frozen=True)
+@record
 class Difference:
     """One option or variable the plan and the script do not agree on."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import yaml
@@ -30,6 +30,7 @@ from ascendctl.plan.types import Plan
 from ascendctl.schema.loader import validate_profile_document
 from ascendctl.schema.profile import Profile
 from ascendctl_engine.adapters.parser_snapshot import parser_distribution, snapshot_for
+from ascendctl_engine.records import record
 from ascendctl_engine.spec import is_secret_name
 
 ConfigReader = Callable[[str], ModelConfig | None]
@@ -37,7 +38,7 @@ ConfigReader = Callable[[str], ModelConfig | None]
 _ADDRESS_ENV = ("HCCL_IF_IP", "VLLM_HOST_IP", "LOCAL_IP", "local_ip")
 
 
-@dataclass(frozen=True)
+@record
 class NodeReport:
     node: int
     script: str  # the script's path
@@ -48,7 +49,7 @@ class NodeReport:
         return not any(d.counts for d in self.differences)
 
 
-@dataclass(frozen=True)
+@record
 class ImportResult:
     profile: Profile
     document: dict[str, Any]

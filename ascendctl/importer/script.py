@@ -23,6 +23,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ascendctl_engine.records import record
+
 __all__ = ["LaunchScript", "ScriptError", "parse_launch_script", "serve_spans"]
 
 
@@ -30,7 +32,7 @@ class ScriptError(ValueError):
     """A launch script the importer cannot read; the message starts with `PATH:LINE: `."""
 
 
-@dataclass(frozen=True)
+@record
 class LaunchScript:
     """What one launch script runs: the environment its serve command sees and that command's arguments."""
 
@@ -77,7 +79,7 @@ def _error(path: str, line: int, why: str) -> ScriptError:
 # Tokens.
 
 
-@dataclass(frozen=True)
+@record
 class _Seg:
     """One piece of a word: literal text, a parameter (`$NAME`, `${...}`) or a command substitution.
 
@@ -90,7 +92,7 @@ class _Seg:
     source: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class _Word:
     segs: tuple[_Seg, ...]
     line: int
@@ -98,7 +100,7 @@ class _Word:
     raw: str
 
 
-@dataclass(frozen=True)
+@record
 class _Op:
     text: str
     line: int

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from ascendctl.core.errors import OperationFailed, UserInputError
 from ascendctl_engine.argv_items import parse_args
 from ascendctl_engine.flags import reads_as_flag
 from ascendctl_engine.jsonio import JsonReadError, read_json_file
+from ascendctl_engine.records import record
 
 BENCH_SCHEMA = 1  # the bench document (`ascendctl bench --json`); README.md lists its shape
 DOCUMENT_KIND = "ascendctl-bench"
@@ -44,7 +44,7 @@ COMPARE_ROWS: tuple[tuple[str, str, str | None, bool], ...] = (
 NONE = "—"
 
 
-@dataclass(frozen=True)
+@record
 class TextTable:
     title: str
     columns: tuple[str, ...]

@@ -8,12 +8,12 @@ of them, so the CLI builds the `render --target` help and error message from it 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ascendctl.core.errors import UserInputError
+from ascendctl_engine.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     name: str
     help: str  # one line, shown by `ascendctl render --help`

@@ -21,11 +21,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.plan.types import Plan
+from ascendctl_engine.records import record
 from ascendctl_engine.spec import EngineCommand
 
 LOCK_SCHEMA = 1
@@ -35,7 +35,7 @@ ABSENT = "(absent)"
 _NOT_COMPARED = frozenset({"schema", "engine.packages_sha256", "profile.path", "profile.name"})
 
 
-@dataclass(frozen=True)
+@record
 class EnginePackages:
     """The engine environment's interpreter and every distribution installed in it (normalized name → version);
     `error` says why they could not be read."""
@@ -50,7 +50,7 @@ class EnginePackages:
         return sha256_text("\n".join(f"{name}=={v}" for name, v in sorted(self.packages.items())))
 
 
-@dataclass(frozen=True)
+@record
 class LockedModel:
     """Which weights: the model as the profile names it, what vLLM loads and, where the directory is found on this
     machine (a path, `prepared:NAME`, a hub id in the local cache), its path and the sha256 of its `config.json`
@@ -72,7 +72,7 @@ class LockedModel:
         }
 
 
-@dataclass(frozen=True)
+@record
 class Drift:
     """One field that differs between a lock and now."""
 
@@ -87,7 +87,7 @@ class Drift:
         return {"what": self.what, "locked": self.locked, "now": self.now}
 
 
-@dataclass(frozen=True)
+@record
 class LockComparison:
     """`check PROFILE --lock LOCK`: the lock file and what differs from it now (what `host.lock` reports)."""
 

@@ -4,13 +4,13 @@ instance's `PlanFacts` carries the same `PdFacts`."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from ascendctl.schema.instances import Placement
 from ascendctl.schema.profile import Profile
+from ascendctl_engine.records import record
 
 
-@dataclass(frozen=True)
+@record
 class PdFacts:
     """The whole layout: each instance's placement and the profile it is planned from, the router's port."""
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -33,6 +33,7 @@ from ascendctl_engine.adapters.builder import Refusal
 from ascendctl_engine.adapters.eras import Era, era_for_release
 from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, SnapshotMissing, parser_distribution, snapshot_for
 from ascendctl_engine.argv_items import ArgItem, PrefixProblem, find, resolve_prefixes
+from ascendctl_engine.records import record
 
 if TYPE_CHECKING:
     from ascendctl.facts.matrix.schema import Hardware, Release
@@ -51,7 +52,7 @@ CP_FLAGS = ("--prefill-context-parallel-size", "--decode-context-parallel-size",
 LONG_CONTEXT = 32768
 
 
-@dataclass(frozen=True)
+@record
 class Broken:
     """One constraint a verdict found broken (or only partly met): `key` is its finding id below its rule."""
 
@@ -62,7 +63,7 @@ class Broken:
     fix: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class PlanFacts:
     """What the plan rules see: the profile, the resolved plan's decisions and the model's own config."""
 

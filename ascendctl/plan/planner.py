@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -85,6 +85,7 @@ from ascendctl_engine.adapters.kv_transfer import router_argv
 from ascendctl_engine.paths import kv_shared_dir
 from ascendctl_engine.pd import KvTransfer
 from ascendctl_engine.prepared_models import ModelError, model_dir, resolve_model_source
+from ascendctl_engine.records import record
 from ascendctl_engine.spec import Listen, NodeAddress, RestartPolicy, Supervision
 
 if TYPE_CHECKING:
@@ -266,7 +267,7 @@ def _features(profile: Profile) -> list[str]:
     return graph + [feature for feature, uses in _FEATURE_TESTS if uses(profile)]
 
 
-@dataclass(frozen=True)
+@record
 class MatrixVerdict:
     """What the support matrix says of this combination: broken (or partly met) constraints, nearest options."""
 
@@ -448,7 +449,7 @@ def supervision_of(profile: Profile) -> Supervision:
 # the steps
 
 
-@dataclass(frozen=True)
+@record
 class ReleaseChoice:
     row: Release
     why: str
@@ -467,7 +468,7 @@ def choose_release(profile: Profile, matrix: SupportMatrix, release: str | None)
     return ReleaseChoice(row, why)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class ResolvedModel:
     """The model as the plan loads it: its source, config.json, matrix family, traits and quantization method."""
 
@@ -628,7 +629,7 @@ def _verified_len(model: ResolvedModel, hardware: str | None) -> int | None:
     return support.max_len if support else None
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class _Judged:
     findings: tuple[Finding, ...]
     allowed: tuple[str, ...]
@@ -696,7 +697,7 @@ def plan_profile(
     return _assemble(profile, chosen, model, planned, host, matrix)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class _Unit:
     """One engine instance to plan: its name and role, the profile it is planned from, the profile nodes it runs
     on, its KV-transfer part (PD only) and the whole PD layout every instance's rules see."""
@@ -742,7 +743,7 @@ def _units(profile: Profile, model: ResolvedModel, data_root: Path | None) -> li
     ]
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class _Planned:
     """One instance planned: the adapters' result, its typed settings, its fit and its findings."""
 

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ascendctl.core.findings import Finding
 from ascendctl.plan.planner import plan_profile
 from ascendctl.plan.types import Instance, Plan
 from ascendctl_engine.argv_items import parse_args
+from ascendctl_engine.records import record
 from ascendctl_engine.spec import EngineCommand
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ JSON_OPTIONS: dict[str, Kind] = {
 _PINS = ("version", "vllm", "vllm_ascend", "python", "cann", "torch", "torch_npu", "triton_ascend", "mindie_turbo")
 
 
-@dataclass(frozen=True)
+@record
 class Item:
     """One thing a command sets: a flag (value: its words joined, True for a bare switch), a variable, a JSON key."""
 
@@ -63,7 +64,7 @@ class Item:
         return f"{self.kind} {self.name}={json.dumps(self.value)}"
 
 
-@dataclass(frozen=True)
+@record
 class Changed:
     before: Item
     after: Item
@@ -73,7 +74,7 @@ class Changed:
         return {"kind": b.kind, "name": b.name, "from": b.value, "to": a.value, "origin": a.origin or b.origin}
 
 
-@dataclass(frozen=True)
+@record
 class Renamed:
     origin: str
     before: Item
@@ -83,7 +84,7 @@ class Renamed:
         return {"origin": self.origin, "from": self.before.to_json(), "to": self.after.to_json()}
 
 
-@dataclass(frozen=True)
+@record
 class CommandDiff:
     instance: str
     node: int
@@ -107,7 +108,7 @@ class CommandDiff:
         }
 
 
-@dataclass(frozen=True)
+@record
 class FindingChange:
     id: str
     before: str  # status at the profile's release
@@ -115,7 +116,7 @@ class FindingChange:
     message: str
 
 
-@dataclass(frozen=True)
+@record
 class ReleaseDiff:
     profile: str
     before: Plan

@@ -14,10 +14,11 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ascendctl.core.findings import Finding
+from ascendctl_engine.records import record
 from ascendctl_engine.spec import REDACTED, EngineCommand, Listen, Unit
 from ascendctl_engine.vocab import Role
 
@@ -37,7 +38,7 @@ VERDICT_RULES = ("plan.matrix", "plan.host", "plan.refused", "plan.rejected")
 PLAN_JSON_SCHEMA = 4
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Setting:
     """One effective value and where it came from: `user: …`, `profile default: …`, `ascend default: …`,
     `matrix rule: …` or `auto: <why>`."""
@@ -49,7 +50,7 @@ class Setting:
         return {"value": self.value, "source": self.source}
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class ReleasePin:
     """The pinned version set of the chosen support-matrix row."""
 
@@ -88,7 +89,7 @@ class ReleasePin:
         }
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class NodeLayout:
     index: int
     role: Role
@@ -110,7 +111,7 @@ class NodeLayout:
         }
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class ModelFacts:
     source: str  # as the profile wrote it
     resolved: str  # what vLLM loads (prepared:NAME → its directory)
@@ -134,7 +135,7 @@ class ModelFacts:
         }
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class EngineSettings:
     """One instance's resolved engine settings, each with why: what the fit, the rules, render and serve read
     (never the argv or env back). `paths` names each in the dotted settings view."""
@@ -182,7 +183,7 @@ class EngineSettings:
         return out
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Instance:
     """One engine instance: its role, its nodes (layout and command each) and its resolved settings. A command's
     `node` counts the instance's own nodes (0 = its head); `nodes[i].index` is that node's place in the profile's
@@ -216,7 +217,7 @@ class Instance:
         }
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Route:
     """One instance a service sends requests to: its role, the profile node its API runs on, that API's port."""
 
@@ -229,7 +230,7 @@ class Route:
         return {"instance": self.instance, "role": self.role, "host": self.host, "port": self.port}
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Service:
     """Something in front of instances (a router or proxy): where it listens and which instances it routes to.
     `command` is empty where the plan does not choose the program (the renderers and `serve` do)."""
@@ -279,7 +280,7 @@ class Service:
         }
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Deployment:
     name: str
     release: ReleasePin
@@ -293,7 +294,7 @@ class Deployment:
     hccn_conf: str | None = None  # why the engines read /etc/hccn.conf (renderers mount it), None: they do not
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Plan:
     deployment: Deployment
     instances: tuple[Instance, ...]

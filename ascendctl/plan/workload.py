@@ -18,16 +18,14 @@ Prompts are random token ids of exactly `input` tokens with a fixed seed, and ev
 `output` tokens, so a point means the same load on every run.
 """
 
-from __future__ import annotations
-
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import Field, ValidationError
 
 from ascendctl.core.errors import DocumentError, Issue, UserInputError
 from ascendctl.core.yamlio import load_yaml_file
+from ascendctl_engine.records import record
 from ascendctl_engine.sections.base import StrictModel
 
 # Bounds that keep one point's run finite and its numbers meaningful; a FILE is held to the same bounds.
@@ -46,7 +44,7 @@ def default_requests(concurrency: int) -> int:
     return min(DEFAULT_REQUESTS_CAP, max(DEFAULT_REQUESTS_MIN, ROUNDS_PER_POINT * concurrency))
 
 
-@dataclass(frozen=True)
+@record
 class WorkloadPoint:
     input_len: int
     output_len: int
@@ -74,7 +72,7 @@ class WorkloadPoint:
         }
 
 
-@dataclass(frozen=True)
+@record
 class Workload:
     name: str
     points: tuple[WorkloadPoint, ...]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -29,6 +28,7 @@ from ascendctl.facts.model_inspect import (
     locate_model_dir,
     read_config_dir,
 )
+from ascendctl_engine.records import record
 from ascendctl_engine.sections.deployment import HubScheme, ModelSpec
 from ascendctl_engine.sections.fields import HUB_ID
 
@@ -48,7 +48,7 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-@dataclass(frozen=True)
+@record
 class HubSource:
     hub: HubScheme
     repo_id: str
@@ -95,7 +95,7 @@ def offline_flag(env: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@record
 class Fetched:
     """What a `model config` / `model pull` left in the cache."""
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
+
+from ascendctl_engine.records import record
 
 QUANTILES = (0.5, 0.99)
 _GAUGES = ("running", "waiting", "kv_usage")
@@ -33,7 +34,7 @@ class MetricsError(ValueError):
     """The scraped text is not Prometheus text (one line)."""
 
 
-@dataclass(frozen=True)
+@record
 class Histogram:
     """A cumulative histogram: (upper bound, observations at or below it), `+Inf` last; and the count."""
 
@@ -48,7 +49,7 @@ class Histogram:
         return Histogram(tuple((le, n - before.get(le, 0.0)) for le, n in self.buckets), self.count - earlier.count)
 
 
-@dataclass(frozen=True)
+@record
 class Scrape:
     """The families status reads from one `/metrics` answer, by meaning (`running`, `ttft`, ...); a family the
     engine did not report is absent."""
@@ -120,7 +121,7 @@ def quantile(q: float, histogram: Histogram) -> float | None:
     return lower
 
 
-@dataclass(frozen=True)
+@record
 class Interval:
     """What an instance did between two scrapes (None: the engine does not report it, or nothing happened)."""
 

@@ -11,7 +11,6 @@ import shlex
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ascendctl.core.errors import OperationFailed, UserInputError
@@ -28,11 +27,12 @@ from ascendctl_engine.health import port_in_use
 from ascendctl_engine.host.gather import gather_host_facts
 from ascendctl_engine.host.probe import LocalHostProbe
 from ascendctl_engine.prepared_models import PREPARED_PREFIX, ModelError, resolve_model_source
+from ascendctl_engine.records import record
 from ascendctl_engine.spec import EngineCommand, Supervision
 from ascendctl_engine.state import StateStore, describe_process
 
 
-@dataclass(frozen=True)
+@record
 class ServeTarget:
     profile: Profile
     profile_path: Path

@@ -14,13 +14,13 @@ from __future__ import annotations
 import subprocess
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ascendctl.core.errors import OperationFailed, UserInputError
 from ascendctl.plan.types import Plan
 from ascendctl.schema.profile import Profile
 from ascendctl_engine.envs import EngineEnv
+from ascendctl_engine.records import record
 from ascendctl_engine.spec import EngineCommand, NodeAddress, Unit
 from ascendctl_engine.state import Listed, StateStore, describe_process
 from ascendctl_engine.supervisor import DetachedOutcome, StopReport, spawn_detached, stop_deployment, watch_detached
@@ -31,7 +31,7 @@ READY_MARGIN = 60.0  # seconds a watcher waits beyond the unit's own ready timeo
 STOP_ORDER = {"router": 0, "decode": 1, "prefill": 2}
 
 
-@dataclass(frozen=True)
+@record
 class HostTarget:
     """What one host runs of a prefill/decode plan."""
 
@@ -117,7 +117,7 @@ def host_target(
 # starting
 
 
-@dataclass(frozen=True)
+@record
 class Started:
     unit: Unit
     command: EngineCommand

@@ -15,20 +15,20 @@ names its own first port, which the `plan.pd.ports` rule then checks.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.schema.profile import Profile
 from ascendctl_engine.mapping import deep_merge
 from ascendctl_engine.pd import SIZED, GroupSizes, KvTransfer, rpc_port_span
+from ascendctl_engine.records import record
 from ascendctl_engine.sections.disaggregation import DisaggregationSpec, RoleGroup
 from ascendctl_engine.vocab import PD_ROLES, PdRole
 
 KV_PORT_STEP = 100  # the tutorials' spacing (30000, 30100, 30200): room for 100 devices per instance
 
 
-@dataclass(frozen=True)
+@record
 class Placement:
     """One instance: its role, which profile nodes it runs on, its devices there and its ports."""
 

@@ -7,7 +7,6 @@ import re
 import types
 import typing
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +17,10 @@ from ascendctl.core.findings import Finding
 from ascendctl.core.yamlio import KeyPath, YamlDocument, dotted, load_yaml_file, load_yaml_text
 from ascendctl.schema.profile import API_VERSION, Profile
 from ascendctl.schema.profile_rules import profile_findings
+from ascendctl_engine.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Override:
     """One `--set key.path=value` given on the command line."""
 
@@ -95,7 +95,7 @@ def load_profile(path: Path, overrides: Sequence[str] = ()) -> Profile:
     return validate_profile_document(doc, [parse_override(o) for o in overrides])
 
 
-@dataclass(frozen=True)
+@record
 class LoadedProfile:
     """A valid profile and its warn-level `profile.*` findings, located like errors (`file:line:col`)."""
 

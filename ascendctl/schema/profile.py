@@ -6,8 +6,6 @@ are declared once, in `ascendctl_engine.sections` (the era adapters read them as
 composes them into the document.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field

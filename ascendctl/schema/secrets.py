@@ -21,13 +21,13 @@ from __future__ import annotations
 import shlex
 import stat
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
 from ascendctl_engine.argv_items import ArgItem
+from ascendctl_engine.records import record
 from ascendctl_engine.sections.deployment import ApiKeySource
 from ascendctl_engine.sections.secret_source import (
     INLINE_REFUSED,
@@ -70,7 +70,7 @@ class Source(Protocol):
     def file(self) -> str | None: ...
 
 
-@dataclass(frozen=True)
+@record
 class DeclaredSecret:
     """One secret source a profile declares, found by walking the profile (`secret_sources`)."""
 
@@ -129,7 +129,7 @@ def inline_secret_env(env: Mapping[str, str]) -> list[tuple[str, str]]:
     return [(n, part) for n, v in env.items() if (part := secret_name_part(n)) is not None and not is_switch(v)]
 
 
-@dataclass(frozen=True)
+@record
 class SecretFlag:
     index: int  # position in engine.extra_args
     flag: str  # the secret flag it spells (canonical), never the token itself: it may hold `=VALUE`
@@ -156,7 +156,7 @@ def secret_flags(items: Sequence[ArgItem]) -> list[SecretFlag]:
 # --- key files --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class KeyFile:
     label: str  # the profile key naming it, e.g. server.api_key.file
     path: str

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
 
 from ascendctl_engine.flags import canonical_flag, reads_as_flag
+from ascendctl_engine.records import record
 
 
-@dataclass(frozen=True)
+@record
 class ArgItem:
     """One option of an argv: `flag` canonical (`--max-model-len`, `-O`, `--no-enable-prefix-caching`)."""
 
@@ -107,7 +107,7 @@ def find(items: Sequence[ArgItem], flag: str, *, abbreviation: int | None = None
     return None
 
 
-@dataclass(frozen=True)
+@record
 class PrefixProblem:
     """An abbreviated long flag a release cannot resolve: no candidate (unknown) or several (ambiguous)."""
 

@@ -26,7 +26,7 @@ import sys
 import time
 import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from ascendctl_engine.cmdrun import CommandRunner, SubprocessRunner, capture
 from ascendctl_engine.inenv import script_path
 from ascendctl_engine.install_plan import AliasDistribution, InstallPlan, InstallStep, env_name
 from ascendctl_engine.jsonio import JsonReadError, loads_json, read_json_file
+from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse_or_none
 
 MANIFEST = "manifest.json"
@@ -62,7 +63,7 @@ class EngineEnvError(Exception):
         self.output = list(output)  # last lines of the failing command, for the report
 
 
-@dataclass(frozen=True)
+@record
 class EngineEnv:
     """A finished, verified engine environment (what the launcher needs)."""
 
@@ -81,7 +82,7 @@ class EngineEnv:
         return dict(resolved) if isinstance(resolved, dict) else {}
 
 
-@dataclass(frozen=True)
+@record
 class EngineListing:
     name: str
     path: Path
@@ -109,7 +110,7 @@ class EngineListing:
         }
 
 
-@dataclass(frozen=True)
+@record
 class InstallResult:
     env: EngineEnv
     already_installed: bool  # nothing had to be done
@@ -240,8 +241,8 @@ def resume_point(steps: Sequence[InstallStep], done: Sequence[Mapping[str, Any]]
     """How many leading steps an earlier run finished with exactly this content. A changed or missing
     step invalidates it and everything after it (later steps build on earlier ones)."""
     count = 0
-    for step, record in zip(steps, done, strict=False):
-        if record.get("id") != step.id or record.get("digest") != step.digest():
+    for step, finished in zip(steps, done, strict=False):
+        if finished.get("id") != step.id or finished.get("digest") != step.digest():
             break
         count += 1
     return count

@@ -17,17 +17,17 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal
 
 from ascendctl_engine.jsonio import loads_json
 from ascendctl_engine.ports import bind_error
+from ascendctl_engine.records import record
 
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # the warm-up reads /v1/models and one 4-token completion
 
 
-@dataclass(frozen=True)
+@record
 class Probe:
     status: int | None  # HTTP status, or None when no answer
     error: str | None = None
@@ -54,7 +54,7 @@ def probe(url: str, timeout: float = 2.0) -> Probe:
 ReadyOutcome = Literal["ready", "exited", "timeout", "stopped"]
 
 
-@dataclass(frozen=True)
+@record
 class ReadyResult:
     outcome: ReadyOutcome
     waited: float
@@ -103,7 +103,7 @@ def port_in_use(host: str, port: int) -> str | None:
     return f"cannot bind {host}:{port}: {exc.strerror or exc}"
 
 
-@dataclass(frozen=True)
+@record
 class WarmupResult:
     ok: bool
     seconds: float

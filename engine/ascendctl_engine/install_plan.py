@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -24,6 +24,7 @@ from packaging.version import InvalidVersion, Version
 from ascendctl_engine.adapters.eras import EraError, era_for_release
 from ascendctl_engine.adapters.install import HUAWEI_INDEX
 from ascendctl_engine.prepared_models import MODEL_TOOLS
+from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse as parse_version
 from ascendctl_engine.vocab import Backend
 
@@ -40,7 +41,7 @@ class PlanError(ValueError):
     """The spec cannot be turned into an install plan (missing or malformed pins)."""
 
 
-@dataclass(frozen=True)
+@record
 class EngineReleaseSpec:
     """The pins of one engine release, as the engine needs them (ascendctl builds it from a matrix row)."""
 
@@ -83,7 +84,7 @@ def env_name(backend: str, release: str) -> str:
     return f"{backend}-{release}"
 
 
-@dataclass(frozen=True)
+@record
 class AliasDistribution:
     """A metadata-only distribution (a wheel holding just a `.dist-info`) that answers for another name."""
 
@@ -97,7 +98,7 @@ class AliasDistribution:
         return f"{self.name.replace('-', '_')}-{self.version}-py3-none-any.whl"
 
 
-@dataclass(frozen=True)
+@record
 class InstallStep:
     """One pip invocation in an engine environment."""
 
@@ -125,7 +126,7 @@ class InstallStep:
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
+@record
 class SmokeCheck:
     """What `verify` expects of a finished environment."""
 
@@ -134,7 +135,7 @@ class SmokeCheck:
     cli_args: tuple[str, ...]  # run as `<bin>/vllm <args>`; must exit 0
 
 
-@dataclass(frozen=True)
+@record
 class InstallPlan:
     spec: EngineReleaseSpec
     steps: tuple[InstallStep, ...]
@@ -153,7 +154,7 @@ class InstallPlan:
 # traits carry the extra indexes and packages of that range of releases.
 
 
-@dataclass(frozen=True)
+@record
 class _NpuEra:
     indexes: tuple[str, ...]  # extra indexes for the vllm-ascend / torch-npu step
     index_source: str  # why those indexes (or none)

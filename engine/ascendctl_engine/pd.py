@@ -4,8 +4,7 @@ is imported here, so profile validation (which places the instances) stays light
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ascendctl_engine.records import record
 from ascendctl_engine.vocab import KvConnectorKind, PdRole
 
 # Each Ascend connector family → the name its releases register it under (`kv_connector`).
@@ -26,7 +25,7 @@ def rpc_port_span(devices: int) -> int:
     return max(20, 2 * devices)
 
 
-@dataclass(frozen=True)
+@record
 class GroupSizes:
     """One role group's parallel sizes as the connector checks them (`kv_connector_extra_config.prefill/decode`)."""
 
@@ -35,7 +34,7 @@ class GroupSizes:
     pp: int = 1
 
 
-@dataclass(frozen=True)
+@record
 class KvTransfer:
     """This instance's part in a prefill/decode deployment: what the planner derived from `disaggregation` (the
     adapters spell it per release, `adapters/kv_transfer.py`)."""

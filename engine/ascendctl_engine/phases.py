@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from importlib import resources
 from typing import Any
 
@@ -29,12 +29,13 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from ascendctl_engine import versions
+from ascendctl_engine.records import record
 
 # ---------------------------------------------------------------------------------------------------------
 # Phases
 
 
-@dataclass(frozen=True)
+@record
 class PhaseSpec:
     key: str
     label: str
@@ -85,7 +86,7 @@ PHASE_KEYS = tuple(p.key for p in PHASES)
 _COMPILED = tuple((p, tuple(re.compile(m) for m in p.markers)) for p in PHASES)
 
 
-@dataclass(frozen=True)
+@record
 class PhaseEvent:
     key: str
     label: str
@@ -175,7 +176,7 @@ class CatalogError(ValueError):
     """The diagnosis catalog is malformed (a bug in the package data; the tests load it)."""
 
 
-@dataclass(frozen=True)
+@record
 class FailurePattern:
     key: str  # the entry's id, `log.<area>.<name>`
     patterns: tuple[str, ...]  # regular expressions; any one matching a line is a hit
@@ -204,7 +205,7 @@ class FailurePattern:
         return any(r.search(clipped) for r in self.compiled)
 
 
-@dataclass(frozen=True)
+@record
 class Diagnosis:
     key: str  # the catalog id (`log.<area>.<name>`), or e.g. `sigkill` for facts found outside the log
     summary: str

@@ -22,7 +22,6 @@ import shutil
 import time
 import zipfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +30,7 @@ from ascendctl_engine import paths
 from ascendctl_engine.cmdrun import CommandRunner, SubprocessRunner
 from ascendctl_engine.inenv import script_path
 from ascendctl_engine.jsonio import JsonReadError, read_json_file
+from ascendctl_engine.records import record
 
 PREPARED_PREFIX = "prepared:"
 # The packages `ascendctl model prepare` needs inside the CPU engine to turn a GGUF file into safetensors
@@ -71,7 +71,7 @@ class ModelNotPrepared(ModelError):
         self.command = command if known else None
 
 
-@dataclass(frozen=True)
+@record
 class ModelRecipe:
     name: str
     kind: Literal["gguf-wheel", "tiny-random"]
@@ -101,7 +101,7 @@ CATALOG: dict[str, ModelRecipe] = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class PreparedModel:
     name: str
     path: Path
@@ -121,7 +121,7 @@ class PreparedModel:
         }
 
 
-@dataclass(frozen=True)
+@record
 class ModelListing:
     name: str
     status: str  # "ready" | "absent" | "incomplete"

@@ -9,15 +9,16 @@ renderer or check parses the argv back to recover the plan's own values.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
+from ascendctl_engine.records import record
 from ascendctl_engine.vocab import Role
 
 REDACTED = "<redacted>"
 
 
-@dataclass(frozen=True)
+@record
 class SecretRef:
     """Where a secret comes from at launch time; its value is never stored in a plan, state or log."""
 
@@ -49,7 +50,7 @@ def is_secret_name(name: str) -> bool:
     return secret_name_part(name) is not None
 
 
-@dataclass(frozen=True)
+@record
 class NodeAddress:
     """Node N's address, kept symbolic in the plan and resolved by the consumer: the launcher with the
     profile's node list, the Kubernetes renderer with the leader's or the pod's own address."""
@@ -62,7 +63,7 @@ class NodeAddress:
         return f"<node{self.node}-address>"
 
 
-@dataclass(frozen=True)
+@record
 class NodeRankBase:
     """This node's first data-parallel rank: its index × the ranks each node runs (one pod template serves
     every Kubernetes worker, so the renderer computes it from the worker index)."""
@@ -70,7 +71,7 @@ class NodeRankBase:
     per_node: int
 
 
-@dataclass(frozen=True)
+@record
 class Joined:
     """One word made of literal text and references (e.g. Ray's `HEAD:PORT`)."""
 
@@ -81,7 +82,7 @@ Part = str | NodeAddress | NodeRankBase
 Word = tuple[Part, ...]  # one argv word or env value: literal text and references, in order
 
 
-@dataclass(frozen=True)
+@record
 class Symbols:
     """A command with its references kept (multi-node commands only): what a consumer that knows the
     addresses differently (Kubernetes) substitutes, position by position, instead of searching the argv."""
@@ -92,7 +93,7 @@ class Symbols:
     unresolved: tuple[int, ...] = ()  # nodes whose address the plan does not know (written as placeholders)
 
 
-@dataclass(frozen=True)
+@record
 class Listen:
     """Where a node's API server binds (the planner passes the same host and port to vLLM as flags)."""
 
@@ -117,7 +118,7 @@ class Listen:
         return f"{self.endpoint}{self.health_path}"
 
 
-@dataclass(frozen=True)
+@record
 class Unit:
     """One supervised process of a prefill/decode deployment on one host: an instance's command there, or the
     router. A single-instance deployment has none (its processes are told apart by node alone)."""
@@ -127,7 +128,7 @@ class Unit:
     host: int  # the profile node (host) it runs on
 
 
-@dataclass(frozen=True)
+@record
 class RestartPolicy:
     """What the supervisor does when the engine exits unasked (the profile's `runtime.restart`, same names)."""
 
@@ -141,7 +142,7 @@ class RestartPolicy:
         return float(min(self.backoff_seconds * (2 ** max(attempt - 1, 0)), self.backoff_max_seconds))
 
 
-@dataclass(frozen=True)
+@record
 class Supervision:
     """How a node's engine is supervised (the profile's `runtime.ready_timeout`, `server.shutdown_timeout`,
     `runtime.restart`)."""
@@ -151,7 +152,7 @@ class Supervision:
     restart: RestartPolicy
 
 
-@dataclass(frozen=True)
+@record
 class EngineCommand:
     """One engine process on one node."""
 

@@ -38,12 +38,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, field, replace
 from pathlib import Path
 from typing import Any
 
 from ascendctl_engine.jsonio import JsonReadError, read_json_file
 from ascendctl_engine.paths import home_dir
+from ascendctl_engine.records import record
 
 STATE_VERSION = 1
 MAX_RECORD_BYTES = 256 * 1024
@@ -103,7 +104,7 @@ class RecordError(ValueError):
         )
 
 
-@dataclass(frozen=True)
+@record
 class DeploymentState:
     name: str
     node: int
@@ -387,7 +388,7 @@ def wait_group_gone(pgid: int, timeout: float, interval: float = 0.1) -> bool:
 # the store
 
 
-@dataclass(frozen=True)
+@record
 class Listed:
     state: DeploymentState
     supervisor_alive: bool  # its pid runs, and matches the recorded start time when there is one

@@ -51,6 +51,7 @@ from ascendctl_engine.launcher import (
     run_pre_commands,
 )
 from ascendctl_engine.phases import Diagnosis, PhaseEvent, PhaseTracker, diagnose
+from ascendctl_engine.records import record
 from ascendctl_engine.spec import EngineCommand, Unit
 from ascendctl_engine.state import (
     AlreadyRunning,
@@ -75,7 +76,7 @@ EXIT_INTERRUPTED = 130
 FAILURE_TAIL = 30
 
 
-@dataclass(frozen=True)
+@record
 class SupervisorConfig:
     """The supervisor's own pacing. What the deployment asks for (ready and drain timeouts, restarts) is the
     command's `supervision`, planned from the profile."""
@@ -85,7 +86,10 @@ class SupervisorConfig:
     poll_interval: float = 0.2
 
 
-@dataclass(frozen=True)
+DEFAULT_SUPERVISOR_CONFIG = SupervisorConfig()
+
+
+@record
 class Failure:
     reason: str
     tail: list[str]
@@ -103,7 +107,7 @@ class SupervisorResult:
     escalated: bool = False  # SIGKILL was needed
 
 
-@dataclass(frozen=True)
+@record
 class SupervisorReady:
     cmd: EngineCommand
     restarts: int
@@ -167,7 +171,7 @@ class Supervisor:
         executable: str | Path,
         *,
         name: str,
-        config: SupervisorConfig = SupervisorConfig(),
+        config: SupervisorConfig = DEFAULT_SUPERVISOR_CONFIG,
         store: StateStore | None = None,
         log_path: Path | None = None,
         console: Callable[[str], None] | None = None,
@@ -509,7 +513,7 @@ def spawn_detached(
         os.close(fd)
 
 
-@dataclass(frozen=True)
+@record
 class DetachedOutcome:
     # already-running: another `serve` of the same deployment won the claim (`reason` says who); the shared
     # log holds that run's lines, not this failure: `tail` is empty and the one diagnosis is the lost claim
@@ -621,7 +625,7 @@ def _other_live_run(
     return None
 
 
-@dataclass(frozen=True)
+@record
 class StopReport:
     name: str
     node: int

@@ -16,13 +16,14 @@ Flags are canonical (`--max-model-len`); keys are dotted `--additional-config` p
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal
+
+from ascendctl_engine.records import record
 
 Kind = Literal["flag", "key", "env"]
 
 
-@dataclass(frozen=True)
+@record
 class Claim:
     field: str  # the profile field, dotted (`serving.reasoning_parser`)
     kind: Kind

@@ -14,12 +14,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ascendctl.facts import upstream
 from ascendctl.facts.matrix.hardware import UNSTATED_HARDWARE, phrase_hardware
 from ascendctl.facts.matrix.model_families import _model_keys, find_models
 from ascendctl.facts.matrix.schema import ModelFamily, Release, SupportMatrix, in_range
+from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse as parse_version
 
 # A note that names a model while saying something does not work with it is a caveat, not support.
@@ -27,7 +27,7 @@ _ANNOUNCES = re.compile(r"\b(?:add(?:ed)? support|(?:is|are) (?:now )?supported|
 _CAVEAT = re.compile(r"\b(?:not work|doesn'?t work|does not work|not supported|unsupported|broken|removed?)\b", re.I)
 
 
-@dataclass(frozen=True)
+@record
 class Evidence:
     """One statement of a release's documents about a model family."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.core.findings import kebab
@@ -25,6 +25,7 @@ from ascendctl.facts.matrix.schema import (
 )
 from ascendctl.facts.matrix.verdicts import Level, Reason, Verdict
 from ascendctl_engine.adapters.ascend_switches import SWITCH_FIELDS, Switch, spelling_eras, spelling_for, switch
+from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse as parse_version
 from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
 
@@ -100,7 +101,7 @@ def explain(
     return Verdict(supported, backend, rel.version, hw_id, fam.id, qt.id, reasons, list(dict.fromkeys(suggestions)))
 
 
-@dataclass(frozen=True)
+@record
 class _NpuAsk:
     """One npu question to `explain`: the rows it names, and the release's model-table judgement of the family."""
 

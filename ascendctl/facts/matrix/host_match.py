@@ -4,16 +4,16 @@ each row is judged by the one row-fit function (`row_fit.fit_row`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ascendctl.facts.matrix.release_pins import releases
 from ascendctl.facts.matrix.row_fit import RowFit, _fit, _host_view
 from ascendctl.facts.matrix.schema import SupportMatrix
 from ascendctl_engine.host.facts import HostFacts
+from ascendctl_engine.records import record
 
 
-@dataclass(frozen=True)
+@record
 class HostReport:
     """Host summary (detected hardware first) and the fit of every release row of the host's backend."""
 

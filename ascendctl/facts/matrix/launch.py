@@ -9,7 +9,6 @@ them, so `matrix --json` does not load the era registry (a contract of pyproject
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from packaging.specifiers import SpecifierSet
@@ -20,10 +19,11 @@ from ascendctl.facts.matrix.schema import Hardware, QuantizationType, Release, S
 from ascendctl_engine.adapters import quantization_argv, quantization_rule
 from ascendctl_engine.adapters.eras import eras_of
 from ascendctl_engine.adapters.intent import HardwareTraits
+from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse
 
 
-@dataclass(frozen=True)
+@record
 class QuantLaunch:
     """How to switch a quantization on for one release (the adapters' quantization era decides)."""
 

@@ -4,15 +4,12 @@
 `load_matrix()` is the one I/O boundary of the matrix queries (read once per process and cached).
 """
 
-from __future__ import annotations
-
 import datetime as dt
 import functools
 import hashlib
 import json
 import types
 import typing
-from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
@@ -22,6 +19,7 @@ from pydantic import BaseModel
 from ascendctl.facts import upstream
 from ascendctl.facts.matrix.build import build_matrix
 from ascendctl.facts.matrix.schema import MatrixModel, SupportMatrix
+from ascendctl_engine.records import record
 
 
 class _MatrixMirror(MatrixModel):
@@ -119,7 +117,7 @@ _REQUIRED = object()
 _FRESH = object()
 
 
-@dataclass(frozen=True)
+@record
 class _Plan:
     template: dict[str, Any]
     fresh: tuple[tuple[str, typing.Callable[[], Any]], ...]

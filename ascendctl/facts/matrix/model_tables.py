@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from ascendctl.facts import upstream
 from ascendctl.facts.matrix.evidence import Evidence, disagreement, evidence, page_families
@@ -20,10 +19,11 @@ from ascendctl.facts.matrix.model_families import _model_keys
 from ascendctl.facts.matrix.names import _norm
 from ascendctl.facts.matrix.schema import Cell, ModelFamily, ModelSupport, Release, SupportMatrix, in_range
 from ascendctl.facts.matrix.verdicts import Level, Reason
+from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse as parse_version
 
 
-@dataclass(frozen=True)
+@record
 class TableJudgement:
     status: str  # supported | experimental | untested | unsupported | absent
     table_tag: str | None  # the tag whose table judged (None: no table at or before the release)

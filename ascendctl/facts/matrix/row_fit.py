@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ascendctl.facts.matrix.hardware import (
@@ -17,6 +17,7 @@ from ascendctl.facts.matrix.hardware import (
 )
 from ascendctl.facts.matrix.release_pins import _cann_matches
 from ascendctl.facts.matrix.schema import Release, SupportMatrix, in_range
+from ascendctl_engine.records import record
 from ascendctl_engine.versions import same_release, strip_v
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 Fit = Literal["runnable", "runnable-with-changes", "incompatible"]
 
 
-@dataclass(frozen=True)
+@record
 class RowFit:
     """How one release row fits a host."""
 

@@ -13,8 +13,6 @@ in a user's command. Cross-references checked by `SupportMatrix`:
 Queries over these models live in `ascendctl.facts.matrix` (pure functions taking the matrix as an argument).
 """
 
-from __future__ import annotations
-
 import datetime as dt
 import functools
 import re
@@ -175,7 +173,7 @@ class Release(MatrixModel):
         return next((d.value for d in self.disagreements if d.field == "cann"), None)
 
     @model_validator(mode="after")
-    def _backend_fields(self) -> Release:
+    def _backend_fields(self) -> "Release":
         if self.backend == "npu":
             if self.package != "vllm-ascend":
                 raise ValueError("npu rows pin the `vllm-ascend` package")
@@ -441,7 +439,7 @@ class SupportMatrix(MatrixModel):
     ] = []
 
     @model_validator(mode="after")
-    def _cross_references(self) -> SupportMatrix:
+    def _cross_references(self) -> "SupportMatrix":
         problems: list[str] = []
         problems += _check_hardware(self)
         problems += _check_releases(self)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
+
+from ascendctl_engine.records import record
 
 Level = Literal["ok", "warning", "error"]
 
 
-@dataclass(frozen=True)
+@record
 class Reason:
     """One finding of `explain`: what was checked, the reference behind it, and whether it blocks."""
 
@@ -30,7 +32,7 @@ class Reason:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class Verdict:
     """Answer of `explain`: supported or not, with every reason (and its reference) and what to try instead."""
 

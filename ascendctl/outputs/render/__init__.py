@@ -18,13 +18,13 @@ table the CLI's `--target` help and its error message are built from, read witho
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.outputs.render import compose, disaggregated, kserve, kubernetes, shell, systemd
 from ascendctl.outputs.render.options import RenderedFile, RenderOptions
 from ascendctl.outputs.targets import TARGETS, TARGETS_BY_NAME, Target, find_target, render_overrides
+from ascendctl_engine.records import record
 
 if TYPE_CHECKING:
     from ascendctl.plan.types import Plan
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 RenderFunction = Callable[["Plan", RenderOptions], list[RenderedFile]]
 
 
-@dataclass(frozen=True)
+@record
 class Renderer:
     target: Target
     function: RenderFunction  # `render(plan, options) -> list[RenderedFile]`

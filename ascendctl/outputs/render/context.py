@@ -12,13 +12,14 @@ Container facts: device nodes and host mounts follow vllm-ascend's `docker run` 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.outputs.quoting import Quoted, one_line
 from ascendctl.outputs.render.options import RenderOptions
 from ascendctl.schema.secrets import API_KEY_VAR
+from ascendctl_engine.records import record
 
 if TYPE_CHECKING:
     from ascendctl.plan.types import Deployment, EngineSettings, Plan
@@ -56,7 +57,7 @@ SHM = "/dev/shm"  # noqa: S108 - the container's shared-memory mount point, not 
 PROBE_PERIOD_S = 10
 
 
-@dataclass(frozen=True)
+@record
 class EnvVar:
     """One variable of a node: a planned value, or a secret loaded at start (`secret` set, no value)."""
 
@@ -69,7 +70,7 @@ class EnvVar:
         return self.secret.describe() if self.secret else ""
 
 
-@dataclass(frozen=True)
+@record
 class NodeView:
     index: int
     role: str
@@ -78,7 +79,7 @@ class NodeView:
     pre_commands: tuple[tuple[str, ...], ...]
 
 
-@dataclass(frozen=True)
+@record
 class RenderContext:
     name: str
     namespace: str | None

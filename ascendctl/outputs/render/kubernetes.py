@@ -14,7 +14,6 @@ reference, any other `$` is kept). So every planned string written there has eac
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ascendctl.core.errors import UserInputError
@@ -23,6 +22,7 @@ from ascendctl.outputs.render.context import MODEL_CACHE, PROBE_PERIOD_S, SHM, R
 from ascendctl.outputs.render.options import RenderedFile
 from ascendctl.outputs.render.yaml_out import dump_documents
 from ascendctl.schema.secrets import API_KEY_VAR
+from ascendctl_engine.records import record
 from ascendctl_engine.spec import NodeAddress, NodeRankBase
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def _header(ctx: RenderContext) -> list[Quoted]:
 # Nothing is searched for in the argv: literal text stays literal even when it looks like an address.
 
 
-@dataclass(frozen=True)
+@record
 class Ref:
     """A value only the pod knows when it starts, expanded there."""
 
@@ -107,7 +107,7 @@ LEADER_ADDRESS = Ref(shell_var("LWS_LEADER_ADDRESS"), "$(LWS_LEADER_ADDRESS)")
 Word = tuple[str | Ref, ...]
 
 
-@dataclass(frozen=True)
+@record
 class PodNode:
     """One node as a container: its command (and args) already in Kubernetes' syntax, its env entries."""
 
@@ -122,7 +122,7 @@ class PodNode:
         return self.role == "head"  # workers are headless: no API server, no probes
 
 
-@dataclass(frozen=True)
+@record
 class SecretNames:
     """The Kubernetes Secrets a deployment's pods read: the API key's (key `api-key`) and runtime.secrets'
     (one Secret for the deployment, a key per variable, so every pod of it mounts the same object)."""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ascendctl_engine.records import record
 
 
-@dataclass(frozen=True)
+@record
 class RenderOptions:
     installed_profile: str | None = None  # where systemd units expect the profile; default /etc/ascendctl/<name>.yaml
     ascendctl_bin: str = "/usr/local/bin/ascendctl"
@@ -16,7 +16,7 @@ class RenderOptions:
     secrets_secret: str | None = None  # k8s Secret holding runtime.secrets (key = variable); default <name>-secrets
 
 
-@dataclass(frozen=True)
+@record
 class RenderedFile:
     name: str
     content: str

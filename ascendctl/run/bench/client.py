@@ -22,13 +22,14 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from ascendctl.core.errors import OperationFailed, UserInputError
 from ascendctl.plan.workload import WorkloadPoint
 from ascendctl.run.bench.flags import ClientFlags, check_client
 from ascendctl.run.bench.results import PointResult, read_point_result
+from ascendctl_engine.records import record
 
 # The metrics and percentiles every point reports (the document's `metrics` keys follow them).
 PERCENTILE_METRICS = ("ttft", "tpot", "itl", "e2el")
@@ -41,7 +42,7 @@ DEFAULT_POINT_TIMEOUT_S = 1800.0  # one point's run, client start-up included, w
 LOG_TAIL_LINES = 15
 
 
-@dataclass(frozen=True)
+@record
 class BenchTarget:
     """Where load goes and which client sends it."""
 

@@ -15,11 +15,11 @@ import os
 import re
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from ascendctl.core.errors import OperationFailed
 from ascendctl_engine.paths import cache_dir
+from ascendctl_engine.records import record
 
 # The first vLLM with `vllm bench serve`: v0.8.0:vllm/entrypoints/cli/benchmark/serve.py (vllm-project/vllm#13993;
 # v0.7.3 has no vllm/entrypoints/cli/benchmark/).
@@ -32,7 +32,7 @@ _OPTION_LINE = re.compile(r"^  (-[^\s].*?)(?:\s{2,}|$)")
 _OPTION = re.compile(r"^--?[A-Za-z0-9][\w-]*$")
 
 
-@dataclass(frozen=True)
+@record
 class ClientFlags:
     """The option strings of one client's `vllm bench serve`."""
 

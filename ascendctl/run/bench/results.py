@@ -14,13 +14,13 @@ import json
 import math
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ascendctl.core.errors import OperationFailed
 from ascendctl.plan.workload import WorkloadPoint
 from ascendctl_engine.jsonio import JsonReadError, read_bytes
+from ascendctl_engine.records import record
 
 LATENCY_METRICS = ("ttft", "tpot", "itl", "e2el")
 LATENCY_STATS = ("mean", "p50", "p90", "p99")
@@ -28,7 +28,7 @@ MAX_RESULT_BYTES = 512 * 1024 * 1024  # a detailed save holds every token's timi
 MAX_ERROR_TEXT = 500  # characters of one failure message kept in the report
 
 
-@dataclass(frozen=True)
+@record
 class Metrics:
     """One point's figures. Latencies in milliseconds, keyed `<metric>` → `<stat>` (LATENCY_STATS)."""
 
@@ -61,7 +61,7 @@ class Metrics:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class PointResult:
     """One workload point measured: its figures, the failed requests' messages, where the raw JSON is."""
 

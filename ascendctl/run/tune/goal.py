@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.plan.workload import WorkloadPoint
 from ascendctl.run.bench.results import LATENCY_METRICS, LATENCY_STATS
+from ascendctl_engine.records import record
 
 # The one table of metric names a tune reads: the latency percentiles (milliseconds) and the rates.
 SLO_NAMES: tuple[str, ...] = tuple(f"{m}_{stat}_ms" for m in LATENCY_METRICS for stat in LATENCY_STATS)
@@ -26,7 +27,7 @@ REQUESTS_PER_S = "req_s"
 METRIC_NAMES: tuple[str, ...] = (*SLO_NAMES, OUTPUT_TOKENS_PER_S, REQUESTS_PER_S)
 
 
-@dataclass(frozen=True)
+@record
 class Goal:
     name: str
     metric: str
@@ -50,7 +51,7 @@ GOALS: dict[str, Goal] = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Slo:
     metric: str  # one of SLO_NAMES
     limit_ms: float
@@ -90,7 +91,7 @@ def parse_slos(texts: Sequence[str]) -> tuple[Slo, ...]:
     return slos
 
 
-@dataclass(frozen=True)
+@record
 class PointOutcome:
     """One workload point measured: its metrics by name (`METRIC_NAMES`; None when the run reported none), and
     how many requests completed and failed (with the first failures' messages)."""

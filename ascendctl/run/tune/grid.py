@@ -12,10 +12,11 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.plan.workload import MAX_CONCURRENCY, WorkloadPoint
+from ascendctl_engine.records import record
 
 MAX_VALUES = 32  # values of one KEY
 MAX_COMBINATIONS = 256  # trials of one tune (each is at least one benchmark run)
@@ -47,7 +48,7 @@ BENCH_KEYS: dict[str, Callable[[str], int | float | None]] = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Axis:
     """One `--grid KEY=V1,V2`: the key and its values as typed."""
 
@@ -71,7 +72,7 @@ def label(assignment: Assignment) -> str:
     return " ".join(items(assignment)) or "(as the profile says)"
 
 
-@dataclass(frozen=True)
+@record
 class TrialSpec:
     """One combination, in the order it runs: its engine settings (one engine start per distinct set) and its
     benchmark settings (run within that start)."""
@@ -90,7 +91,7 @@ class TrialSpec:
         return label(self.settings)
 
 
-@dataclass(frozen=True)
+@record
 class EngineGroup:
     """The trials that share one engine start."""
 

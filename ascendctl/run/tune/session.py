@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +20,10 @@ from ascendctl.run.tune.grid import Assignment, Axis, EngineGroup, label, ordere
 from ascendctl.run.tune.prepare import PlanFn, plan_grid
 from ascendctl.run.tune.trials import EngineStarter, Progress, TuneOutcome, run_trials
 from ascendctl.run.tune.tuned import outputs_for, tune_document, write_report, write_tuned
+from ascendctl_engine.records import record
 
 
-@dataclass(frozen=True)
+@record
 class TuneRequest:
     profile_path: Path
     grid: tuple[str, ...]
@@ -35,7 +35,7 @@ class TuneRequest:
     overrides: tuple[str, ...] = ()  # `--set` for every trial (kept in the tuned profile)
 
 
-@dataclass(frozen=True)
+@record
 class Prepared:
     """A tune checked and planned, nothing started yet."""
 
@@ -55,7 +55,7 @@ class Prepared:
         return next(iter(self.plans.values())).deployment.name
 
 
-@dataclass(frozen=True)
+@record
 class TuneReport:
     document: dict[str, Any]
     outcome: TuneOutcome

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.plan.types import EngineSettings, Plan
 from ascendctl.schema.profile import Profile
 from ascendctl_engine.adapters.ascend_switches import SWITCHES, spelling_for
+from ascendctl_engine.records import record
 from ascendctl_engine.vocab import GraphMode
 
 # What an engine setting is probed with: the dotted path, and a function of the current resolved value giving the
@@ -28,7 +28,7 @@ _CAPTURING = ("eager", "default", "auto")  # resolved graph modes that capture n
 _META_MODES = ("auto", "engine-default")  # modes that name no graph mode of their own
 
 
-@dataclass(frozen=True)
+@record
 class SuggestedGrid:
     key: str
     values: tuple[str, ...]

@@ -26,6 +26,7 @@ from ascendctl.core.errors import OperationFailed
 from ascendctl.plan.workload import Workload, WorkloadPoint
 from ascendctl.run.tune.goal import Goal, PointOutcome, Slo, best, judge
 from ascendctl.run.tune.grid import EngineGroup, TrialSpec, apply_bench, items
+from ascendctl_engine.records import record
 
 TrialStatus = Literal["measured", "engine-failed", "bench-failed"]
 
@@ -38,7 +39,7 @@ class EngineStarter(Protocol):
     def __call__(self, overrides: Sequence[str]) -> AbstractContextManager[PointRunner]: ...
 
 
-@dataclass(frozen=True)
+@record
 class TrialResult:
     spec: TrialSpec
     status: TrialStatus
@@ -69,7 +70,7 @@ class TrialResult:
         }
 
 
-@dataclass(frozen=True)
+@record
 class TuneOutcome:
     trials: tuple[TrialResult, ...]  # in measured order
     skipped: tuple[TrialSpec, ...]  # not started: the budget ran out

@@ -12,7 +12,6 @@ Each topic (graph mode, parallelism, EPLB, quantization, …) is a table of eras
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from ascendctl_engine.adapters import ascend_switches as _ascend_switches
 from ascendctl_engine.adapters import env as _env
@@ -30,6 +29,7 @@ from ascendctl_engine.adapters.acceptance import ReleaseAcceptance, acceptance_f
 from ascendctl_engine.adapters.builder import AdapterResult, CommandBuilder
 from ascendctl_engine.adapters.eras import REGISTRY, TOPICS, Era, EraError, era_for_release, select
 from ascendctl_engine.adapters.intent import EngineIntent, HardwareTraits, LoadedModel, NodeIntent
+from ascendctl_engine.records import record
 from ascendctl_engine.sections.deployment import ModelSpec, TargetSpec
 
 # The topic modules register their eras on import.
@@ -68,7 +68,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@record
 class QuantRule:
     """How ModelSlim (`--quantization ascend`) weights are switched on in one release — the quantization era's
     own traits, so `matrix --explain`, the docs and the plan give one answer."""

@@ -9,7 +9,6 @@ object, and only this object, whether a flag, a JSON key, a config key or a vari
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ascendctl_engine.adapters.ascend_keys import KeyProblem, KeyTable, key_table, tag_span, tags_defining_env
@@ -20,13 +19,14 @@ from ascendctl_engine.adapters.parser_snapshot import (
     parser_distribution,
     snapshot_for,
 )
+from ascendctl_engine.records import record
 
 # The only plugin-added `--quantization` choice: vllm-ascend's platform hook appends it to vLLM's list.
 ASCEND_QUANT_CHOICE = "ascend"
 ENV_PREFIX = "VLLM_ASCEND_"
 
 
-@dataclass(frozen=True)
+@record
 class ReleaseAcceptance:
     parser: ParserSnapshot
     keys: KeyTable | None  # None off Ascend (vLLM itself reads no `--additional-config` key)

@@ -42,13 +42,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from packaging.version import InvalidVersion, Version
 
 from ascendctl_engine.jsonio import read_json_resource
+from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class KeyTableMissing(LookupError):
     """No checked-in table for this vllm-ascend tag."""
 
 
-@dataclass(frozen=True)
+@record
 class KeyInfo:
     path: str
     type: str | None
@@ -79,7 +79,7 @@ class KeyInfo:
     deprecated: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class EnvInfo:
     name: str
     default: str | None
@@ -87,7 +87,7 @@ class EnvInfo:
     type: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class KvConnectorInfo:
     """A KV connector a tag registers: the name `kv_connector` gives, where its class lives, where it is registered."""
 
@@ -97,14 +97,14 @@ class KvConnectorInfo:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class KeyProblem:
     path: str
     kind: ProblemKind
     message: str
 
 
-@dataclass(frozen=True)
+@record
 class _Unknown:
     policy: Policy
     source: str

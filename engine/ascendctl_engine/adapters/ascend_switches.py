@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import Apply, Era, era, era_for_release, eras_of
 from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.records import record
 
 NPU = {"npu"}
 TOPIC_PREFIX = "ascend."
@@ -39,7 +39,7 @@ _FALLBACK = "v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/as
 _SCHEDULER_FALLBACK = "v0.25.1rc1:vllm_ascend/ascend_config.py:909-921"
 
 
-@dataclass(frozen=True)
+@record
 class Spelling:
     """How one era spells a switch: a variable (`1`/`0`) or an `--additional-config` key path (JSON value)."""
 
@@ -70,7 +70,7 @@ def key(path: str, *, integer: bool = False) -> Spelling:
     return Spelling("key", path, integer)
 
 
-@dataclass(frozen=True)
+@record
 class SwitchEra:
     spec: str  # vllm-ascend range, as the era registry writes it
     first: str  # the oldest and newest tag with a key table in the range (for an open range: when it was written)
@@ -99,7 +99,7 @@ def _decode_instance(intent: EngineIntent, what: str) -> str | None:
     )
 
 
-@dataclass(frozen=True)
+@record
 class Switch:
     field: str  # the `engine.ascend` field and `AscendIntent` attribute
     title: str  # what it switches, for messages
@@ -766,7 +766,7 @@ def jemalloc(intent: EngineIntent, b: CommandBuilder) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ queries
-@dataclass(frozen=True)
+@record
 class SwitchSpelling:
     """One era of a switch as `matrix --explain` and the docs show it (from the era registry)."""
 

@@ -19,6 +19,7 @@ from ascendctl_engine.adapters.parser_snapshot import ItemSchema
 from ascendctl_engine.argv_items import parse_args
 from ascendctl_engine.flags import canonical_flag, flag_tokens
 from ascendctl_engine.mapping import deep_merge
+from ascendctl_engine.records import record
 from ascendctl_engine.spec import (
     EngineCommand,
     Joined,
@@ -54,7 +55,7 @@ def _has_refs(word: Word) -> bool:
     return any(not isinstance(part, str) for part in word)
 
 
-@dataclass(frozen=True)
+@record
 class Refusal:
     """A constraint the intent breaks on this release. `kind` names the constraint: the topic whose era refused
     (`graph`, `speculative`, ...) or the check that did (`parser`: the release's real parser rejects an

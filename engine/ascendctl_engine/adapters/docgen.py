@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from ascendctl_engine.adapters import plan_commands
@@ -14,9 +14,10 @@ from ascendctl_engine.adapters.eras import REGISTRY, TOPICS
 from ascendctl_engine.adapters.intent import EngineIntent, HardwareTraits, LoadedModel, intent_from_sections
 from ascendctl_engine.flags import canonical_flag
 from ascendctl_engine.mapping import deep_merge
+from ascendctl_engine.records import record
 
 
-@dataclass(frozen=True)
+@record
 class ReleaseColumn:
     label: str  # e.g. "v0.13.0" or "cpu 0.32.0"
     backend: str
@@ -27,7 +28,7 @@ class ReleaseColumn:
     traits: Mapping[str, HardwareTraits] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class Sample:
     """One row of the table: a profile fragment (sections as an operator writes them, merged into the base
     profile) and what the planner would resolve beside it (`loaded` model facts, other intent values)."""

@@ -12,10 +12,11 @@ text such as "user: engine.parallel.tensor"), so the adapters can explain the fl
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, get_type_hints
 
 from ascendctl_engine.pd import KvTransfer
+from ascendctl_engine.records import record
 from ascendctl_engine.sections.deployment import (
     EngineSpec,
     ModelSpec,
@@ -31,7 +32,7 @@ from ascendctl_engine.vocab import Backend, ModelArch
 from ascendctl_engine.vocab import HardwareFamily as Hardware
 
 
-@dataclass(frozen=True)
+@record
 class LoadedModel:
     """The model as the engine will load it: what the planner resolved from `model` and the model's files."""
 
@@ -43,7 +44,7 @@ class LoadedModel:
     num_experts: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class NodeIntent:
     """One node of the layout, with the profile's per-node overrides (`network.nodes[i]`) when it has any."""
 
@@ -67,7 +68,7 @@ class NodeIntent:
         return tuple(self.overrides.extra_args) if self.overrides else ()
 
 
-@dataclass(frozen=True)
+@record
 class HardwareTraits:
     """What the target hardware family can do. The planner fills it from the support matrix's hardware table
     (the one owner of hardware limits); adapters read traits, never family names."""
@@ -85,7 +86,7 @@ class HardwareTraits:
 SECTIONS = ("model", "target", "engine", "network", "server", "serving", "runtime")
 
 
-@dataclass(frozen=True)
+@record
 class EngineIntent:
     vllm: str  # upstream vLLM version the release pins (pip form, e.g. "0.13.0")
     model: ModelSpec

@@ -28,7 +28,6 @@ import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,6 +35,7 @@ import yaml
 from packaging.version import InvalidVersion, Version
 
 from ascendctl_engine.jsonio import read_json_resource
+from ascendctl_engine.records import record
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -71,7 +71,7 @@ class SnapshotMissing(LookupError):
     """No snapshot (and no recorded decision) for a vLLM version."""
 
 
-@dataclass(frozen=True)
+@record
 class OptionInfo:
     strings: tuple[str, ...]  # every option string (aliases too); () for the positional model_tag
     dest: str
@@ -95,7 +95,7 @@ class OptionInfo:
         return longs[0] if longs else (self.strings[0] if self.strings else self.dest)
 
 
-@dataclass(frozen=True)
+@record
 class JsonFlagInfo:
     flag: str
     keys: tuple[str, ...]  # the keys its config class accepts; () when the value is a free-form dict
@@ -107,7 +107,7 @@ class JsonFlagInfo:
     message: str | None = None  # vLLM's message for an unknown key (the key shown as <key>)
 
 
-@dataclass(frozen=True)
+@record
 class ItemSchema:
     """The JSON object one item of a list-valued flag may be, where the snapshot's samples cannot tell: vLLM's
     `--lora-modules` reads an item holding `=` and no `,` as `name=path` and any other as a JSON object for
@@ -119,7 +119,7 @@ class ItemSchema:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class ArgvProblem:
     token: str
     kind: ProblemKind
@@ -811,7 +811,8 @@ def _option(raw: Mapping[str, Any], classes: tuple[str, ...]) -> OptionInfo:
     choices = raw.get("choices")
     accepts = raw.get("accepts")
     if "rejects" in raw:  # stored as the shorter of the two lists
-        accepts = [c for c in classes if c not in raw["rejects"]]
+        rejected = frozenset(raw["rejects"])  # a set: both lists run to hundreds of classes
+        accepts = [c for c in classes if c not in rejected]
     return OptionInfo(
         strings=tuple(raw.get("strings", ())),
         dest=str(raw["dest"]),

@@ -21,7 +21,6 @@ tags in the vllm-project/vllm-ascend mirror (sources per era below); vLLM's `--s
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from packaging.specifiers import SpecifierSet
@@ -31,6 +30,7 @@ from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import Apply, Era, era, eras_of, select
 from ascendctl_engine.adapters.intent import EngineIntent
 from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, SnapshotMissing, snapshot_for, snapshot_versions
+from ascendctl_engine.records import record
 from ascendctl_engine.sections.deployment import SpeculativeSpec
 from ascendctl_engine.versions import parse
 from ascendctl_engine.vocab import SPECULATIVE_DRAFT_METHODS, SPECULATIVE_MODEL_FREE, SPECULATIVE_TARGET_DRAFT_METHODS
@@ -73,7 +73,7 @@ RUN_V020 = (*RUN_V017, "dflash", "ngram_gpu")  # (dflash is dispatched from v0.1
 SNAPSHOT_KEYS = "the parser snapshots' `--speculative-config` keys"
 
 
-@dataclass(frozen=True)
+@record
 class Row:
     """One Ascend era: what runs (`methods`, profile spellings, generic `mtp` included when MTP runs), how the
     generic `mtp` is spelled, whether the config takes `enforce_eager` for the drafter, and the methods whose

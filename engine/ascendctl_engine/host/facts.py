@@ -8,10 +8,11 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Literal, get_args
 
 from ascendctl_engine.jsonio import JsonReadError, bounded_int
+from ascendctl_engine.records import record
 from ascendctl_engine.spec import REDACTED, is_secret_name
 from ascendctl_engine.vocab import Backend
 from ascendctl_engine.vocab import HardwareFamily as Family
@@ -20,7 +21,7 @@ FAMILIES: tuple[Family, ...] = get_args(Family)
 CannLayout = Literal["toolkit", "cann9", "env"]
 
 
-@dataclass(frozen=True)
+@record
 class NpuDevice:
     """One NPU chip as `npu-smi info` lists it (two rows per chip in the table)."""
 
@@ -74,7 +75,7 @@ def devices_in_use(devices: Sequence[NpuDevice], wanted: Sequence[int], mask: st
     return [d for i, d in enumerate(devices) if i in physical]
 
 
-@dataclass(frozen=True)
+@record
 class NpuProcess:
     """A row of the process table that may follow the device table."""
 
@@ -88,7 +89,7 @@ class NpuProcess:
         return {"npu": self.npu, "chip": self.chip, "pid": self.pid, "name": self.name, "memory_mb": self.memory_mb}
 
 
-@dataclass(frozen=True)
+@record
 class NpuSmiInfo:
     """Parsed `npu-smi info`."""
 
@@ -100,7 +101,7 @@ class NpuSmiInfo:
     processes: tuple[NpuProcess, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class DeviceNodes:
     """Ascend device files under /dev."""
 
@@ -127,7 +128,7 @@ class DeviceNodes:
         }
 
 
-@dataclass(frozen=True)
+@record
 class DriverInfo:
     installed: bool = False  # /usr/local/Ascend/driver exists
     version: str | None = None
@@ -137,7 +138,7 @@ class DriverInfo:
         return {"installed": self.installed, "version": self.version, "source": self.source}
 
 
-@dataclass(frozen=True)
+@record
 class CannInfo:
     """The CANN toolkit this host would use, and whether its environment is sourced."""
 
@@ -173,7 +174,7 @@ class CannInfo:
         }
 
 
-@dataclass(frozen=True)
+@record
 class PythonEnv:
     """The engine environment's interpreter and the versions of the engine packages installed in it."""
 
@@ -194,7 +195,7 @@ class PythonEnv:
         }
 
 
-@dataclass(frozen=True)
+@record
 class CudaGpu:
     index: int
     name: str
@@ -210,7 +211,7 @@ class CudaGpu:
         }
 
 
-@dataclass(frozen=True)
+@record
 class CudaInfo:
     nvidia_smi: bool = False
     driver_version: str | None = None
@@ -224,7 +225,7 @@ class CudaInfo:
         }
 
 
-@dataclass(frozen=True)
+@record
 class CpuInfo:
     arch: str | None = None
     cores: int | None = None
@@ -242,7 +243,7 @@ class CpuInfo:
         }
 
 
-@dataclass(frozen=True)
+@record
 class PortStatus:
     host: str
     port: int
@@ -260,7 +261,7 @@ class PortStatus:
         }
 
 
-@dataclass(frozen=True)
+@record
 class HostFacts:
     """Everything `check`, `matrix --here` and the planner need to know about one host."""
 

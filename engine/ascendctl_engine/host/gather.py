@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TypeVar
 
@@ -35,6 +35,7 @@ from ascendctl_engine.host.npu_smi import (
 )
 from ascendctl_engine.host.probe import HostProbe, LocalHostProbe
 from ascendctl_engine.host.pyenv import EnginePython, choose_engine_python, probe_python_env
+from ascendctl_engine.records import record
 from ascendctl_engine.versions import cann_release_key
 from ascendctl_engine.vocab import Backend
 from ascendctl_engine.vocab import HardwareFamily as Family
@@ -69,7 +70,7 @@ _SECRET_RE = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL", re.IGNORECASE)
 REDACTED = "<redacted>"
 
 
-@dataclass(frozen=True)
+@record
 class PortRequest:
     host: str
     port: int

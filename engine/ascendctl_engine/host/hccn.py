@@ -24,10 +24,11 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
 from ascendctl_engine.host.probe import HostProbe
+from ascendctl_engine.records import record
 
 HCCN_TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"  # where the driver installs it (mounted in containers)
 HCCN_TIMEOUT = 15.0
@@ -127,7 +128,7 @@ def same_subnet(address: str, netmask: str | None, other: str) -> bool | None:
         return None
 
 
-@dataclass(frozen=True)
+@record
 class DeviceFabric:
     """What `hccn_tool` says about one device's NIC (None: not read; `errors` says why, per query)."""
 
@@ -157,7 +158,7 @@ class DeviceFabric:
         }
 
 
-@dataclass(frozen=True)
+@record
 class SpodInfo:
     """A3: one chip's superpod identity (`npu-smi info -t spod-info -i npu -c chip`); `error` when not read."""
 
@@ -182,7 +183,7 @@ class SpodInfo:
 PingKind = Literal["ping", "hccs_ping"]
 
 
-@dataclass(frozen=True)
+@record
 class Ping:
     """`hccn_tool -i device -ping|-hccs_ping -g address address`: replies out of packets sent (None when it did not
     run or printed no count)."""
@@ -214,7 +215,7 @@ class Ping:
         }
 
 
-@dataclass(frozen=True)
+@record
 class PeerTarget:
     """A peer node's device NIC, pinged from every local device (within `MAX_PINGS_PER_KIND`)."""
 
@@ -224,7 +225,7 @@ class PeerTarget:
     kind: PingKind = "ping"
 
 
-@dataclass(frozen=True)
+@record
 class FabricFacts:
     """This host's fabric: where `hccn_tool` is (None: not found), each device, the pings to the peers."""
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ascendctl_engine.host.facts import NpuDevice, NpuProcess, NpuSmiInfo
+from ascendctl_engine.records import record
 from ascendctl_engine.vocab import SOC_VERSION_CONTAINS, SOC_VERSIONS
 from ascendctl_engine.vocab import HardwareFamily as Family
 
@@ -323,7 +324,7 @@ def dcmi_error_code(text: str) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
+@record
 class DcmiCause:
     """What a DCMI return code means for someone running npu-smi / vLLM, the fix, and where that comes from."""
 

@@ -15,19 +15,19 @@ import platform
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from ascendctl_engine.jsonio import JsonReadError, open_regular
 from ascendctl_engine.ports import bind_error
+from ascendctl_engine.records import record
 
 MAX_READ_BYTES = 1024 * 1024
 DEFAULT_TIMEOUT = 10.0
 _MAX_LINK_HOPS = 40
 
 
-@dataclass(frozen=True)
+@record
 class CommandResult:
     """What a command did. `returncode` 127: not found, 126: not executable, 124: timed out."""
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from ascendctl_engine.host.facts import PythonEnv
 from ascendctl_engine.host.npu_smi import family_from_soc_version
 from ascendctl_engine.host.probe import HostProbe
 from ascendctl_engine.jsonio import loads_json
+from ascendctl_engine.records import record
 from ascendctl_engine.vocab import HardwareFamily as Family
 
 ENGINE_PYTHON_VAR = "ASCENDCTL_ENGINE_PYTHON"
@@ -76,7 +76,7 @@ print("ASCENDCTL-PROBE " + json.dumps(out))
 """
 
 
-@dataclass(frozen=True)
+@record
 class EnginePython:
     """The interpreter to probe and why it was chosen."""
 

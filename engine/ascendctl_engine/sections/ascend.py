@@ -7,8 +7,6 @@ emitted). The profile states the intent only; how a release spells it (an enviro
 (`ascendctl matrix --explain MODEL --feature SWITCH`, docs/intent-to-flags.md).
 """
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from pydantic import Field, field_validator

@@ -1,7 +1,5 @@
 """The strict base for everything a user writes, and the shared vocabulary of names."""
 
-from __future__ import annotations
-
 from pydantic import BaseModel, ConfigDict
 
 

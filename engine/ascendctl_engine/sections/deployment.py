@@ -7,8 +7,6 @@ A profile states *intent* (graph mode, parallel layout, EPLB, scheduler limits).
 depend on the host or the release: the planner turns intent into the flags of a given release.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, JsonValue, field_validator, model_validator
@@ -342,7 +340,7 @@ class SpeculativeSpec(StrictModel):
     ] = None
 
     @model_validator(mode="after")
-    def _draft_options_fit_the_method(self) -> SpeculativeSpec:
+    def _draft_options_fit_the_method(self) -> "SpeculativeSpec":
         # Release-independent facts of the methods (which ones load weights of their own); what a release runs is
         # checked by the planner.
         if self.method in SPECULATIVE_DRAFT_METHODS and self.model is None:
@@ -560,7 +558,7 @@ class ApiKeySource(SecretSource):
     file: Annotated[NonEmptyLine | None, Field(description="Path of a file holding the API key (first line).")] = None
 
     @model_validator(mode="after")
-    def _exactly_one_source(self) -> ApiKeySource:
+    def _exactly_one_source(self) -> "ApiKeySource":
         if (self.env is None) == (self.file is None):
             raise ValueError("set exactly one of `env` or `file` (API keys are never written inline)")
         return self

@@ -5,8 +5,6 @@ engine ids, the KV ports and the prefill/decode sizes the connector checks are d
 typed twice (vllm-project/vllm-ascend#10652 asks for exactly that).
 """
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from pydantic import Field

@@ -14,8 +14,6 @@ script, a unit, a manifest, an argv) has to wonder whether a string can end a li
   cannot be marked without being checked, and the JSON Schema carries it (`x-argv-word`), which the tests walk.
 """
 
-from __future__ import annotations
-
 import ipaddress
 import re
 import unicodedata

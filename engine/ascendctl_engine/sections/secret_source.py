@@ -1,8 +1,6 @@
 """Where a secret's value comes from (`{env: VAR}` or `{file: PATH}`), and the name and value shapes the profile's
 validators check; what the rest of secret handling does is described in `ascendctl.schema.secrets`."""
 
-from __future__ import annotations
-
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any
@@ -42,7 +40,7 @@ class SecretSource(StrictModel):
         return data
 
     @model_validator(mode="after")
-    def _exactly_one_source(self) -> SecretSource:
+    def _exactly_one_source(self) -> "SecretSource":
         if (self.env is None) == (self.file is None):
             raise ValueError(f"set exactly one of `env` or `file` ({INLINE_REFUSED})")
         if self.env is not None and not is_posix_name(self.env):

@@ -8,8 +8,6 @@ real-parser snapshot of the target vLLM. Values are checked at this boundary for
 identifiers, paths are one line, and nothing can be read by vLLM's parser as a flag or by a shell as syntax.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Annotated, Literal
 

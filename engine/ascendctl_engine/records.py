@@ -1,0 +1,199 @@
+"""Immutable value records: frozen dataclasses that are cheap to define.
+
+Python 3.11's `dataclasses` compiles every method it generates from source text with exec(): a frozen class
+gets `__init__`, `__repr__`, `__eq__`, `__hash__`, `__setattr__` and `__delattr__`, about 0.8 ms per class.
+ascendctl defines some two hundred record classes, so every CLI start spent ~100 ms compiling them
+(`make bench`, issue 32: start-up ≤ 2× the dependency import floor). `record` lets dataclasses collect the
+fields (so `dataclasses.fields`, `replace`, `asdict` and `is_dataclass` work as before) and generate nothing;
+`__init__`, equality, hashing, repr and immutability are functions written once here that read a per-class
+plan of the fields, so defining a record class compiles no code. An instance costs a few microseconds more to
+build, which is nothing at the few thousand instances a command makes.
+
+Records behave as `@dataclass(frozen=True)` does (tests/test_records.py compares the two side by side): the
+same parameters, defaults, factories, keyword-only and `init=False` fields and `__post_init__` call, the same
+argument errors, equality and hashing over the fields that compare, the same repr, `FrozenInstanceError` on
+assignment or deletion. The differences: `inspect.signature` of a record class reads `(*args, **kwargs)`, and
+`InitVar` pseudo-fields are not supported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import reprlib
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
+
+from typing_extensions import dataclass_transform
+
+_T = TypeVar("_T", bound=type)
+
+_COMPARE_KEY = "__record_compare_key__"
+_HASH_KEY = "__record_hash_key__"
+_REPR_NAMES = "__record_repr_names__"
+_FIELD_NAMES = "__record_field_names__"
+_INIT_PLAN = "__record_init_plan__"
+
+
+def _key_of(names: tuple[str, ...]) -> Callable[[object], tuple[Any, ...]]:
+    """The tuple of those fields' values, as dataclasses compares and hashes them (always a tuple, so that
+    identical members compare equal even when `==` says otherwise, e.g. the same NaN)."""
+
+    def key(obj: object) -> tuple[Any, ...]:
+        return tuple([getattr(obj, name) for name in names])
+
+    return key
+
+
+def _record_eq(self: object, other: object) -> bool:
+    if other.__class__ is self.__class__:
+        key: Callable[[object], tuple[object, ...]] = getattr(type(self), _COMPARE_KEY)
+        return key(self) == key(other)
+    return NotImplemented  # type: ignore[no-any-return]  # typeshed: NotImplemented is Any
+
+
+def _record_hash(self: object) -> int:
+    return hash(getattr(type(self), _HASH_KEY)(self))
+
+
+@reprlib.recursive_repr()
+def _record_repr(self: object) -> str:
+    names = getattr(type(self), _REPR_NAMES)
+    inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+    return f"{type(self).__qualname__}({inner})"
+
+
+def _record_setattr(self: object, name: str, value: object) -> None:
+    # The generated __init__ assigns each field once; anything after that is a mutation.
+    if name in getattr(type(self), _FIELD_NAMES) and name not in self.__dict__:
+        object.__setattr__(self, name, value)
+        return
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _record_delattr(self: object, name: str) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+class _InitPlan:
+    """What `__init__` does for one record class, read once from its dataclass fields: the same parameters,
+    defaults, factories, keyword-only and `init=False` fields as the `__init__` dataclasses generates."""
+
+    __slots__ = ("factories", "fixed", "name", "names", "positional", "post_init", "values")
+
+    def __init__(self, cls: type) -> None:
+        fields = dataclasses.fields(cls)
+        self.name = f"{cls.__qualname__}.__init__()"
+        self.names = tuple(field.name for field in fields if field.init)
+        self.positional = tuple(field.name for field in fields if field.init and not field.kw_only)
+        # keyword-only fields come after the positional ones in dataclasses' signature, whatever their order
+        self.names = self.positional + tuple(name for name in self.names if name not in self.positional)
+        self.values = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
+        self.factories = {f.name: f.default_factory for f in fields if f.default_factory is not dataclasses.MISSING}
+        self.fixed = tuple(f.name for f in fields if not f.init and f.name in self.values.keys() | self.factories)
+        self.post_init = hasattr(cls, "__post_init__")
+
+
+def _bind(plan: _InitPlan, args: tuple[object, ...], kwargs: dict[str, object]) -> dict[str, object]:
+    if len(args) > len(plan.positional):
+        raise TypeError(
+            f"{plan.name} takes {len(plan.positional) + 1} positional arguments but {len(args) + 1} were given"
+        )
+    bound = dict(zip(plan.positional, args, strict=False))  # fewer args than positional fields is fine
+    for name, value in kwargs.items():
+        if name not in plan.names:
+            raise TypeError(f"{plan.name} got an unexpected keyword argument {name!r}")
+        if name in bound:
+            raise TypeError(f"{plan.name} got multiple values for argument {name!r}")
+        bound[name] = value
+    missing = [name for name in plan.names if name not in bound and name not in plan.values]
+    missing = [name for name in missing if name not in plan.factories]
+    if missing:
+        # Python's own wording: the positional ones first, then (if none) the keyword-only ones
+        positional = [name for name in missing if name in plan.positional]
+        kind, names = ("positional", positional) if positional else ("keyword-only", missing)
+        quoted = [repr(name) for name in names]
+        listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + ("," if len(quoted) > 2 else "")
+        listed += "" if len(quoted) == 1 else f" and {quoted[-1]}"
+        plural = "s" if len(names) > 1 else ""
+        raise TypeError(f"{plan.name} missing {len(names)} required {kind} argument{plural}: {listed}")
+    return bound
+
+
+def _record_init(self: object, *args: object, **kwargs: object) -> None:
+    plan: _InitPlan = getattr(type(self), _INIT_PLAN)
+    state = self.__dict__
+    if not kwargs and len(args) == len(plan.positional) == len(plan.names):  # every field by position
+        state.update(zip(plan.names, args, strict=True))
+        _finish_init(self, plan, state)
+        return
+    bound = _bind(plan, args, kwargs)
+    for name in plan.names:
+        if name in bound:
+            state[name] = bound[name]
+        elif name in plan.values:
+            state[name] = plan.values[name]
+        else:
+            state[name] = plan.factories[name]()
+    _finish_init(self, plan, state)
+
+
+def _finish_init(self: object, plan: _InitPlan, state: dict[str, object]) -> None:
+    for name in plan.fixed:
+        state[name] = plan.values[name] if name in plan.values else plan.factories[name]()
+    if plan.post_init:
+        self.__post_init__()  # type: ignore[attr-defined]
+
+
+def _make_record(cls: _T, *, eq: bool) -> _T:
+    # What the class body itself defines wins, as with dataclasses.
+    own = cls.__dict__
+    for name in ("__setattr__", "__delattr__"):
+        if name in own:
+            raise TypeError(f"cannot overwrite attribute {name} in class {cls.__name__}")
+
+    dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False)  # sets its attributes in place
+    fields = dataclasses.fields(cls)
+    if "__init__" not in own:
+        setattr(cls, _INIT_PLAN, _InitPlan(cls))
+        cls.__init__ = _record_init  # type: ignore[misc]
+    setattr(cls, _FIELD_NAMES, frozenset(field.name for field in fields))
+    setattr(cls, _REPR_NAMES, tuple(field.name for field in fields if field.repr))
+    if "__repr__" not in own:
+        cls.__repr__ = _record_repr  # type: ignore[assignment]
+    cls.__setattr__ = _record_setattr  # type: ignore[assignment]
+    cls.__delattr__ = _record_delattr  # type: ignore[assignment]
+    if eq:
+        _add_equality(cls, fields)
+    return cls
+
+
+def _add_equality(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> None:
+    """Equality over the fields that compare, and (unless the class body defines its own) hashing over the
+    fields that hash. An `__eq__` in the body leaves `__hash__` None there, which is not a hash of its own."""
+    own = cls.__dict__
+    body_hash = own.get("__hash__", dataclasses.MISSING)
+    explicit_hash = not (body_hash is dataclasses.MISSING or (body_hash is None and "__eq__" in own))
+    setattr(cls, _COMPARE_KEY, _key_of(tuple(field.name for field in fields if field.compare)))
+    if "__eq__" not in own:
+        cls.__eq__ = _record_eq  # type: ignore[assignment]
+    if not explicit_hash:
+        hashed = tuple(field.name for field in fields if (field.hash is None and field.compare) or field.hash)
+        setattr(cls, _HASH_KEY, _key_of(hashed))
+        cls.__hash__ = _record_hash  # type: ignore[assignment]
+
+
+@overload
+def record(cls: _T, /) -> _T: ...
+
+
+@overload
+def record(*, eq: bool = True) -> Callable[[_T], _T]: ...
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, dataclasses.Field))
+def record(cls: _T | None = None, /, *, eq: bool = True) -> _T | Callable[[_T], _T]:
+    """`@record` is `@dataclass(frozen=True)`; `@record(eq=False)` is `@dataclass(frozen=True, eq=False)`
+    (identity equality and hashing)."""
+    if cls is None:
+        return lambda target: _make_record(target, eq=eq)
+    return _make_record(cls, eq=eq)
