@@ -75,6 +75,7 @@ TERMS = {
     "context-parallel": "decode/prefill context parallelism: the engine prints cp × each rank's tokens",
     "cuda-non-torch": "CUDA: the non-torch increase the V1 worker charges (CUDA_NON_TORCH_INCREASE)",
     "cuda-graph-estimate": "CUDA from vLLM 0.20.2: the CUDA-graph memory estimate is charged (`kv-budget` era)",
+    "cuda-nccl": "CUDA before vLLM 0.11.0: NCCL communicators charged (NCCL_COMMUNICATOR_BYTES, `kv-budget` era)",
 }
 
 
@@ -196,6 +197,7 @@ def _inputs(row: dict, config, measured: bool) -> FitInputs:
         whole_device=_whole_device(row),
         hybrid_rule=_hybrid_pages(row),
         graph_in_budget=bool(era is not None and era.graph_in_budget),
+        nccl_groups=era.nccl_groups if era is not None else (),
         measured_weights_bytes=int(weights * GIB) if measured and weights is not None else None,
         context_parallel=int(row.get("decode_context_parallel") or 1) * int(row.get("prefill_context_parallel") or 1),
     )
@@ -223,6 +225,7 @@ def _terms(row: dict, config) -> tuple[str, ...]:
         ("310p-in-use", i.charges_in_use),
         ("hccl", i.backend == "npu" and bool(budget.communicators(i.layout))),
         ("cuda-graph-estimate", i.graph_in_budget),
+        ("cuda-nccl", i.backend == "cuda" and budget.nccl_bytes(i.layout, i.nccl_groups) > 0),
         ("mtp", i.mtp_layers > 0),
         ("context-parallel", i.context_parallel > 1),
     ) if on]  # fmt: skip

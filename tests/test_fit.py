@@ -48,6 +48,32 @@ def test_mla_caches_one_latent_that_tp_does_not_shard() -> None:
     assert indexer.bytes_per_token == 61 * ((512 + 64) * 2 + 128 * 2)
 
 
+def test_deepseek_v4_caches_compressed_rows_per_ratio() -> None:
+    """vllm-ascend v0.23.0rc1: a ratio-r layer caches one 512-wide row per r tokens at the cache dtype, a ratio-4
+    layer also its indexer's int8 key of 128 and a float16 scale; ratio-0 and MTP layers hold only per-request
+    sliding windows (ascendctl/plan/fit/cache.py `_compressed`)."""
+    cfg = config("deepseek-v4-flash")
+    assert (cfg.compress_ratios.count(0), cfg.compress_ratios.count(4), cfg.compress_ratios.count(128)) == (2, 21, 20)
+    shape = cache.kv_shape(cfg, tensor=8, pipeline=1, element=2, mtp_layers=1)
+    assert shape is not None and shape.kind == "compressed"
+    exact = 21 * (512 * 2 + 128 + 2) / 4 + 20 * 512 * 2 / 128  # 6,218.5 B/token
+    assert shape.bytes_per_token == 6219 == -(-exact // 1)
+    single = cache.kv_shape(cfg, tensor=1, pipeline=1, element=2)  # TP does not shard the one latent row
+    assert single is not None and (single.bytes_per_token, single.layers) == (6219, 43) and "MTP" not in single.note
+    # an int8 cache halves the rows, not the indexer's int8 key; two stages split the compressed layers
+    assert cache.kv_shape(cfg, tensor=1, pipeline=1, element=1).bytes_per_token == 3451  # type: ignore[union-attr]
+    assert cache.kv_shape(cfg, tensor=1, pipeline=2, element=2).bytes_per_token == 3254  # type: ignore[union-attr]
+    # not a plain MQA head: without compress_ratios the same config would be charged one 512-wide K and V per layer
+    assert cache.kv_shape(replace(cfg, compress_ratios=()), tensor=1, pipeline=1, element=2).kind == "gqa"  # type: ignore[union-attr]
+
+
+def test_compress_ratios_are_read_only_as_a_list_of_counts() -> None:
+    assert parse_model_config({"compress_ratios": [0, 4, 128]}).compress_ratios == (0, 4, 128)
+    assert parse_model_config({"text_config": {"compress_ratios": [4]}}).compress_ratios == (4,)
+    assert parse_model_config({"compress_ratios": [0, "4"]}).compress_ratios == ()
+    assert parse_model_config({"compress_ratios": {"a": 4}}).compress_ratios == ()
+
+
 def test_hybrid_pages_reproduce_published_qwen3_next_logs() -> None:
     """vllm-ascend v0.13.0rc2, Qwen3-Next-80B TP4 on A2 (vllm-project/vllm-ascend#6250): 9,786,143,744 bytes
     available printed 198,912 tokens and 23.29× at 32,768; v0.12.0rc1 on A3 (#5020) printed 282,240 tokens and
@@ -445,6 +471,34 @@ def test_context_parallelism_multiplies_the_printed_tokens() -> None:
     assert split.per_device[0].kv_cache_gib == plain.per_device[0].kv_cache_gib  # the same memory per rank
     assert split.kv_tokens == 4 * plain.kv_tokens
     assert split.max_concurrency == pytest.approx(4 * plain.max_concurrency, rel=0.01)
+
+
+def test_cuda_workers_before_0_11_charge_each_groups_nccl_communicator() -> None:
+    """vLLM < 0.11.0 takes the worker's memory snapshot before the distributed environment (v0.6.5:vllm/worker/
+    worker.py:141-150; v0.10.2:vllm/v1/worker/gpu_worker.py:175,193), so every process group of more than one rank
+    charges its NCCL communicator, and the TP group custom all-reduce's two IPC buffers; from v0.9.0 vLLM also builds
+    an EP group of TP × DP ranks; from v0.11.0 the snapshot follows NCCL init and nothing is charged."""
+    from ascendctl.plan.fit.inputs import kv_budget
+
+    eras = {v: kv_budget("cuda", v, None) for v in ("0.6.5", "0.9.2", "0.10.2", "0.11.0", "0.20.2")}
+    assert all(e is not None for e in eras.values())
+    groups = {v: e.nccl_groups for v, e in eras.items() if e is not None}
+    assert groups == {
+        "0.6.5": ("tp", "pp"), "0.9.2": ("tp", "pp", "dp", "ep"), "0.10.2": ("tp", "pp", "dp", "ep"),
+        "0.11.0": (), "0.20.2": (),
+    }  # fmt: skip
+    nccl, custom = budget.NCCL_COMMUNICATOR_BYTES, budget.CUSTOM_ALLREDUCE_BYTES
+    assert budget.nccl_bytes(Layout(tensor=1), groups["0.6.5"]) == 0  # one rank: no communicator
+    assert budget.nccl_bytes(Layout(tensor=2), groups["0.6.5"]) == nccl + custom
+    assert budget.nccl_bytes(Layout(tensor=4), groups["0.9.2"]) == 2 * nccl + custom  # TP and EP groups
+    assert budget.nccl_bytes(Layout(pipeline=2), groups["0.6.5"]) == nccl  # PP: no custom all-reduce
+    assert budget.nccl_bytes(Layout(tensor=4), groups["0.11.0"]) == 0
+    gpu = _npu(backend="cuda", layout=Layout(tensor=2), graph_mode="eager")
+    plain, charged = estimate(gpu), estimate(replace(gpu, nccl_groups=groups["0.6.5"]))
+    assert charged.per_device[0].comm_buffers_gib == pytest.approx((nccl + custom) / GIB)
+    assert charged.per_device[0].kv_cache_gib == pytest.approx(plain.per_device[0].kv_cache_gib - (nccl + custom) / GIB)
+    single = replace(gpu, layout=Layout(tensor=1))
+    assert estimate(replace(single, nccl_groups=groups["0.6.5"])).kv_tokens == estimate(single).kv_tokens
 
 
 def test_the_cuda_worker_charges_its_non_torch_increase_and_by_era_its_graphs() -> None:

@@ -45,6 +45,8 @@ def test_every_entry_parses_with_the_attention_shapes_and_a_source() -> None:
         ("Eco-Tech/Kimi-K2.5-w4a8", "moonshotai/Kimi-K2-Instruct"),
         ("/root/.cache/modelscope/hub/models/vllm-ascend/GLM5-w4a8", "zai-org/GLM-5"),
         ("prepared:smollm2-135m-instruct", "HuggingFaceTB/SmolLM2-135M-Instruct"),
+        ("/models/Deepseek-V4-flash-w8a8-mtp", "deepseek-ai/DeepSeek-V4-Flash"),
+        ("Eco-Tech/Qwen3.6-27B-w8a8", "Qwen/Qwen3.6-27B"),
     ],
 )
 def test_checkpoint_names_find_their_model(source: str, model: str) -> None:
@@ -108,9 +110,10 @@ def test_every_matrix_family_is_covered_or_said_unknown_with_a_reason() -> None:
         "qwen2.5-vl": "Qwen/Qwen2.5-VL-3B-Instruct", "qwen3-vl": "Qwen/Qwen3-VL-8B-Instruct",
         "qwen3-vl-moe": "Qwen/Qwen3-VL-30B-A3B-Instruct", "mistral": "mistralai/Mistral-7B-v0.1",
         "minicpm-v": "openbmb/MiniCPM-V-4_5", "qwen3.5-35b-a3b": "Qwen/Qwen3.5-35B-A3B",
-        "qwen3.6-35b-a3b": "Qwen/Qwen3.5-35B-A3B",
+        "qwen3.6-35b-a3b": "Qwen/Qwen3.5-35B-A3B", "deepseek-v4-flash": "deepseek-ai/DeepSeek-V4-Flash",
+        "qwen3.6-27b": "Qwen/Qwen3.6-27B",
     }  # fmt: skip
-    assert len(unknown) == len(families) - len(covered) == 68
+    assert len(unknown) == len(families) - len(covered) == 66
     assert "model config SOURCE" in CONFIG_HINT
 
 

@@ -26,7 +26,7 @@ import re
 import struct
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from ascendctl_engine.jsonio import (
     read_json_file,
 )
 from ascendctl_engine.prepared_models import ModelError, resolve_model_source
+from ascendctl_engine.records import record
 from ascendctl_engine.sections.fields import HUB_ID
 from ascendctl_engine.vocab import ModelArch
 
@@ -47,6 +48,7 @@ MAX_CONFIG_BYTES = 4 * 1024 * 1024
 # The largest count or size config.json may state (a context of a trillion tokens, a trillion-wide layer): past it
 # the shapes' products leave float range in the fit. Negative counts are refused too.
 MAX_CONFIG_COUNT = 2**40
+MAX_LAYER_ENTRIES = 4096  # a per-layer list longer than this is not a model's
 # The ModelSlim description vllm-ascend reads (`MODELSLIM_CONFIG_FILENAME`,
 # v0.23.0:vllm_ascend/quantization/modelslim_config.py:67; the same name in `get_config_filenames` since
 # v0.8.5rc1:vllm_ascend/quantization/quant_config.py:70). Older msModelSlim wrote it as
@@ -61,7 +63,7 @@ MLA_MODEL_TYPES = frozenset({"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi
 EXPERT_KEYS = ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts")
 
 
-@dataclass(frozen=True)
+@record
 class ModelConfig:
     """The parts of a Hugging Face config.json the planner's rules read."""
 
@@ -98,6 +100,9 @@ class ModelConfig:
     experts_per_token: int | None = None  # num_experts_per_tok (top-k)
     qk_rope_head_dim: int | None = None  # MLA: the rope part cached next to kv_lora_rank
     index_head_dim: int | None = None  # DeepSeek-V3.2 sparse attention: the indexer's key cache per token
+    # DeepSeek-V4: each layer's time-axis compression (config.json `compress_ratios`: 0 = sliding window only,
+    # 4 = compressed sparse attention with an indexer, 128 = heavily compressed attention)
+    compress_ratios: tuple[int, ...] = ()
     full_attention_layers: int | None = None  # hybrid models: layers with a full-attention cache (None: all)
     mtp_layers: int = 0  # num_nextn_predict_layers: MTP draft layers (their cache sits next to the target's)
     # hybrid linear-attention layers (Qwen3-Next's gated delta net): their per-sequence state sets the page size
@@ -224,6 +229,7 @@ def parse_model_config(
         experts_per_token=count("num_experts_per_tok"),
         qk_rope_head_dim=count("qk_rope_head_dim"),
         index_head_dim=count("index_head_dim"),
+        compress_ratios=_compress_ratios(pick("compress_ratios"), path),
         full_attention_layers=_full_attention_layers(
             pick("layer_types"), count("full_attention_interval"), count("num_hidden_layers")
         ),
@@ -237,6 +243,15 @@ def parse_model_config(
         text_model_type=_text_model_type(data, inner),
         remote_code_files=remote_code_files(data.get("auto_map")),
     )
+
+
+def _compress_ratios(value: Any, path: str) -> tuple[int, ...]:
+    """DeepSeek-V4's per-layer compression ratios; () when config.json has none or not a list of counts."""
+    if not isinstance(value, list) or len(value) > MAX_LAYER_ENTRIES:
+        return ()
+    source = path or "config.json"
+    ratios = [bounded_int(v, high=MAX_CONFIG_COUNT, where="compress_ratios", source=source) for v in value]
+    return tuple(r for r in ratios if r is not None) if None not in ratios else ()
 
 
 def _text_model_type(data: Mapping[str, Any], inner: Mapping[str, Any]) -> str | None:
@@ -430,7 +445,7 @@ DTYPE_BYTES = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True)
+@record
 class WeightStats:
     """The checkpoint's parameter bytes."""
 
@@ -548,7 +563,7 @@ def inspect_weights(directory: Path) -> tuple[WeightStats | None, str | None]:
     return WeightStats(total, {}, 0, str(index)), None
 
 
-@dataclass(frozen=True)
+@record
 class ParamBreakdown:
     """Parameters counted from config.json's shapes, by how tensor/expert parallelism shards them."""
 
@@ -608,7 +623,7 @@ def estimate_params(config: ModelConfig) -> int | None:
     return parts.total if parts else None
 
 
-@dataclass(frozen=True)
+@record
 class ModelInspection:
     """What could be learnt about a model without loading it."""
 
@@ -652,7 +667,7 @@ def inspect_model(
 # traits
 
 
-@dataclass(frozen=True)
+@record
 class ModelTraits:
     arch: ModelArch
     multimodal: bool

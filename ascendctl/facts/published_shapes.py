@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 import yaml
 
 from ascendctl.facts.model_inspect import ModelConfig, parse_model_config
+from ascendctl_engine.records import record
 
 DATA = ("data", "model_configs")
 # checkpoint-name suffixes that say how the weights are stored, not which model they are
@@ -37,7 +37,7 @@ _QUANT_SUFFIX = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@record
 class PublishedShapes:
     model: str  # the publisher's id, e.g. Qwen/Qwen3-32B
     file: str
@@ -57,7 +57,7 @@ def normalise(name: str) -> str:
 CONFIG_HINT = "`ascendctl model config SOURCE` fetches its config.json"
 
 
-@dataclass(frozen=True)
+@record
 class FamilyShapes:
     family: str  # the matrix's model family id
     shapes: PublishedShapes | None  # the entry standing for the family, or None

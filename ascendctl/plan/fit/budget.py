@@ -16,8 +16,9 @@ each constant was fitted on (see docs/memory-fit.md and `make bench-fit` for the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from ascendctl_engine.records import record
 
 if TYPE_CHECKING:
     from ascendctl.facts.model_inspect import ModelConfig, ParamBreakdown, WeightStats
@@ -61,6 +62,19 @@ HYBRID_PEAK_EXTRA = int(0.7 * GIB)
 # increase, which is small — 0.20 GiB and 0.25 GiB (TP2) in published figures (vllm-project/vllm#14447,
 # vllm-project/vllm#13061).
 CUDA_NON_TORCH_INCREASE = int(0.25 * GIB)
+# CUDA workers whose snapshot predates the distributed environment (vLLM < 0.11.0, the `kv-budget` era's
+# `nccl_groups`) also charge what each process group of more than one rank creates at init: an NCCL communicator,
+# warmed up with an all-reduce (v0.6.5:vllm/distributed/device_communicators/pynccl.py:99-105), and for the TP group
+# the two IPC buffers custom all-reduce allocates outside torch, `max_size` = 8 MiB each
+# (v0.6.5:vllm/distributed/device_communicators/custom_all_reduce.py:153-157). NCCL sizes its buffers by channels
+# and peers (NCCL_BUFFSIZE, 4 MiB by default, per channel and peer; more channels on faster links:
+# NVIDIA/nccl#986), so the communicator's size is a published figure, not code: ≈ 1.6 GB for one communicator after
+# an all-reduce (NVIDIA/nccl#864); 0.54-0.69 GB on 4 × A100 over NVLink (NVIDIA/nccl#964). vLLM's own TP1 → TP2
+# step (vllm-project/vllm#10511: non-torch 1.79 → 3.58 GiB, one communicator) agrees and is not used to fit it.
+# These are NVLink figures: GPUs without NVLink hold far less (vllm-project/vllm#13061: 0.25 GiB of non-torch memory
+# in all at TP2 on two RTX 4090s), where the term overcharges; the fit does not know the interconnect.
+NCCL_COMMUNICATOR_BYTES = int(1.5 * GIB)
+CUSTOM_ALLREDUCE_BYTES = 2 * 8 * MIB
 GRAPH_BYTES_PER_CAPTURE = 16 * MIB  # one captured graph's own memory (FULL / FULL_DECODE_ONLY)
 PIECEWISE_BYTES_PER_PIECE = 1 * MIB  # piecewise graphs: one piece per attention split, per size
 
@@ -81,12 +95,17 @@ CALIBRATION = {
     "0.20 GiB, vllm-project/vllm#13061: 0.25 GiB at TP2); NCCL and cuBLAS are in the worker's baseline",
     "graph_capture": "16 MiB per captured size in full graphs (Qwen3-32B TP8, 25 FULL_DECODE_ONLY sizes: 0.40 GiB); "
     "1 MiB per piece and size for piecewise (Qwen3-8B-shaped, 35 sizes: 0.13 GiB); never inside the KV budget",
+    "nccl_communicators": "NCCL_COMMUNICATOR_BYTES 1.5 GiB per process group of more than one rank, charged by "
+    "CUDA workers before vLLM 0.11.0 (snapshot before NCCL init): ≈ 1.6 GB for one communicator after an all-reduce "
+    "(NVIDIA/nccl#864), 0.54-0.69 GB on 4 × A100 (NVIDIA/nccl#964); vllm-project/vllm#10511's TP1 → TP2 step (+1.79 "
+    "GiB) agrees, not fitted on; plus custom all-reduce's two 8 MiB IPC buffers (code). NVLink figures: GPUs without "
+    "NVLink hold far less (vllm-project/vllm#13061: 0.25 GiB of non-torch memory in all at TP2 on two RTX 4090s)",
     "comm_buffers": "one buffer per HCCL group the forward pass uses (TP, PP, MC2), fitted on Qwen3-32B TP8 and "
     "GLM-5 TP8+EP; CANN's upper bound is twice that",
 }
 
 
-@dataclass(frozen=True)
+@record
 class Layout:
     tensor: int = 1
     pipeline: int = 1
@@ -121,7 +140,7 @@ def bytes_per_param(quantization: str, model_dtype: str | None, kind: str) -> fl
     return 1.0
 
 
-@dataclass(frozen=True)
+@record
 class Weights:
     bytes: int  # on the limiting rank
     basis: str  # where the number comes from
@@ -224,6 +243,19 @@ def communicators(layout: Layout) -> list[str]:
 def comm_bytes(layout: Layout, hccl_buffsize_mb: int | None) -> int:
     mc2 = hccl_buffsize_mb or HCCL_DEFAULT_BUFFSIZE_MB
     return sum((mc2 if g == "mc2" else HCCL_DEFAULT_BUFFSIZE_MB) * MIB for g in communicators(layout))
+
+
+def nccl_bytes(layout: Layout, groups: tuple[str, ...]) -> int:
+    """CUDA: the NCCL communicator and custom all-reduce buffers of each of `groups` (the era's `nccl_groups`) that
+    spans more than one rank (see NCCL_COMMUNICATOR_BYTES); 0 when the worker's snapshot follows NCCL init."""
+    sizes = {
+        "tp": layout.tensor, "pp": layout.pipeline, "dp": layout.data, "ep": layout.tensor * layout.data,
+    }  # fmt: skip
+    spanning = sum(1 for g in groups if sizes.get(g, 1) > 1)
+    # custom all-reduce serves the TP group (the PP group is built without it: v0.6.5:vllm/distributed/
+    # parallel_state.py:1062-1066)
+    custom = CUSTOM_ALLREDUCE_BYTES if "tp" in groups and layout.tensor > 1 else 0
+    return spanning * NCCL_COMMUNICATOR_BYTES + custom
 
 
 def runtime_reserve(whole_device: bool, backend: str = "npu") -> int:

@@ -8,15 +8,18 @@ DeepSeek-V3.2's sparse indexer adds a key cache of `index_head_dim` per layer. A
 linear-attention layers (Qwen3-Next) is charged as if every layer held an attention page per token: vLLM
 unifies the page sizes of its cache groups and gives each group a page per block
 (vllm/v1/core/kv_cache_utils.py `unify_kv_cache_spec_page_size`), and published start-up logs agree (counting
-only the full-attention layers overestimates capacity about 4×). MTP draft layers cache like target layers.
+only the full-attention layers overestimates capacity about 4×). DeepSeek-V4's compressed layers cache one row per
+4 or 128 tokens (`_compressed`). MTP draft layers cache like target layers.
 
 Token capacity is whole blocks: `floor(bytes / (bytes_per_token × block)) × block`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
 from typing import TYPE_CHECKING
+
+from ascendctl_engine.records import record
 
 if TYPE_CHECKING:
     from ascendctl.facts.model_inspect import ModelConfig
@@ -49,7 +52,7 @@ def element_bytes(kv_cache_dtype: str, model_dtype: str | None) -> int:
     raise ValueError(f"no bytes-per-element for the {kv_cache_dtype} KV cache")
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class KvShape:
     """What one token costs in one rank's KV cache, and how that number was made.
 
@@ -61,7 +64,7 @@ class KvShape:
     bytes_per_token: int
     layers: int  # layers charged on the limiting (pipeline) stage
     per_layer: int  # bytes per token per layer
-    kind: str  # "gqa", "mla", "mla+indexer", "hybrid"
+    kind: str  # "gqa", "mla", "mla+indexer", "hybrid", "compressed" (DeepSeek-V4)
     note: str
     block: int | None = None  # the block size the model forces (hybrid), else the backend's
     page_bytes: int = 0  # hybrid: one layer's page of one block
@@ -80,6 +83,8 @@ def kv_shape(
     # the limiting stage holds the most layers; MTP layers sit on the last stage with the last block of layers
     layers = -(-layers_total // pipeline) + mtp_layers
     note = f"{layers} layers per stage" + (f" (incl. {mtp_layers} MTP)" if mtp_layers else "")
+    if config.compress_ratios and config.head_dim:
+        return _compressed(config, config.head_dim, pipeline=pipeline, element=element, mtp_layers=mtp_layers)
     if config.mla and config.kv_lora_rank:
         rope = config.qk_rope_head_dim or 64  # DeepSeek-V2/V3/R1 and Kimi-K2 all use 64
         per_layer = (config.kv_lora_rank + rope) * element
@@ -105,6 +110,45 @@ def kv_shape(
             return hybrid
         note += "; hybrid without linear-attention dims: every layer charged an attention page"
     return KvShape(per_layer * layers, layers, per_layer, "gqa", note)
+
+
+# DeepSeek-V4 on A2/A3 (v0.23.0rc1 to v0.25.1rc1 alike): the indexer keeps an int8 key and one float16 scale per
+# compressed entry (v0.23.0rc1:vllm_ascend/models/deepseek_v4.py:152-169,568-577).
+DSV4_INDEXER_KEY_BYTES = 1
+DSV4_INDEXER_SCALE_BYTES = 2
+DSV4_INDEXED_RATIO = 4  # only the ratio-4 (compressed sparse attention) layers own an indexer
+
+
+def _compressed(config: ModelConfig, head_dim: int, *, pipeline: int, element: int, mtp_layers: int) -> KvShape:
+    """DeepSeek-V4's compressed attention as vllm-ascend sizes it: a layer of ratio r > 1 caches one `head_dim` row
+    per r tokens at the cache dtype (v0.23.0rc1:vllm_ascend/models/layer/attention/layer.py:175-194), a ratio-4 layer
+    also one indexer key of `index_head_dim` int8 plus a float16 scale per 4 tokens; a spec costs
+    `cdiv(len, block × r) × page` (v0.23.0rc1:vllm_ascend/core/kv_cache_interface.py:117-121,241-249), so a token
+    costs page ÷ (block × r) — the same for the 128, 64 and 32 block settings (…/layer.py:34-38). KV heads are one
+    latent row, which TP does not shard. Every layer's 128-token sliding window and the compressors' state are a
+    fixed cost per request, not per token (ratio-0 layers and MTP layers hold only that), and are not charged here."""
+    ratios = list(config.compress_ratios[: config.num_hidden_layers or None])
+    index_row = (config.index_head_dim or 0) * DSV4_INDEXER_KEY_BYTES + DSV4_INDEXER_SCALE_BYTES
+
+    def row_bytes(ratio: int) -> float:
+        if ratio <= 1:
+            return 0.0
+        return (head_dim * element + (index_row if ratio == DSV4_INDEXED_RATIO else 0)) / ratio
+
+    per_stage = -(-len(ratios) // pipeline)
+    stages = [ratios[i : i + per_stage] for i in range(0, len(ratios), per_stage)] or [[]]
+    limiting = max(stages, key=lambda stage: sum(row_bytes(r) for r in stage))
+    exact = sum(row_bytes(r) for r in limiting)
+    per_token = math.ceil(exact)
+    counts = {r: limiting.count(r) for r in sorted(set(limiting))}
+    note = (
+        f"{len(limiting)} layers per stage (compression ratios {', '.join(f'{n}× {r}' for r, n in counts.items())})"
+        + (f" + {mtp_layers} MTP" if mtp_layers else "")
+        + f"; {exact:,.1f} B/token of compressed rows and indexer keys (sliding windows and compressor state are "
+        "per request, not counted)"
+    )
+    layers = len(limiting) + mtp_layers
+    return KvShape(per_token, layers, per_token // max(layers, 1), "compressed", note)
 
 
 def _hybrid(config: ModelConfig, token_page: int, *, tensor: int, layers: int, rule: str) -> KvShape | None:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
 from ascendctl.plan.fit import budget, cache
 from ascendctl.plan.fit.budget import GIB, Layout
 from ascendctl.plan.fit.result import DeviceBudget, FitResult, PointFit, Suggestion, Verdict, WorkloadFit
+from ascendctl_engine.records import record
 
 if TYPE_CHECKING:
     from ascendctl.facts.model_inspect import ModelConfig, ParamBreakdown, WeightStats
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 FULL_SEQUENCES_TO_FIT = 2
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class FitInputs:
     backend: str  # npu / cpu / cuda
     config: ModelConfig
@@ -62,6 +63,7 @@ class FitInputs:
     measured_weights_bytes: int | None = None  # per rank, from a start-up log ("Loading model weights took")
     hybrid_rule: str = "v0.18"  # how vllm-ascend sizes hybrid models' pages (the era registry's `fit` topic)
     graph_in_budget: bool = False  # the worker charges its graph-memory estimate to the KV budget (CUDA era)
+    nccl_groups: tuple[str, ...] = ()  # groups whose NCCL init the worker charges (CUDA `kv-budget` era)
     extra_args: tuple[str, ...] = ()  # the profile's engine.extra_args (a suggestion that adds one keeps them)
     devices_per_node: int = 1
     nodes: int = 1
@@ -82,7 +84,7 @@ def verdict_for(concurrency: float) -> Verdict:
     return "fits"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class _Core:
     budget: DeviceBudget
     shape: cache.KvShape
@@ -136,7 +138,7 @@ def _weights_bytes(i: FitInputs) -> int:
     return weights.bytes
 
 
-@dataclass(frozen=True)
+@record
 class _Costs:
     """One rank's memory outside the KV cache, in bytes."""
 
@@ -154,6 +156,8 @@ def _costs(i: FitInputs, shape: cache.KvShape) -> _Costs:
     activation = budget.activation_bytes(cfg, layout, batched_tokens=_profile_tokens(i), num_seqs=i.max_num_seqs)
     graph = budget.graph_bytes(i.graph_mode, _capture_sizes(i), shape.layers)
     comm = budget.comm_bytes(layout, i.hccl_buffsize_mb) if i.backend == "npu" else 0
+    if i.backend == "cuda":
+        comm = budget.nccl_bytes(layout, i.nccl_groups)
     reserve = budget.runtime_reserve(i.whole_device, i.backend) if i.backend != "cpu" else 0
     return _Costs(weights_b, activation, graph, comm, reserve)
 
@@ -163,7 +167,7 @@ def _profile_tokens(i: FitInputs) -> int:
     return max(i.max_num_batched_tokens, i.max_model_len) if i.profile_at_max_model_len else i.max_num_batched_tokens
 
 
-@dataclass(frozen=True)
+@record
 class _Share:
     """The bytes the KV cache gets and, on a device (npu/cuda), the figures around device_utilization's share."""
 

@@ -6,7 +6,7 @@ defaults for what the profile leaves unset are vLLM's (`ENGINE_*` below, with th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ascendctl.facts.model_inspect import inspect_model, param_breakdown
@@ -24,6 +24,7 @@ from ascendctl_engine.adapters.parser_snapshot import (
     snapshot_versions,
 )
 from ascendctl_engine.argv_items import ArgItem, find
+from ascendctl_engine.records import record
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -81,7 +82,7 @@ def _family(hardware: Hardware | None, facts: HostFacts | None) -> str | None:
     return "300i-duo" if layout == "310p" else layout
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class DeviceMemory:
     bytes: int
     source: str
@@ -233,6 +234,7 @@ def fit_inputs(
         whole_device=worker.whole_device,
         hybrid_rule=worker.hybrid_rule,
         graph_in_budget=worker.graph_in_budget,
+        nccl_groups=worker.nccl_groups,
         kv_memory_flag=KV_MEMORY_FLAG if snapshot is not None and snapshot.has(KV_MEMORY_FLAG) else None,
         extra_args=tuple(profile.engine.extra_args),
         kv_memory_bytes=explicit_kv,
@@ -298,7 +300,7 @@ def utilization_default(vllm: str | None, backend: str = "npu") -> tuple[float, 
     return None
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class KvBudgetEra:
     """The era registry's `kv-budget` answer for a release (NPU by vllm-ascend version, CUDA by vLLM version)."""
 
@@ -310,11 +312,13 @@ class KvBudgetEra:
     profile_tokens: str = "batched"  # or max-model-len-for-text: the profiling pass runs max_model_len tokens
     charges_in_use: bool = False  # the halving worker also subtracts what the device held before profiling
     graph_in_budget: bool = False  # the worker charges its CUDA-graph memory estimate to the KV budget (CUDA)
+    nccl_groups: tuple[str, ...] = ()  # groups whose NCCL init the worker charges (snapshot before it, CUDA)
 
     @property
     def describe(self) -> str:
         halving = ", halved where the family's workers halve it" if self.workspace_halving else ""
         graphs = ", CUDA-graph memory charged to the KV budget" if self.graph_in_budget else ""
+        graphs += f", NCCL of the {'/'.join(self.nccl_groups)} groups charged" if self.nccl_groups else ""
         return f"{self.label}: {self.accounting} accounting{halving}{graphs}"
 
 
@@ -328,10 +332,11 @@ def kv_budget(backend: str, vllm: str, vllm_ascend: str | None) -> KvBudgetEra |
     return KvBudgetEra(
         era.name, str(t["accounting"]), bool(t["workspace_halving"]), str(t["hybrid_pages"]), era.label,
         str(t["profile_tokens"]), bool(t["charges_in_use"]), bool(t.get("graph_in_budget")),
+        tuple(t.get("nccl_groups") or ()),
     )  # fmt: skip
 
 
-@dataclass(frozen=True)
+@record
 class _Worker:
     """How the release's worker sizes this deployment's KV cache (the `kv-budget` era on this hardware)."""
 
@@ -341,6 +346,7 @@ class _Worker:
     whole_device: bool = False
     hybrid_rule: str = "v0.18"
     graph_in_budget: bool = False
+    nccl_groups: tuple[str, ...] = ()
 
 
 def _worker(
@@ -362,7 +368,7 @@ def _worker(
         inputs["profile_tokens"] = f"max_model_len ({era.label}: text models profile it)"
     return _Worker(
         halved, halved and era.charges_in_use, at_max_len, era.accounting == "whole-device", era.hybrid_pages,
-        era.graph_in_budget,
+        era.graph_in_budget, era.nccl_groups,
     )  # fmt: skip
 
 

@@ -4,10 +4,11 @@ changes (`FitResult`, what `estimate` returns and a `Plan` carries). Imports not
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from ascendctl.plan.fit import budget
+from ascendctl_engine.records import record
 
 # `does-not-fit`: the engine would refuse to start; `tight`: it starts, but fewer than two full-length sequences
 # fit (or graph capture outgrows the headroom, or a given workload does not fit); `fits` otherwise.
@@ -16,7 +17,7 @@ Verdict = Literal["fits", "tight", "does-not-fit"]
 SCHEMA = 2
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class DeviceBudget:
     rank: str
     count: int
@@ -29,7 +30,7 @@ class DeviceBudget:
     kv_cache_gib: float
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Suggestion:
     sets: tuple[str, ...]  # `--set` assignments (KEY.PATH=VALUE), applied together
     kv_tokens: int
@@ -38,7 +39,7 @@ class Suggestion:
     why: str
 
 
-@dataclass(frozen=True)
+@record
 class PointFit:
     """One workload point against the KV cache: `concurrency` requests of `input + output` tokens at once."""
 
@@ -68,7 +69,7 @@ class PointFit:
         }
 
 
-@dataclass(frozen=True)
+@record
 class WorkloadFit:
     name: str
     points: tuple[PointFit, ...]
@@ -81,7 +82,7 @@ class WorkloadFit:
         return {"name": self.name, "fits": self.fits, "points": [p.to_json() for p in self.points]}
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class FitResult:
     per_device: tuple[DeviceBudget, ...]
     limiting_rank: str

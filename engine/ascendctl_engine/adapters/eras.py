@@ -10,7 +10,7 @@ registry compares versions.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from types import MappingProxyType
 from typing import Any, Literal
@@ -21,6 +21,7 @@ from packaging.version import Version
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.intent import EngineIntent
 from ascendctl_engine.adapters.parser_snapshot import ItemSchema
+from ascendctl_engine.records import record
 from ascendctl_engine.sections.deployment import ModelSpec, TargetSpec
 from ascendctl_engine.versions import parse as version_of
 
@@ -88,7 +89,7 @@ TOPICS: tuple[str, ...] = (
 ALL_BACKENDS = frozenset({"npu", "cuda", "cpu"})
 
 
-@dataclass(frozen=True)
+@record
 class Era:
     topic: str
     name: str
@@ -182,10 +183,24 @@ class EraError(Exception):
     """No era, or more than one, matches an intent (a gap or overlap in the registry)."""
 
 
+_BY_TOPIC: dict[str, list[Era]] = {}
+
+
+def _eras_of_topic(topic: str) -> list[Era]:
+    """REGISTRY grouped by topic (a plan selects some sixty topics; scanning the whole registry for each showed
+    in start-up time), regrouped whenever eras were registered since."""
+    if sum(len(eras) for eras in _BY_TOPIC.values()) != len(REGISTRY):
+        _BY_TOPIC.clear()
+        for registered in REGISTRY:
+            _BY_TOPIC.setdefault(registered.topic, []).append(registered)
+    return _BY_TOPIC.get(topic, [])
+
+
 def select(topic: str, intent: EngineIntent) -> Era | None:
     """The one era of `topic` for this intent's backend and version; None when the topic has no era
     for the backend at all (the topic does not apply). Raises `EraError` on a gap or an overlap."""
-    candidates = [e for e in REGISTRY if e.topic == topic and intent.backend in e.backends]
+    backend = intent.backend
+    candidates = [e for e in _eras_of_topic(topic) if backend in e.backends]
     if not candidates:
         return None
     matching = [e for e in candidates if e.matches(intent)]
@@ -363,36 +378,54 @@ for _name, _spec, _accounting, _halves, _pages, _profile, _in_use, _source in _K
         source=_source,
         traits={
             "accounting": _accounting, "workspace_halving": _halves, "hybrid_pages": _pages,
-            "profile_tokens": _profile, "charges_in_use": _in_use, "graph_in_budget": False,
+            "profile_tokens": _profile, "charges_in_use": _in_use, "graph_in_budget": False, "nccl_groups": (),
         },
     )(nothing_to_plan)  # fmt: skip
 
-# `kv-budget` on CUDA, over the vLLM version: the V1 GPU worker charges weights, the torch peak and the non-torch
-# increase since its snapshot (taken after NCCL init) against the requested share; trait `graph_in_budget` — whether
-# it also charges its CUDA-graph memory estimate (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default 0 through
-# v0.19.1, 1 from v0.20.2; v0.20.0-v0.20.1 not checked). Traits the NPU eras carry keep their neutral values. Not
-# modelled: the V0 worker (vllm/worker/worker.py, the engine before V1), whose baseline predates the distributed
-# environment (v0.6.5:vllm/worker/worker.py:141-150,198-200), so it charges NCCL's memory too.
-_KV_BUDGET_CUDA: tuple[tuple[str, str, bool, str], ...] = (
+# `kv-budget` on CUDA, over the vLLM version: the GPU worker charges weights, the torch peak and the non-torch
+# increase since its memory snapshot against the requested share; trait `nccl_groups` — the process groups whose
+# NCCL communicator and custom all-reduce buffers (created at init for each group of more than one rank) the worker
+# charges as non-torch memory because its snapshot predates the distributed environment: the V0 worker
+# (v0.6.5:vllm/worker/worker.py:141-150; still in v0.9.2:vllm/worker/worker.py:188-193) and the V1 worker through
+# v0.10.2 (v0.9.2:vllm/v1/worker/gpu_worker.py:140,158-160; v0.10.2:vllm/v1/worker/gpu_worker.py:175,193); from
+# v0.11.0 the snapshot follows NCCL init (v0.11.0:vllm/v1/worker/gpu_worker.py:165-182), so none. vLLM builds TP and
+# PP groups (v0.6.5:vllm/distributed/parallel_state.py:1045-1066), from v0.9.0 DP and EP (TP × DP ranks, with or
+# without expert parallelism) groups too (v0.9.0:vllm/distributed/parallel_state.py:1059-1062;
+# v0.9.2:vllm/distributed/parallel_state.py:1037-1074). Trait `graph_in_budget` — whether it also charges its CUDA-graph
+# memory estimate (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default 0 through v0.19.1, 1 from v0.20.2;
+# v0.20.0-v0.20.1 not checked). Traits the NPU eras carry keep their neutral values. Not modelled: the V1 worker of
+# v0.8.x-v0.9.0, which charges every non-torch byte on the device (v0.8.5:vllm/v1/worker/gpu_worker.py:194-210;
+# v0.9.0:vllm/v1/worker/gpu_worker.py:180-210; v0.9.1 has the snapshot: v0.9.1:vllm/v1/worker/gpu_worker.py:135).
+_KV_BUDGET_CUDA: tuple[tuple[str, str, bool, tuple[str, ...], str], ...] = (
     (
-        "cuda-profiled-increase", "<0.20.2", False,
-        "v0.11.0:vllm/v1/worker/gpu_worker.py:177-184,254-280; v0.19.1:vllm/envs.py:1654-1656 (the graph estimate "
+        "cuda-baseline-before-nccl-tp-pp", "<0.9.0", False, ("tp", "pp"),
+        "v0.6.5:vllm/worker/worker.py:141-150,198-200; v0.6.5:vllm/distributed/parallel_state.py:1045-1066",
+    ),
+    (
+        "cuda-baseline-before-nccl", ">=0.9.0,<0.11.0", False, ("tp", "pp", "dp", "ep"),
+        "v0.9.2:vllm/v1/worker/gpu_worker.py:140,158-160,206-228; v0.9.2:vllm/distributed/parallel_state.py:1037-1074; "
+        "v0.10.2:vllm/v1/worker/gpu_worker.py:175,193",
+    ),
+    (
+        "cuda-profiled-increase", ">=0.11.0,<0.20.2", False, (),
+        "v0.11.0:vllm/v1/worker/gpu_worker.py:165-182,254-280; v0.19.1:vllm/envs.py:1654-1656 (the graph estimate "
         "is opt-in)",
     ),
     (
-        "cuda-profiled-increase+graph-estimate", ">=0.20.2", True,
+        "cuda-profiled-increase+graph-estimate", ">=0.20.2", True, (),
         "v0.20.2:vllm/envs.py:1736-1738; v0.20.2:vllm/v1/worker/gpu_worker.py:397-424; "
         "v0.33.0:vllm/v1/worker/gpu_worker.py:718-757",
     ),
 )  # fmt: skip
-for _name, _spec, _graph, _source in _KV_BUDGET_CUDA:
+for _name, _spec, _graph, _nccl, _source in _KV_BUDGET_CUDA:
     era(
         "kv-budget", _name, axis="vllm", spec=_spec, backends=frozenset({"cuda"}),
-        summary="KV budget: increase accounting" + (", CUDA-graph estimate charged" if _graph else ""),
+        summary="KV budget: increase accounting" + (", CUDA-graph estimate charged" if _graph else "")
+        + (f", NCCL of the {'/'.join(_nccl)} groups charged (snapshot before NCCL init)" if _nccl else ""),
         source=_source,
         traits={
             "accounting": "increase", "workspace_halving": False, "hybrid_pages": "v0.18",
-            "profile_tokens": "batched", "charges_in_use": False, "graph_in_budget": _graph,
+            "profile_tokens": "batched", "charges_in_use": False, "graph_in_budget": _graph, "nccl_groups": _nccl,
         },
     )(nothing_to_plan)  # fmt: skip
 
