@@ -74,72 +74,88 @@ def _record_delattr(self: object, name: str) -> None:
     raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
 
+_NO_DEFAULT: Any = object()  # a required field's or a factory field's place in `_InitPlan.template`
+
+
 class _InitPlan:
     """What `__init__` does for one record class, read once from its dataclass fields: the same parameters,
     defaults, factories, keyword-only and `init=False` fields as the `__init__` dataclasses generates."""
 
-    __slots__ = ("factories", "fixed", "name", "names", "positional", "post_init", "values")
+    __slots__ = ("factories", "fixed", "name", "names", "positional", "post_init", "required", "template")
 
     def __init__(self, cls: type) -> None:
         fields = dataclasses.fields(cls)
+        init = [field for field in fields if field.init]
+        defaults, factories = _defaults(fields)
         self.name = f"{cls.__qualname__}.__init__()"
-        self.names = tuple(field.name for field in fields if field.init)
-        self.positional = tuple(field.name for field in fields if field.init and not field.kw_only)
+        self.positional = tuple(field.name for field in init if not field.kw_only)
         # keyword-only fields come after the positional ones in dataclasses' signature, whatever their order
-        self.names = self.positional + tuple(name for name in self.names if name not in self.positional)
-        self.values = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
-        self.factories = {f.name: f.default_factory for f in fields if f.default_factory is not dataclasses.MISSING}
-        self.fixed = tuple(f.name for f in fields if not f.init and f.name in self.values.keys() | self.factories)
+        self.names = self.positional + tuple(field.name for field in init if field.kw_only)
+        self.required = frozenset(f.name for f in init if f.name not in defaults.keys() | factories.keys())
+        # every init field in declaration order, with its default where it has one: the instance's starting state
+        self.template = {f.name: defaults.get(f.name, _NO_DEFAULT) for f in init}
+        self.factories = tuple((f.name, factories[f.name]) for f in init if f.name in factories)
+        # init=False fields with a default or a factory: (name, default, factory), one of the two None
+        self.fixed: tuple[tuple[str, object, Callable[[], object] | None], ...] = tuple(
+            (f.name, defaults.get(f.name), factories.get(f.name))
+            for f in fields
+            if not f.init and (f.name in defaults or f.name in factories)
+        )
         self.post_init = hasattr(cls, "__post_init__")
 
 
+def _defaults(
+    fields: tuple[dataclasses.Field[Any], ...],
+) -> tuple[dict[str, object], dict[str, Callable[[], object]]]:
+    """The fields' defaults and default factories, by name."""
+    defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
+    factories = {f.name: f.default_factory for f in fields if f.default_factory is not dataclasses.MISSING}
+    return defaults, factories
+
+
 def _bind(plan: _InitPlan, args: tuple[object, ...], kwargs: dict[str, object]) -> dict[str, object]:
+    """The arguments by field name, refused as Python refuses them for the generated `__init__`."""
     if len(args) > len(plan.positional):
         raise TypeError(
             f"{plan.name} takes {len(plan.positional) + 1} positional arguments but {len(args) + 1} were given"
         )
-    bound = dict(zip(plan.positional, args, strict=False))  # fewer args than positional fields is fine
-    for name, value in kwargs.items():
-        if name not in plan.names:
-            raise TypeError(f"{plan.name} got an unexpected keyword argument {name!r}")
-        if name in bound:
-            raise TypeError(f"{plan.name} got multiple values for argument {name!r}")
-        bound[name] = value
-    missing = [name for name in plan.names if name not in bound and name not in plan.values]
-    missing = [name for name in missing if name not in plan.factories]
-    if missing:
-        # Python's own wording: the positional ones first, then (if none) the keyword-only ones
-        positional = [name for name in missing if name in plan.positional]
-        kind, names = ("positional", positional) if positional else ("keyword-only", missing)
-        quoted = [repr(name) for name in names]
-        listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + ("," if len(quoted) > 2 else "")
-        listed += "" if len(quoted) == 1 else f" and {quoted[-1]}"
-        plural = "s" if len(names) > 1 else ""
-        raise TypeError(f"{plan.name} missing {len(names)} required {kind} argument{plural}: {listed}")
+    bound = dict(zip(plan.positional, args, strict=False)) if args else kwargs
+    if args and kwargs:
+        twice = bound.keys() & kwargs.keys()
+        if twice:
+            raise TypeError(f"{plan.name} got multiple values for argument {min(twice)!r}")
+        bound.update(kwargs)
+    unknown = kwargs.keys() - plan.template.keys()
+    if unknown:
+        raise TypeError(f"{plan.name} got an unexpected keyword argument {min(unknown)!r}")
+    if not plan.required <= bound.keys():
+        _refuse_missing(plan, bound)
     return bound
+
+
+def _refuse_missing(plan: _InitPlan, bound: dict[str, object]) -> None:
+    # Python's own wording: the positional ones first, then (if none) the keyword-only ones
+    missing = [name for name in plan.names if name in plan.required and name not in bound]
+    positional = [name for name in missing if name in plan.positional]
+    kind, names = ("positional", positional) if positional else ("keyword-only", missing)
+    quoted = [repr(name) for name in names]
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + ("," if len(quoted) > 2 else "")
+    listed += "" if len(quoted) == 1 else f" and {quoted[-1]}"
+    plural = "s" if len(names) > 1 else ""
+    raise TypeError(f"{plan.name} missing {len(names)} required {kind} argument{plural}: {listed}")
 
 
 def _record_init(self: object, *args: object, **kwargs: object) -> None:
     plan: _InitPlan = getattr(type(self), _INIT_PLAN)
-    state = self.__dict__
-    if not kwargs and len(args) == len(plan.positional) == len(plan.names):  # every field by position
-        state.update(zip(plan.names, args, strict=True))
-        _finish_init(self, plan, state)
-        return
     bound = _bind(plan, args, kwargs)
-    for name in plan.names:
-        if name in bound:
-            state[name] = bound[name]
-        elif name in plan.values:
-            state[name] = plan.values[name]
-        else:
-            state[name] = plan.factories[name]()
-    _finish_init(self, plan, state)
-
-
-def _finish_init(self: object, plan: _InitPlan, state: dict[str, object]) -> None:
-    for name in plan.fixed:
-        state[name] = plan.values[name] if name in plan.values else plan.factories[name]()
+    state = self.__dict__
+    state.update(plan.template)  # declaration order; the updates below keep it
+    state.update(bound)
+    for name, make in plan.factories:
+        if name not in bound:
+            state[name] = make()
+    for name, default, factory in plan.fixed:
+        state[name] = default if factory is None else factory()
     if plan.post_init:
         self.__post_init__()  # type: ignore[attr-defined]
 
