@@ -279,7 +279,9 @@ def published() -> list[Outcome]:
             raise ValueError(f"{row['id']}: no reported KV figure (every row must carry one)")
         kind, value = reported
         shown = f"{value:,.0f} tokens" if kind == "tokens" else f"{value:.2f} GiB"
-        layout = f"TP{row.get('tensor') or 1}" + (f" DP{row['data']}" if row.get("data") not in (None, 1) else "")
+        layout = f"TP{row.get('tensor') or 1}"
+        layout += f" PP{row['pipeline']}" if row.get("pipeline") not in (None, 1) else ""
+        layout += f" DP{row['data']}" if row.get("data") not in (None, 1) else ""
         layout += " EP" if row.get("expert") else ""
         if row.get("assume_hbm_gib"):
             layout += f" ({row['assume_hbm_gib']} GB assumed)"
