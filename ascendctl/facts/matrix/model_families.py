@@ -48,6 +48,8 @@ def find_models(matrix: SupportMatrix, query: str, *, task: str | None = None) -
             if q[:cut] in index:
                 exact = list(index[q[:cut]])
                 break
+    if len(exact) < 2:  # nothing to order (most lookups: a plan asks this for every table row it reads)
+        return exact
     order = {f.id: i for i, f in enumerate(matrix.models)}
     return sorted(exact, key=lambda f: (*_preference(f, task), order[f.id]))
 
