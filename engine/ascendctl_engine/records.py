@@ -30,7 +30,6 @@ _T = TypeVar("_T", bound=type)
 _COMPARE_KEY = "__record_compare_key__"
 _HASH_KEY = "__record_hash_key__"
 _REPR_NAMES = "__record_repr_names__"
-_FIELD_NAMES = "__record_field_names__"
 _INIT_PLAN = "__record_init_plan__"
 
 
@@ -63,10 +62,7 @@ def _record_repr(self: object) -> str:
 
 
 def _record_setattr(self: object, name: str, value: object) -> None:
-    # The generated __init__ assigns each field once; anything after that is a mutation.
-    if name in getattr(type(self), _FIELD_NAMES) and name not in self.__dict__:
-        object.__setattr__(self, name, value)
-        return
+    # `__init__` below fills the instance's __dict__ itself, so every assignment is a mutation
     raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
 
 
@@ -172,7 +168,6 @@ def _make_record(cls: _T, *, eq: bool) -> _T:
     if "__init__" not in own:
         setattr(cls, _INIT_PLAN, _InitPlan(cls))
         cls.__init__ = _record_init  # type: ignore[misc]
-    setattr(cls, _FIELD_NAMES, frozenset(field.name for field in fields))
     setattr(cls, _REPR_NAMES, tuple(field.name for field in fields if field.repr))
     if "__repr__" not in own:
         cls.__repr__ = _record_repr  # type: ignore[assignment]

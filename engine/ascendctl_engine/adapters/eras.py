@@ -153,6 +153,9 @@ def in_range(spec: str, version: Version) -> bool:
 
 
 REGISTRY: list[Era] = []
+# REGISTRY by topic, kept by `era` as it registers: a plan selects some sixty topics, and scanning the whole
+# registry for each showed in start-up time.
+_BY_TOPIC: dict[str, list[Era]] = {}
 
 
 def era(
@@ -173,7 +176,9 @@ def era(
     frozen = MappingProxyType(dict(traits or {}))
 
     def register(fn: Apply) -> Apply:
-        REGISTRY.append(Era(topic, name, axis, spec, frozenset(backends), summary, source, fn, frozen))
+        registered = Era(topic, name, axis, spec, frozenset(backends), summary, source, fn, frozen)
+        REGISTRY.append(registered)
+        _BY_TOPIC.setdefault(topic, []).append(registered)
         return fn
 
     return register
@@ -183,24 +188,11 @@ class EraError(Exception):
     """No era, or more than one, matches an intent (a gap or overlap in the registry)."""
 
 
-_BY_TOPIC: dict[str, list[Era]] = {}
-
-
-def _eras_of_topic(topic: str) -> list[Era]:
-    """REGISTRY grouped by topic (a plan selects some sixty topics; scanning the whole registry for each showed
-    in start-up time), regrouped whenever eras were registered since."""
-    if sum(len(eras) for eras in _BY_TOPIC.values()) != len(REGISTRY):
-        _BY_TOPIC.clear()
-        for registered in REGISTRY:
-            _BY_TOPIC.setdefault(registered.topic, []).append(registered)
-    return _BY_TOPIC.get(topic, [])
-
-
 def select(topic: str, intent: EngineIntent) -> Era | None:
     """The one era of `topic` for this intent's backend and version; None when the topic has no era
     for the backend at all (the topic does not apply). Raises `EraError` on a gap or an overlap."""
     backend = intent.backend
-    candidates = [e for e in _eras_of_topic(topic) if backend in e.backends]
+    candidates = [e for e in _BY_TOPIC.get(topic, ()) if backend in e.backends]
     if not candidates:
         return None
     matching = [e for e in candidates if e.matches(intent)]
