@@ -17,7 +17,8 @@ from ascendctl.core.errors import UserInputError
 from ascendctl.outputs.render import RenderOptions, render, render_overrides
 from ascendctl.plan.planner import plan_profile
 from ascendctl.plan.types import Plan
-from ascendctl.schema.instances import hccn_conf_reason, place
+from ascendctl.schema.hccn_conf import hccn_conf_reason
+from ascendctl.schema.instances import place
 from ascendctl.schema.loader import DocumentError, load_profile
 from ascendctl_engine.adapters.ascend_keys import key_table, tags_registering
 

@@ -16,7 +16,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from ascendctl.check.fabric import FabricRequest, port_share
+from ascendctl.check.fabric import port_share
+from ascendctl.check.fabric_view import FabricRequest
 from ascendctl.check.service import run_check
 from ascendctl.cli import app
 from ascendctl.core.errors import UserInputError

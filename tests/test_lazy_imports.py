@@ -127,6 +127,31 @@ def test_check_without_a_profile_loads_neither_the_profile_loader_nor_the_planne
     modules = set(run_probe("check", "--root", "tests/fixtures/hosts/a2-910b3x8", code=1)["modules"])
     assert "ascendctl.check.host_check" in modules
     assert not {"ascendctl.check.service", "ascendctl.schema.loader", "ascendctl.plan.planner"} & modules
+    # Nor anything of the planning stack the host rules once reached through the facts they share with it: the
+    # era adapters, the profile models, the plan and prefill/decode rules, the fabric probe.
+    assert not {m for m in modules if m.startswith("ascendctl_engine.adapters")}
+    planning = {
+        "ascendctl_engine.sections.deployment",
+        "ascendctl.schema.profile",
+        "ascendctl.schema.instances",
+        "ascendctl.plan.plan_rules",
+        "ascendctl.plan.pd_rules",
+        "ascendctl.check.fabric",
+    }
+    assert not planning & modules
+
+
+def test_render_loads_only_the_renderer_of_its_target() -> None:
+    # k8s builds YAML objects: neither jinja2 nor the template renderers are loaded.
+    modules = imported_by("render", "profiles/qwen3-32b-w8a8-a2.yaml", "-t", "k8s")
+    assert "ascendctl.outputs.render.kubernetes" in modules
+    others = ("shell", "systemd", "compose", "kserve", "templating", "disaggregated")
+    assert not {f"ascendctl.outputs.render.{m}" for m in others} & modules
+    assert "jinja2" not in modules
+    # a template target loads its renderer and jinja2, and still no other target's
+    modules = imported_by("render", "profiles/qwen3-32b-w8a8-a2.yaml", "-t", "script")
+    assert {"ascendctl.outputs.render.shell", "jinja2"} <= modules
+    assert not {"ascendctl.outputs.render.kubernetes", "ascendctl.outputs.render.systemd"} & modules
 
 
 def test_only_status_loads_the_prometheus_parser() -> None:

@@ -198,3 +198,21 @@ def test_missing_arguments_are_listed_in_pythons_words() -> None:
     ):
         with pytest.raises(TypeError, match=expected):
             _Three(*args)
+
+
+def test_a_record_keeps_its_docstring_and_an_undocumented_one_is_named_by_its_init_fields() -> None:
+    @record
+    class Documented:
+        """Says what it is."""
+
+        a: int
+
+    @record
+    class Bare:
+        a: int
+        b: str = "x"
+        c: list[int] = field(default_factory=list, init=False)
+
+    assert Documented.__doc__ == "Says what it is."
+    assert Bare.__doc__ == "Bare(a, b)"
+    assert Bare(1) == Bare(1, "x") and Bare(1).c == []  # documenting it changed nothing else

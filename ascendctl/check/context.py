@@ -15,7 +15,7 @@ from ascendctl_engine.records import record
 from ascendctl_engine.vocab import Backend as TargetBackend
 
 if TYPE_CHECKING:
-    from ascendctl.check.fabric import FabricView
+    from ascendctl.check.fabric_view import FabricView
     from ascendctl.facts.matrix.schema import Hardware, Release, SupportMatrix
     from ascendctl.plan.lock import LockComparison
     from ascendctl.plan.types import Plan

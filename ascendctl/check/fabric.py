@@ -18,15 +18,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ascendctl.check.fabric_view import FabricRequest, FabricView, PeerDevice, PeerFacts
 from ascendctl.core.errors import UserInputError
 from ascendctl.plan.pd_rules import pd_bindings
 from ascendctl.schema.instances import place, router_port
 from ascendctl_engine.host.cann import HCCN_CONF
 from ascendctl_engine.host.facts import NpuSmiInfo, PortStatus
 from ascendctl_engine.host.gather import PortRequest
-from ascendctl_engine.host.hccn import FabricFacts, PeerTarget, gather_fabric, parse_hccn_conf
+from ascendctl_engine.host.hccn import PeerTarget, gather_fabric, parse_hccn_conf
 from ascendctl_engine.jsonio import JsonReadError, read_json_file
-from ascendctl_engine.records import record
 
 if TYPE_CHECKING:
     from ascendctl.plan.types import Plan
@@ -34,60 +34,6 @@ if TYPE_CHECKING:
     from ascendctl_engine.host.probe import HostProbe
 
 MAX_PEER_FACTS_BYTES = 4 * 1024 * 1024
-
-
-@record
-class FabricRequest:
-    """What the CLI asked for: which profile node this host is, and the peers' facts files."""
-
-    node: int = 0
-    peer_facts: tuple[Path, ...] = ()
-
-
-@record
-class PeerDevice:
-    device: int
-    ip: str | None
-    tls: str | None
-    vnic: str | None = None  # A3: its virtual NPU address (the superpod ping's target)
-
-
-@record
-class PeerFacts:
-    """One other node's `check --fabric --json` `fabric` section, as far as the rules use it."""
-
-    source: str  # the file it was read from
-    node: int | None
-    devices: tuple[PeerDevice, ...]
-    interface: str | None
-    interface_present: bool | None
-    spod: tuple[tuple[str | None, str | None], ...] = ()  # A3: each chip's (Super Pod ID, SDID)
-
-
-@record
-class FabricView:
-    """The input of the `host.fabric.*` rules."""
-
-    node: int
-    devices: tuple[int, ...]  # the device indices checked: 0 … target.devices_per_node - 1
-    facts: FabricFacts
-    peers: tuple[PeerFacts, ...] = ()
-    hccn_conf: dict[int, dict[str, str]] | None = None  # None: /etc/hccn.conf missing (host.net.hccn-conf says so)
-    interface: str | None = None  # the NIC the plan names for this node
-    interface_present: bool | None = None  # None: this host's NICs could not be listed
-    ports: tuple[PortStatus, ...] = ()
-    a3: bool = False  # A3 nodes: the virtual NPU addresses and the superpod (HCCS) ping are checked too
-
-    def to_dict(self) -> dict[str, object]:
-        """The `fabric` section of `check --fabric --json` (what `--peer-facts` reads on the other nodes)."""
-        return {
-            "node": self.node,
-            **self.facts.to_dict(),
-            "interface": self.interface,
-            "interface_present": self.interface_present,
-            "ports": [p.to_dict() for p in self.ports],
-            "peers": [p.source for p in self.peers],
-        }
 
 
 def read_peer_facts(path: Path) -> PeerFacts:

@@ -15,18 +15,18 @@ from ascendctl.check.context import CheckContext
 from ascendctl.check.host_npu import not_npu
 from ascendctl.core.findings import Outcome, passed, problem, rule, skipped
 from ascendctl.facts.matrix.schema import CannDriverMinimum, Hardware, in_range
-from ascendctl_engine.adapters.graph import (
-    CAPTURE_MIN_CANN,
-    CAPTURE_MIN_HDK,
-    STREAM_HUNGRY_MODES,
-    capture_stream_shortfall,
-)
 from ascendctl_engine.host.cann import (
     NNAL_ATB_SET_ENV,
     OPP_KERNEL_SUBDIR,
     TOOLKIT_SET_ENV,
     atb_env_sourced,
     cann_env_sourced,
+)
+from ascendctl_engine.platform_needs import (
+    CAPTURE_MIN_CANN,
+    CAPTURE_MIN_HDK,
+    STREAM_HUNGRY_MODES,
+    capture_stream_shortfall,
 )
 from ascendctl_engine.versions import cann_below, cann_matches, cann_release_key
 

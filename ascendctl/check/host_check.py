@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from ascendctl.check import host_findings
 from ascendctl.check.context import CheckContext, ReleaseSource
-from ascendctl.check.fabric import FabricRequest, gather_view
 from ascendctl.check.host_engine import ENGINE_PACKAGE
 from ascendctl.check.matrix_view import row_for_version, select_release
 from ascendctl.check.report import CheckReport
@@ -32,6 +31,7 @@ from ascendctl_engine.host.probe import HostProbe, LocalHostProbe
 from ascendctl_engine.host.pyenv import choose_engine_python, probe_python_env
 
 if TYPE_CHECKING:
+    from ascendctl.check.fabric_view import FabricView
     from ascendctl.core.findings import Finding
     from ascendctl.facts.matrix.schema import Release, SupportMatrix
     from ascendctl.plan.lock import LockComparison
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
     # The profile's plan against the probed facts, or the finding that says why it has none.
     PlanStep = Callable[[HostFacts, SupportMatrix], tuple[Plan | None, Finding | None]]
+    # `check --fabric`: this node's fabric, probed for the profile and its plan (None: the profile runs on one node).
+    FabricStep = Callable[[HostProbe, Plan | None, HostFacts], FabricView | None]
 
 
 def load_matrix_or_reason() -> tuple[SupportMatrix | None, str | None]:
@@ -104,12 +106,12 @@ def check_host(
     environ: Mapping[str, str] | None = None,
     probe: HostProbe | None = None,
     matrix: SupportMatrix | None = None,
-    fabric: FabricRequest | None = None,
+    fabric_step: FabricStep | None = None,
     lock: LockComparison | None = None,
 ) -> CheckReport:
-    """Check this host (against `profile` when given, its plan from `plan_step`; with `fabric`, the multi-node
-    fabric too). `profile_path` and `overrides` only name the profile in the report's rerun line. Raises only for
-    invalid input (`--root`, `--node`, `--peer-facts`)."""
+    """Check this host (against `profile` when given, its plan from `plan_step`; with `fabric_step`, the
+    multi-node fabric too). `profile_path` and `overrides` only name the profile in the report's rerun line.
+    Raises only for invalid input (`--root`, `--node`, `--peer-facts`)."""
     env = dict(os.environ if environ is None else environ)
     root_path = root_dir(root)
     matrix_error: str | None = None
@@ -145,8 +147,8 @@ def check_host(
     release, source, why = _release_for(matrix, profile, facts, ctx.target)
     plan, plan_failure = plan_step(facts, matrix) if plan_step is not None and matrix is not None else (None, None)
     ctx = replace(ctx, release=release, release_source=source, release_error=why, plan=plan, lock=lock)
-    if fabric is not None and profile is not None and profile.target.nodes > 1:
-        ctx = replace(ctx, fabric=gather_view(host_probe, profile, plan, fabric, facts.nics, facts.npu))
+    if fabric_step is not None:
+        ctx = replace(ctx, fabric=fabric_step(host_probe, plan, facts))
     findings = host_findings(ctx)
     if plan is not None:
         findings += list(plan.deployment.findings)

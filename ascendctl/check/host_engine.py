@@ -21,9 +21,9 @@ from ascendctl.check.host_cann import set_env_script
 from ascendctl.check.host_npu import not_npu
 from ascendctl.check.matrix_view import row_for_version
 from ascendctl.core.findings import Outcome, passed, problem, rule, skipped
-from ascendctl_engine.adapters.parallel import RAY_INSTALL, RAY_MIN_NPU
 from ascendctl_engine.host.cann import cann_env_sourced
 from ascendctl_engine.host.pyenv import family_from_build_tag
+from ascendctl_engine.platform_needs import RAY_INSTALL, RAY_MIN_NPU
 from ascendctl_engine.versions import parse, release_tuple
 from ascendctl_engine.versions import parse_or_none as parse_version
 from ascendctl_engine.versions import same_release as same_version

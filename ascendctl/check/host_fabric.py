@@ -6,7 +6,7 @@ Communication" checklist, run instead of read). Every rule skips unless `--fabri
 from __future__ import annotations
 
 from ascendctl.check.context import CheckContext
-from ascendctl.check.fabric import FabricView
+from ascendctl.check.fabric_view import FabricView
 from ascendctl.core.findings import Outcome, passed, problem, rule, skipped, undecided
 from ascendctl_engine.host.cann import HCCN_CONF
 from ascendctl_engine.host.hccn import MAX_PINGS_PER_KIND, DeviceFabric, SpodInfo, same_subnet

@@ -20,9 +20,9 @@ from ascendctl.check.context import CheckContext
 from ascendctl.check.host_npu import not_npu
 from ascendctl.check.matrix_view import fit_rows
 from ascendctl.core.findings import Outcome, passed, problem, rule, skipped, undecided
-from ascendctl.plan.plan_rules import launch_blocking_breaks_graphs
-from ascendctl.schema.instances import HCCN_CONF_SOURCES, hccn_conf_reason
+from ascendctl.schema.hccn_conf import HCCN_CONF_SOURCES, hccn_conf_reason
 from ascendctl_engine.host.cann import HCCN_CONF
+from ascendctl_engine.platform_needs import launch_blocking_breaks_graphs
 
 if TYPE_CHECKING:
     from ascendctl.schema.profile import Profile

@@ -12,7 +12,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ascendctl.check.fabric import FabricRequest
+from ascendctl.check.fabric import gather_view
+from ascendctl.check.fabric_view import FabricRequest, FabricView
 from ascendctl.check.host_check import check_host, root_dir
 from ascendctl.check.report import CheckReport
 from ascendctl.core.errors import UserInputError
@@ -58,9 +59,18 @@ def run_check(
         environ=environ,
         probe=probe,
         matrix=matrix,
-        fabric=fabric,
+        fabric_step=partial(_fabric, profile, fabric) if profile is not None and fabric is not None else None,
         lock=lock,
     )
+
+
+def _fabric(
+    profile: Profile, request: FabricRequest, probe: HostProbe, plan: Plan | None, facts: HostFacts
+) -> FabricView | None:
+    """`check --fabric`: this node's fabric for a multi-node profile (None for a profile on one node)."""
+    if profile.target.nodes <= 1:
+        return None
+    return gather_view(probe, profile, plan, request, facts.nics, facts.npu)
 
 
 def _plan(profile: Profile, facts: HostFacts, matrix: SupportMatrix) -> tuple[Plan | None, Finding | None]:

@@ -75,7 +75,7 @@ def check(
 
         report = check_host(root=root, engine_python=engine_python)
     else:
-        from ascendctl.check.fabric import FabricRequest
+        from ascendctl.check.fabric_view import FabricRequest
         from ascendctl.check.service import run_check
 
         wanted = FabricRequest(node, tuple(peer_facts or ())) if fabric else None

@@ -33,6 +33,7 @@ from ascendctl_engine.adapters.builder import Refusal
 from ascendctl_engine.adapters.eras import Era, era_for_release
 from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, SnapshotMissing, parser_distribution, snapshot_for
 from ascendctl_engine.argv_items import ArgItem, PrefixProblem, find, resolve_prefixes
+from ascendctl_engine.platform_needs import captures_graphs, launch_blocking_breaks_graphs
 from ascendctl_engine.records import record
 
 if TYPE_CHECKING:
@@ -91,16 +92,6 @@ class PlanFacts:
 
 def plan_findings(facts: PlanFacts) -> list[Finding]:
     return evaluate("plan", facts)
-
-
-def captures_graphs(graph_mode: str) -> bool:
-    """Whether a resolved graph mode captures graphs (everything but eager; `auto` is unresolved)."""
-    return graph_mode not in ("eager", "auto")
-
-
-def launch_blocking_breaks_graphs(env: Mapping[str, str], graph_mode: str) -> bool:
-    """vllm-ascend refuses to start graph capture with ASCEND_LAUNCH_BLOCKING=1 (main:vllm_ascend/platform.py:1110)."""
-    return env.get("ASCEND_LAUNCH_BLOCKING", "0") == "1" and captures_graphs(graph_mode)
 
 
 def _no_config(f: PlanFacts, what: str) -> Outcome:

@@ -66,9 +66,9 @@ from ascendctl.plan.types import (
     Service,
     Setting,
 )
+from ascendctl.schema.hccn_conf import hccn_conf_reason
 from ascendctl.schema.instances import (
     group_sizes,
-    hccn_conf_reason,
     instance_profile,
     kv_transfer,
     place,

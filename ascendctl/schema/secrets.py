@@ -28,8 +28,8 @@ from pydantic import BaseModel
 
 from ascendctl_engine.argv_items import ArgItem
 from ascendctl_engine.records import record
-from ascendctl_engine.sections.deployment import ApiKeySource
 from ascendctl_engine.sections.secret_source import (
+    API_KEY_VAR,
     INLINE_REFUSED,
     POSIX_NAME,
     SecretSource,
@@ -40,9 +40,6 @@ from ascendctl_engine.spec import is_secret_name, secret_name_part
 
 if TYPE_CHECKING:
     from ascendctl_engine.spec import EngineCommand
-
-# The variable vLLM reads its API key from; the planner fills it from `server.api_key` only.
-API_KEY_VAR = "VLLM_API_KEY"
 
 # `vllm serve` flags whose value is a secret → (the shortest prefix vLLM's parser still reads as that flag,
 # what to use instead, whether the bare flag is harmless). vLLM's argparse takes unique-prefix abbreviations
@@ -91,7 +88,7 @@ def secret_sources(model: BaseModel, at: tuple[str | int, ...] = ()) -> list[Dec
 
     def walk(value: object, path: tuple[str | int, ...]) -> None:
         if isinstance(value, SecretSource):
-            variable = API_KEY_VAR if isinstance(value, ApiKeySource) else str(path[-1])
+            variable = value.engine_variable or str(path[-1])
             found.append(DeclaredSecret(path, variable, value))
         elif isinstance(value, BaseModel):
             for name in type(value).model_fields:

@@ -17,11 +17,11 @@ table the CLI's `--target` help and its error message are built from, read witho
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ascendctl.core.errors import UserInputError
-from ascendctl.outputs.render import compose, disaggregated, kserve, kubernetes, shell, systemd
 from ascendctl.outputs.render.options import RenderedFile, RenderOptions
 from ascendctl.outputs.targets import TARGETS, TARGETS_BY_NAME, Target, find_target, render_overrides
 from ascendctl_engine.records import record
@@ -32,10 +32,21 @@ if TYPE_CHECKING:
 RenderFunction = Callable[["Plan", RenderOptions], list[RenderedFile]]
 
 
+def _renderer_module(name: str) -> Any:
+    """`ascendctl.outputs.render.<name>`, imported on first use.
+
+    A command renders one target, so only that renderer's module is loaded: the template targets (docker,
+    compose, systemd, script) import jinja2 and compile templates, which `render -t k8s` and `-t kserve` never
+    use (about a tenth of their start-up; `make bench`). The modules are named here, not imported at the top.
+    """
+    return importlib.import_module(f"{__name__}.{name}")
+
+
 @record
 class Renderer:
     target: Target
-    function: RenderFunction  # `render(plan, options) -> list[RenderedFile]`
+    module: str  # the module under ascendctl.outputs.render that renders the target
+    attribute: str  # its function: `render(plan, options) -> list[RenderedFile]`
 
     @property
     def name(self) -> str:
@@ -45,19 +56,25 @@ class Renderer:
     def help(self) -> str:
         return self.target.help
 
+    @property
+    def function(self) -> RenderFunction:
+        function: RenderFunction = getattr(_renderer_module(self.module), self.attribute)
+        return function
+
     def render(self, plan: Plan, options: RenderOptions) -> list[RenderedFile]:
         return self.function(plan, options)
 
 
-_FUNCTIONS: dict[str, RenderFunction] = {
-    "k8s": kubernetes.render,
-    "docker": shell.render_docker,
-    "compose": compose.render,
-    "systemd": systemd.render,
-    "script": shell.render_script,
-    "kserve": kserve.render,
+# Target name → (module, function) of its renderer.
+_FUNCTIONS: dict[str, tuple[str, str]] = {
+    "k8s": ("kubernetes", "render"),
+    "docker": ("shell", "render_docker"),
+    "compose": ("compose", "render"),
+    "systemd": ("systemd", "render"),
+    "script": ("shell", "render_script"),
+    "kserve": ("kserve", "render"),
 }
-RENDERERS: dict[str, Renderer] = {name: Renderer(find_target(name), _FUNCTIONS[name]) for name in TARGETS}
+RENDERERS: dict[str, Renderer] = {name: Renderer(find_target(name), *_FUNCTIONS[name]) for name in TARGETS}
 
 
 def renderer(name: str) -> Renderer:
@@ -80,7 +97,8 @@ def render(plan: Plan, target: str, options: RenderOptions) -> list[RenderedFile
                 f"--target {target} writes node addresses literally: set {fields} (only `--target k8s` fills them in)"
             )
     if plan.disaggregated and not chosen.target.whole_plan:
-        return disaggregated.render(plan, chosen.name, chosen.function, options)
+        disaggregate: Callable[..., list[RenderedFile]] = _renderer_module("disaggregated").render
+        return disaggregate(plan, chosen.name, chosen.function, options)
     return chosen.render(plan, options)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import era
 from ascendctl_engine.adapters.intent import EngineIntent
+from ascendctl_engine.platform_needs import CAPTURE_MIN_CANN, CAPTURE_MIN_HDK, capture_stream_shortfall
 from ascendctl_engine.versions import cann_below
 
 NPU = {"npu"}
@@ -27,13 +28,6 @@ CUDAGRAPH = {
 # Qwen3-Dense.md (W8A8SC, generate) and Qwen3-Embedding.md / Qwen3-Reranker.md (embedding / reranker).
 DUO_SIZES_GENERATE = (1, 2, 4, 8, 16, 32)
 DUO_SIZES_POOLING = (1024, 512)
-# Capturing piecewise graphs (PIECEWISE, FULL_AND_PIECEWISE) spends many streams: below HDK 25.5.1 / CANN 8.5.0
-# capture runs out of them (error 207008; RN v0.21.0rc1 names the minimum for FULL_AND_PIECEWISE, FAQ #17 the
-# stream budget for both). The one statement of these minimums and of the modes they concern: the graph adapter
-# warns with them and `check`'s host.cann.graph-capture rule asks `capture_stream_shortfall` too.
-CAPTURE_MIN_HDK = "25.5.1"
-CAPTURE_MIN_CANN = "8.5.0"
-STREAM_HUNGRY_MODES = ("piecewise", "full-and-piecewise")
 AUTO_WHY = (
     "auto: FULL_DECODE_ONLY is the documented recommendation for generative models from v0.12.0rc1 "
     "(release notes v0.12.0rc1; v0.23.0 tutorials Qwen3-Dense, Qwen3-235B-A22B, DeepSeek-R1 and Qwen-VL-Dense)"
@@ -271,18 +265,6 @@ def _aclgraph(intent: EngineIntent, b: CommandBuilder, *, full_and_piecewise: bo
         )
     if cap_950 and intent.traits.max_capture_sizes is not None:
         _cap_sizes(intent, b, intent.traits.max_capture_sizes)
-
-
-def capture_stream_shortfall(mode: str, driver: str | None, cann: str | None) -> list[str]:
-    """What is too old on this host for capturing `mode` (empty: nothing known to be too old)."""
-    if mode not in STREAM_HUNGRY_MODES:
-        return []
-    old = []
-    if cann_below(driver, CAPTURE_MIN_HDK):
-        old.append(f"driver (HDK) {driver} < {CAPTURE_MIN_HDK}")
-    if cann_below(cann, CAPTURE_MIN_CANN):
-        old.append(f"CANN {cann} < {CAPTURE_MIN_CANN}")
-    return old
 
 
 def _warn_capture_streams(intent: EngineIntent, b: CommandBuilder, mode: str) -> None:

@@ -15,10 +15,6 @@ from ascendctl_engine.adapters.intent import EngineIntent
 from ascendctl_engine.spec import Joined, NodeAddress, NodeRankBase
 
 HEAD = NodeAddress(0)
-# Ray on Ascend: older Ray cannot turn an `npu:0` tensor into numpy (vllm-ascend tutorials/features/ray.md);
-# the one statement of that minimum and of the install line that meets it (`check`'s host.engine.ray asks here).
-RAY_MIN_NPU = "2.47.1"
-RAY_INSTALL = f"pip install 'ray>={RAY_MIN_NPU}' 'protobuf>3.20.0'"
 # vLLM reads VLLM_HOST_IP as the node's own IP, different on each node of a multi-node run; vllm-ascend's multi-node
 # tutorials export it per node next to HCCL_IF_IP.
 HOST_IP_SOURCE = (

@@ -7,7 +7,7 @@ A profile states *intent* (graph mode, parallel layout, EPLB, scheduler limits).
 depend on the host or the release: the planner turns intent into the flags of a given release.
 """
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, JsonValue, field_validator, model_validator
 
@@ -40,7 +40,13 @@ from ascendctl_engine.sections.fields import (
     NonEmptyLine,
     SingleLine,
 )
-from ascendctl_engine.sections.secret_source import POSIX_NAME_TEXT, SecretSource, is_posix_name, is_switch
+from ascendctl_engine.sections.secret_source import (
+    API_KEY_VAR,
+    POSIX_NAME_TEXT,
+    SecretSource,
+    is_posix_name,
+    is_switch,
+)
 from ascendctl_engine.spec import REDACTED, is_secret_name
 from ascendctl_engine.vocab import (
     SPECULATIVE_DRAFT_METHODS,
@@ -553,6 +559,8 @@ class NetworkSpec(StrictModel):
 class ApiKeySource(SecretSource):
     """The API key's source: a `SecretSource` (what `ascendctl.schema.secrets.secret_sources` finds) for
     `VLLM_API_KEY`."""
+
+    engine_variable: ClassVar[str | None] = API_KEY_VAR
 
     env: Annotated[EnvName | None, Field(description="Name of the environment variable holding the API key.")] = None
     file: Annotated[NonEmptyLine | None, Field(description="Path of a file holding the API key (first line).")] = None

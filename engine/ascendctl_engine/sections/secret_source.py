@@ -3,7 +3,7 @@ validators check; what the rest of secret handling does is described in `ascendc
 
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -12,6 +12,9 @@ from ascendctl_engine.sections.base import StrictModel
 # A POSIX shell "Name" (ASCII only): renderers write it as `export NAME=` / `${NAME:?}` and cannot quote it.
 POSIX_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 POSIX_NAME_TEXT = "[A-Za-z_][A-Za-z0-9_]*"
+
+# The variable vLLM reads its API key from; the planner fills it from `server.api_key` only.
+API_KEY_VAR = "VLLM_API_KEY"
 
 INLINE_REFUSED = "secrets are never written inline: give {env: VAR} or {file: PATH}"
 
@@ -22,6 +25,10 @@ def is_posix_name(name: str) -> bool:
 
 class SecretSource(StrictModel):
     """Where one secret's value comes from at launch: exactly one of an env var or a file."""
+
+    # The variable the engine gets the value as; None: the key of the mapping holding the source
+    # (`runtime.secrets.NAME` sets NAME). `ascendctl.schema.secrets.secret_sources` reads it.
+    engine_variable: ClassVar[str | None] = None
 
     env: Annotated[
         str | None,
