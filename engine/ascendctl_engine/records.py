@@ -79,7 +79,7 @@ class _InitPlan:
     """What `__init__` does for one record class, read once from its dataclass fields: the same parameters,
     defaults, factories, keyword-only and `init=False` fields as the `__init__` dataclasses generates."""
 
-    __slots__ = ("factories", "fixed", "name", "names", "positional", "post_init", "required", "template")
+    __slots__ = ("arity", "factories", "fixed", "name", "names", "positional", "post_init", "required", "template")
 
     def __init__(self, cls: type) -> None:
         fields = dataclasses.fields(cls)
@@ -89,6 +89,9 @@ class _InitPlan:
         self.positional = tuple(field.name for field in init if not field.kw_only)
         # keyword-only fields come after the positional ones in dataclasses' signature, whatever their order
         self.names = self.positional + tuple(field.name for field in init if field.kw_only)
+        # a call giving exactly this many positional arguments and no keyword binds every init field in order
+        # (-1: never, when there are keyword-only fields)
+        self.arity = len(self.positional) if self.names == self.positional else -1
         self.required = frozenset(f.name for f in init if f.name not in defaults.keys() | factories.keys())
         # every init field in declaration order, with its default where it has one: the instance's starting state
         self.template = {f.name: defaults.get(f.name, _NO_DEFAULT) for f in init}
@@ -123,8 +126,8 @@ def _bind(plan: _InitPlan, args: tuple[object, ...], kwargs: dict[str, object]) 
         if twice:
             raise TypeError(f"{plan.name} got multiple values for argument {min(twice)!r}")
         bound.update(kwargs)
-    unknown = kwargs.keys() - plan.template.keys()
-    if unknown:
+    if not kwargs.keys() <= plan.template.keys():
+        unknown = kwargs.keys() - plan.template.keys()
         raise TypeError(f"{plan.name} got an unexpected keyword argument {min(unknown)!r}")
     if not plan.required <= bound.keys():
         _refuse_missing(plan, bound)
@@ -145,13 +148,16 @@ def _refuse_missing(plan: _InitPlan, bound: dict[str, object]) -> None:
 
 def _record_init(self: object, *args: object, **kwargs: object) -> None:
     plan: _InitPlan = getattr(type(self), _INIT_PLAN)
-    bound = _bind(plan, args, kwargs)
     state = self.__dict__
-    state.update(plan.template)  # declaration order; the updates below keep it
-    state.update(bound)
-    for name, make in plan.factories:
-        if name not in bound:
-            state[name] = make()
+    if not kwargs and len(args) == plan.arity:  # the common call: every field, in order (declaration order kept)
+        state.update(zip(plan.positional, args, strict=True))
+    else:
+        bound = _bind(plan, args, kwargs)
+        state.update(plan.template)  # declaration order; the updates below keep it
+        state.update(bound)
+        for name, make in plan.factories:
+            if name not in bound:
+                state[name] = make()
     for name, default, factory in plan.fixed:
         state[name] = default if factory is None else factory()
     if plan.post_init:
