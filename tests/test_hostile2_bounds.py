@@ -57,6 +57,22 @@ def test_every_json_integer_is_read_back_or_refused_at_the_64_bit_bound(value: i
             loads_json(text)
 
 
+PACKAGE_JSON = sorted([*(REPO / "ascendctl").rglob("*.json"), *(REPO / "engine" / "ascendctl_engine").rglob("*.json")])
+
+
+def test_every_shipped_json_file_passes_every_check_the_trusted_reader_skips() -> None:
+    # package data is read with trusted=True on the start-up path: here it is read with every bound
+    assert len(PACKAGE_JSON) > 20
+    for path in PACKAGE_JSON:
+        data = path.read_bytes()
+        assert loads_json(data, source=path) == loads_json(data, source=path, trusted=True), path
+
+
+def test_the_trusted_reader_still_names_the_file_of_invalid_json() -> None:
+    with pytest.raises(JsonReadError, match=r"^pkg/x.json: not valid JSON"):
+        loads_json(b'{"a": ', source="pkg/x.json", trusted=True)
+
+
 def test_long_digit_runs_inside_strings_are_not_numbers() -> None:
     assert loads_json('{"name": "layer.12345678901234567890123.weight"}')["name"].startswith("layer.")
 
