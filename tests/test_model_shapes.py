@@ -10,7 +10,13 @@ import pytest
 
 from ascendctl.facts.model_inspect import estimate_params
 from ascendctl.facts.published_shapes import (
+    INDEX_JSON,
+    INDEX_YAML,
+    _data,
     find_published,
+    index_dir,
+    index_from_texts,
+    index_json_text,
     normalise,
     published_config,
     published_entries,
@@ -31,7 +37,18 @@ def test_every_entry_parses_with_the_attention_shapes_and_a_source() -> None:
         assert entry.source.startswith(("http", "the config.json", "DeepSeek-V3's shapes")), entry
     files = {e.file for e in entries}
     on_disk = {p.name for p in (REPO / "ascendctl" / "facts" / "data" / "model_configs").glob("*.json")}
-    assert files == on_disk  # no file without an index entry, no entry without its file
+    assert files == on_disk - {INDEX_JSON}  # no file without an index entry, no entry without its file
+
+
+def test_the_index_mirror_is_read_only_while_its_stamp_matches_the_yaml() -> None:
+    yaml_text = (index_dir() / INDEX_YAML).read_text(encoding="utf-8")
+    mirror = index_json_text(yaml_text)
+    assert index_from_texts(yaml_text, mirror) == index_from_texts(yaml_text) == _data()
+    doctored = mirror.replace("Qwen/Qwen3-8B", "Qwen/Qwen3-8B-doctored", 1)  # same stamp: the mirror is what is read
+    assert index_from_texts(yaml_text, doctored) != index_from_texts(yaml_text)
+    edited = yaml_text.replace("Qwen/Qwen3-8B", "Qwen/Qwen3-8B-edited", 1)  # an edited YAML: the mirror is ignored
+    models = [m["model"] for m in index_from_texts(edited, mirror)["models"]]
+    assert "Qwen/Qwen3-8B-edited" in models and "Qwen/Qwen3-8B" not in models
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,16 @@ config.json.
 Names match after normalising: the last path part, lower-cased, quantization suffixes dropped (`-W8A8`,
 `-w4a8`, `-QuaRot`, `-FP8`; `-Instruct` is part of the name), punctuation removed — so `vllm-ascend/Qwen3-32B-W8A8`,
 `/models/Qwen3-32B` and `Qwen/Qwen3-32B` all find `Qwen/Qwen3-32B`.
+
+`index.yaml` is the source; `index.json` is its fast-load mirror (the parsed YAML stamped with the YAML's sha256,
+written by `python -m ascendctl.outputs.matrix_docs --write`, a stale one fails tests/test_matrix_docs.py), read
+only while its stamp matches: a plan of a hub-id model reads the index, and libyaml took some 4 ms to build it where
+the JSON parser takes a tenth of one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from functools import cache
@@ -30,6 +36,8 @@ from ascendctl.facts.model_inspect import ModelConfig, parse_model_config
 from ascendctl_engine.records import record
 
 DATA = ("data", "model_configs")
+INDEX_YAML = "index.yaml"
+INDEX_JSON = "index.json"  # generated: see the module docstring
 # checkpoint-name suffixes that say how the weights are stored, not which model they are
 _QUANT_SUFFIX = re.compile(
     r"([-_.](w\d+a\d+(c\d+)?(s)?|w\d+a\d+_dynamic|int[48]|fp8|fp4|bf16|awq|gptq|quarot|dynamic|mtp|modelslim))+$",
@@ -64,13 +72,44 @@ class FamilyShapes:
     unknown: str = ""  # why none does
 
 
+def _parse_index(yaml_text: str) -> dict[str, Any]:
+    # package data, read with the safe loader; libyaml's when present
+    data: dict[str, Any] = yaml.load(yaml_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+    return data
+
+
+def _stamp(yaml_text: str) -> str:
+    return hashlib.sha256(yaml_text.encode("utf-8")).hexdigest()
+
+
+def index_json_text(yaml_text: str) -> str:
+    """The mirror of `yaml_text` (index.yaml): its data as JSON, stamped with its sha256."""
+    body = json.dumps(_parse_index(yaml_text), ensure_ascii=False, separators=(",", ":"))
+    return f'{{"yaml_sha256":"{_stamp(yaml_text)}","index":{body}}}\n'
+
+
+def index_from_texts(yaml_text: str, mirror: str = "") -> dict[str, Any]:
+    """The index: the mirror's data when it carries `yaml_text`'s stamp, else `yaml_text` parsed."""
+    if mirror:
+        parsed = json.loads(mirror)
+        if parsed.get("yaml_sha256") == _stamp(yaml_text):
+            data: dict[str, Any] = parsed["index"]
+            return data
+    return _parse_index(yaml_text)
+
+
+def index_dir() -> Any:
+    return resources.files("ascendctl.facts").joinpath(*DATA)
+
+
 @cache
 def _data() -> dict[str, Any]:
-    root = resources.files("ascendctl.facts").joinpath(*DATA)
-    # package data, read with the safe loader; libyaml's when present (a plan reads this on every hub-id model)
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    data: dict[str, Any] = yaml.load(root.joinpath("index.yaml").read_text(encoding="utf-8"), Loader=loader)  # noqa: S506
-    return data
+    root = index_dir()
+    mirror = root.joinpath(INDEX_JSON)
+    return index_from_texts(
+        root.joinpath(INDEX_YAML).read_text(encoding="utf-8"),
+        mirror.read_text(encoding="utf-8") if mirror.is_file() else "",
+    )
 
 
 @cache

@@ -1,9 +1,10 @@
-"""Generate what is derived from the support matrix: docs/compatibility.md and the fast-load JSON mirror.
+"""Generate what is derived from the support matrix: docs/compatibility.md and the fast-load JSON mirrors (of the
+matrix, and of the published shapes' index).
 
     python -m ascendctl.outputs.matrix_docs            # print the page
-    python -m ascendctl.outputs.matrix_docs --write    # rewrite docs/compatibility.md and
-    ascendctl/facts/data/matrix.json
-    python -m ascendctl.outputs.matrix_docs --check    # exit 1 when either checked-in file is stale
+    python -m ascendctl.outputs.matrix_docs --write    # rewrite docs/compatibility.md,
+    ascendctl/facts/data/matrix.json and ascendctl/facts/data/model_configs/index.json
+    python -m ascendctl.outputs.matrix_docs --check    # exit 1 when a checked-in file is stale
 
 `render_compatibility_md(matrix)` is pure; only `main` touches files. Tests fail when a checked-in file
 differs from what the data renders.
@@ -15,6 +16,7 @@ import sys
 from importlib.resources import files
 from pathlib import Path
 
+from ascendctl.facts import published_shapes
 from ascendctl.facts.matrix import (
     MATRIX_JSON,
     MATRIX_YAML,
@@ -213,9 +215,13 @@ def expected_files(docs_path: Path = DOC_PATH) -> dict[Path, str]:
     data = package_data_dir()
     yaml_text = (data / Path(MATRIX_YAML).name).read_text(encoding="utf-8")
     fresh = matrix_from_texts(yaml_text)  # built now from the YAML and the extracts, never the mirror
+    shapes = Path(str(published_shapes.index_dir()))
     return {
         docs_path: render_compatibility_md(fresh),
         data / Path(MATRIX_JSON).name: matrix_json_text(yaml_text),
+        shapes / published_shapes.INDEX_JSON: published_shapes.index_json_text(
+            (shapes / published_shapes.INDEX_YAML).read_text(encoding="utf-8")
+        ),
     }
 
 
