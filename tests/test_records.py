@@ -7,7 +7,9 @@ import copy
 import dataclasses
 import math
 import pickle
+import typing
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import pytest
 from hypothesis import given
@@ -216,3 +218,28 @@ def test_a_record_keeps_its_docstring_and_an_undocumented_one_is_named_by_its_in
     assert Documented.__doc__ == "Says what it is."
     assert Bare.__doc__ == "Bare(a, b)"
     assert Bare(1) == Bare(1, "x") and Bare(1).c == []  # documenting it changed nothing else
+
+
+@record
+class _WithClassVars:
+    a: int
+    b: list[str]
+    shared: ClassVar[int] = 3
+    kind: typing.ClassVar[str] = "x"
+
+
+@dataclass(frozen=True)
+class _WithClassVarsTwin:
+    a: int
+    b: list[str]
+    shared: ClassVar[int] = 3
+    kind: typing.ClassVar[str] = "x"
+
+
+def test_fields_keep_their_annotations_and_pseudo_fields_are_recognised() -> None:
+    # postponed annotations (this module's): the fields' types are the strings, the ClassVars are no fields
+    ours = [(f.name, f.type) for f in dataclasses.fields(_WithClassVars)]
+    assert ours == [(f.name, f.type) for f in dataclasses.fields(_WithClassVarsTwin)]
+    assert ours == [("a", "int"), ("b", "list[str]")]
+    assert _WithClassVars.__annotations__ == _WithClassVarsTwin.__annotations__
+    assert _WithClassVars(1, ["x"]).kind == "x" and _WithClassVars.shared == 3

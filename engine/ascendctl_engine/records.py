@@ -164,6 +164,36 @@ def _record_init(self: object, *args: object, **kwargs: object) -> None:
         self.__post_init__()  # type: ignore[attr-defined]
 
 
+# The pseudo-fields dataclasses recognises in a postponed (string) annotation.
+_PSEUDO_FIELD_NAMES = ("ClassVar", "InitVar", "KW_ONLY")
+
+
+def _collect_fields(cls: type) -> None:
+    """`dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False)`, which sets the fields up in place.
+
+    With postponed annotations every annotation is a string, and for each one dataclasses matches it three times
+    against a regular expression and looks its first name up in the class's module (is it a ClassVar, an InitVar,
+    KW_ONLY?): about a third of a record's definition cost. A string that names none of the three cannot be one, so
+    dataclasses is shown `object` in its place, and each field's `type` is the string again afterwards (as is the
+    class's `__annotations__`)."""
+    annotations: dict[str, Any] = cls.__dict__.get("__annotations__") or {}  # noqa: RUF063 - what dataclasses reads
+    plain = {
+        name: text
+        for name, text in annotations.items()
+        if isinstance(text, str) and not any(word in text for word in _PSEUDO_FIELD_NAMES)
+    }
+    if plain:
+        cls.__annotations__ = {name: object if name in plain else text for name, text in annotations.items()}
+    try:
+        dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False)
+    finally:
+        if plain:
+            cls.__annotations__ = annotations
+    for field in dataclasses.fields(cls):
+        if field.name in plain and field.type is object:
+            field.type = plain[field.name]
+
+
 def _make_record(cls: _T, *, eq: bool) -> _T:
     # What the class body itself defines wins, as with dataclasses.
     own = cls.__dict__
@@ -174,7 +204,7 @@ def _make_record(cls: _T, *, eq: bool) -> _T:
     undocumented = not own.get("__doc__")
     if undocumented:
         cls.__doc__ = cls.__name__  # keeps dataclasses from reading the class's signature (see the module docstring)
-    dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False)  # sets its attributes in place
+    _collect_fields(cls)
     fields = dataclasses.fields(cls)
     if undocumented:
         cls.__doc__ = f"{cls.__name__}({', '.join(field.name for field in fields if field.init)})"
