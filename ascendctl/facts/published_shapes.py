@@ -15,15 +15,14 @@ Names match after normalising: the last path part, lower-cased, quantization suf
 `-w4a8`, `-QuaRot`, `-FP8`; `-Instruct` is part of the name), punctuation removed — so `vllm-ascend/Qwen3-32B-W8A8`,
 `/models/Qwen3-32B` and `Qwen/Qwen3-32B` all find `Qwen/Qwen3-32B`.
 
-`index.yaml` is the source; `index.json` is its fast-load mirror (the parsed YAML stamped with the YAML's sha256,
-written by `python -m ascendctl.outputs.matrix_docs --write`, a stale one fails tests/test_matrix_docs.py), read
-only while its stamp matches: a plan of a hub-id model reads the index, and libyaml took some 4 ms to build it where
-the JSON parser takes a tenth of one.
+`index.yaml` is the source; `index.json` is its fast-load mirror (`ascendctl.facts.stamped_mirror`: written by
+`python -m ascendctl.outputs.matrix_docs --write`, a stale one fails tests/test_matrix_docs.py), read only while its
+stamp matches: a plan of a hub-id model reads the index, and libyaml took some 4 ms to build it where the JSON
+parser takes a tenth of one.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from functools import cache
@@ -33,6 +32,7 @@ from typing import Any
 import yaml
 
 from ascendctl.facts.model_inspect import ModelConfig, parse_model_config
+from ascendctl.facts.stamped_mirror import mirror_text, stamped
 from ascendctl_engine.records import record
 
 DATA = ("data", "model_configs")
@@ -78,23 +78,18 @@ def _parse_index(yaml_text: str) -> dict[str, Any]:
     return data
 
 
-def _stamp(yaml_text: str) -> str:
-    return hashlib.sha256(yaml_text.encode("utf-8")).hexdigest()
-
-
 def index_json_text(yaml_text: str) -> str:
     """The mirror of `yaml_text` (index.yaml): its data as JSON, stamped with its sha256."""
-    body = json.dumps(_parse_index(yaml_text), ensure_ascii=False, separators=(",", ":"))
-    return f'{{"yaml_sha256":"{_stamp(yaml_text)}","index":{body}}}\n'
+    return mirror_text(
+        yaml_text, "index", json.dumps(_parse_index(yaml_text), ensure_ascii=False, separators=(",", ":"))
+    )
 
 
 def index_from_texts(yaml_text: str, mirror: str = "") -> dict[str, Any]:
     """The index: the mirror's data when it carries `yaml_text`'s stamp, else `yaml_text` parsed."""
-    if mirror:
-        parsed = json.loads(mirror)
-        if parsed.get("yaml_sha256") == _stamp(yaml_text):
-            data: dict[str, Any] = parsed["index"]
-            return data
+    if stamped(yaml_text, mirror):
+        data: dict[str, Any] = json.loads(mirror)["index"]
+        return data
     return _parse_index(yaml_text)
 
 
