@@ -107,6 +107,13 @@ def test_tab_indentation_hint() -> None:
     assert "spaces, not tabs" in issue.message
 
 
+@pytest.mark.parametrize("text", ["a: @x\n", 'a: "x\\q"\n', "a: b: c\n"])
+def test_other_syntax_errors_get_no_tab_hint(text: str) -> None:
+    with pytest.raises(DocumentError) as exc:
+        load_yaml_text(text, "f.yaml")
+    assert "tabs" not in only_issue(exc).message
+
+
 def test_multiple_documents_rejected() -> None:
     with pytest.raises(DocumentError) as exc:
         load_yaml_text("a: 1\n---\nb: 2\n", "f.yaml")

@@ -190,7 +190,7 @@ def _char_index(text: str, exc: yaml.reader.ReaderError, loader: Any) -> int:
 def _yaml_issue(source: str, exc: yaml.MarkedYAMLError, text: str = "") -> Issue:
     mark = exc.problem_mark or exc.context_mark
     problem = _one_line(exc.problem or exc.context or "invalid YAML")
-    if "\\t" in problem or "\t" in problem or "tab" in problem or _tab_at(text, mark):
+    if "\\t" in problem or "\t" in problem or _TAB_WORD.search(problem) or _tab_at(text, mark):
         problem += " (YAML indentation must use spaces, not tabs)"
     if mark is None:
         return Issue(source, 1, 1, "", f"YAML syntax error: {problem}")
@@ -200,6 +200,8 @@ def _yaml_issue(source: str, exc: yaml.MarkedYAMLError, text: str = "") -> Issue
 
 # YAML's line breaks (1.1, what PyYAML and libyaml count): CR LF, CR, LF, NEL, LS, PS.
 _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+# libyaml names a tab in words ("found a tab character that violates indentation"); "unacceptable" is no tab
+_TAB_WORD = re.compile(r"\btab\b")
 
 
 def _within(text: str, line: int, column: int) -> tuple[int, int]:
@@ -217,7 +219,7 @@ def _tab_at(text: str, mark: Any) -> bool:
     """Whether the character an error points at is a tab (libyaml's messages do not quote it, PyYAML's do)."""
     if mark is None or not text:
         return False
-    lines = text.split("\n", mark.line + 1)
+    lines = _LINE_BREAK.split(text, mark.line + 1)
     return bool(mark.line < len(lines) and lines[mark.line][mark.column : mark.column + 1] == "\t")
 
 
