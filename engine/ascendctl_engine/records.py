@@ -81,8 +81,7 @@ class _InitPlan:
 
     __slots__ = ("arity", "factories", "fixed", "name", "names", "positional", "post_init", "required", "template")
 
-    def __init__(self, cls: type) -> None:
-        fields = dataclasses.fields(cls)
+    def __init__(self, cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> None:
         init = [field for field in fields if field.init]
         defaults, factories = _defaults(fields)
         self.name = f"{cls.__qualname__}.__init__()"
@@ -168,8 +167,9 @@ def _record_init(self: object, *args: object, **kwargs: object) -> None:
 _PSEUDO_FIELD_NAMES = ("ClassVar", "InitVar", "KW_ONLY")
 
 
-def _collect_fields(cls: type) -> None:
-    """`dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False)`, which sets the fields up in place.
+def _collect_fields(cls: type) -> tuple[dataclasses.Field[Any], ...]:
+    """`dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False)`, which sets the fields up in place;
+    returns them.
 
     With postponed annotations every annotation is a string, and for each one dataclasses matches it three times
     against a regular expression and looks its first name up in the class's module (is it a ClassVar, an InitVar,
@@ -189,9 +189,11 @@ def _collect_fields(cls: type) -> None:
     finally:
         if plain:
             cls.__annotations__ = annotations
-    for field in dataclasses.fields(cls):
+    fields = dataclasses.fields(cls)
+    for field in fields:
         if field.name in plain and field.type is object:
             field.type = plain[field.name]
+    return fields
 
 
 def _make_record(cls: _T, *, eq: bool) -> _T:
@@ -204,12 +206,11 @@ def _make_record(cls: _T, *, eq: bool) -> _T:
     undocumented = not own.get("__doc__")
     if undocumented:
         cls.__doc__ = cls.__name__  # keeps dataclasses from reading the class's signature (see the module docstring)
-    _collect_fields(cls)
-    fields = dataclasses.fields(cls)
+    fields = _collect_fields(cls)
     if undocumented:
         cls.__doc__ = f"{cls.__name__}({', '.join(field.name for field in fields if field.init)})"
     if "__init__" not in own:
-        setattr(cls, _INIT_PLAN, _InitPlan(cls))
+        setattr(cls, _INIT_PLAN, _InitPlan(cls, fields))
         cls.__init__ = _record_init  # type: ignore[misc]
     setattr(cls, _REPR_NAMES, tuple(field.name for field in fields if field.repr))
     if "__repr__" not in own:
