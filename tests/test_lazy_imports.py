@@ -110,6 +110,22 @@ def test_plan_loads_no_host_probes_and_no_renderer(args: tuple[str, ...], absent
         assert result["reads"] == {"extracts": 0, "key_tables": 0}
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("validate", "profiles/cpu-demo.yaml"),
+        ("matrix", "releases", "--json"),
+        ("plan", "profiles/deepseek-r1-w8a8-2node-a2.yaml", "--json"),
+        ("render", "profiles/qwen3-32b-w8a8-a2.yaml", "-t", "k8s"),
+    ],
+)
+def test_option_values_need_no_pydantic_adapter(args: tuple[str, ...]) -> None:
+    # ascendctl.cli.coercion: typer's per-parameter pydantic adapters are not built (nor their layer imported)
+    modules = imported_by(*args)
+    assert "ascendctl.cli.coercion" in modules
+    assert not {"typer._adapters", "pydantic.type_adapter"} & modules
+
+
 def test_the_matrix_package_loads_none_of_the_heavier_query_modules() -> None:
     # It re-exports the queries; the explainer, the launch answers, the filters and the host classification are
     # imported from their own modules by the callers that need them.

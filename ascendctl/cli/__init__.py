@@ -21,6 +21,7 @@ import typer
 from typer.core import TyperGroup
 
 from ascendctl import __version__
+from ascendctl.cli import coercion
 from ascendctl.core.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID, AscendctlError
 from ascendctl_engine.paths import HomeError
 
@@ -152,6 +153,7 @@ def command_target(name: str) -> Any:
 
 def build_app(only: str | None = None) -> typer.Typer:
     """The app with every command, or with just `only` (see `main`)."""
+    coercion.enable()  # option values without a pydantic adapter each (ascendctl.cli.coercion)
     built = typer.Typer(
         cls=_HandledGroup,
         name="ascendctl",
