@@ -13,8 +13,11 @@ a fixture host, `render -t k8s`) have a ratio target (median ≤ 2.0 × the floo
 different speed; the others keep an absolute one (0.25 s median). An everyday command runs alternately with the
 floor (floor, command, floor, command, ...) and its ratio divides by the median of those floor runs (`floor_s`
 in `--json`): on a shared machine the load changes within seconds, and the floor row alone, timed before the
-commands, can be measured under another load than a command. A command whose first word is not a
-registered subcommand yet is reported as n/a, so later commands can be listed here before they exist.
+commands, can be measured under another load than a command. Beside that ratio, the table shows the same pairs'
+ratio in CPU time (`cpu ÷ floor`: user + system seconds of each process, from its own resource usage), which time
+spent waiting for a busy machine's CPUs does not inflate; the target is judged on wall time. A command whose
+first word is not a registered subcommand yet is reported as n/a, so later commands can be listed here before
+they exist.
 
 `check` on a fixture host runs as the tests run that host (tests/conftest.py `FixtureHost`): the host's
 captured environment (`_captured/env.json`, the machine's own Ascend variables removed), a stub `npu-smi` on
@@ -42,6 +45,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -174,10 +178,14 @@ def registered_commands(ascendctl: Path, env: Mapping[str, str] | None = None) -
     return names
 
 
-def _timed(argv: list[str], env: Mapping[str, str] | None) -> tuple[float, int]:
+def _timed(argv: list[str], env: Mapping[str, str] | None) -> tuple[float, float, int]:
+    """One run: wall seconds, CPU seconds (user + system, from the child's own resource usage) and exit code."""
     start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
-    return time.perf_counter() - start, proc.returncode
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
+    return elapsed, usage.ru_utime + usage.ru_stime, proc.returncode
 
 
 def time_runs(argv: list[str], runs: int, env: Mapping[str, str] | None = None) -> tuple[list[float], int]:
@@ -185,10 +193,27 @@ def time_runs(argv: list[str], runs: int, env: Mapping[str, str] | None = None) 
     times: list[float] = []
     code = 0
     for _ in range(runs):
-        elapsed, returncode = _timed(argv, env)
+        elapsed, _, returncode = _timed(argv, env)
         times.append(elapsed)
         code = code or returncode
     return times, code
+
+
+@dataclass
+class Paired:
+    """The runs of a command alternating with the floor: wall and CPU seconds of each, and the first non-zero exit
+    code of the command."""
+
+    times: list[float] = field(default_factory=list)
+    floor_times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    floor_cpu: list[float] = field(default_factory=list)
+    code: int = 0
+
+    def cpu_ratio(self) -> float:
+        """The command's median CPU time over the floor's: what the two cost in CPU, which time spent waiting for a
+        busy machine's CPUs does not inflate (the wall-time ratio is the target's; this one is shown beside it)."""
+        return statistics.median(self.cpu) / statistics.median(self.floor_cpu)
 
 
 def time_paired(
@@ -197,21 +222,21 @@ def time_paired(
     runs: int,
     env: Mapping[str, str] | None = None,
     floor_env: Mapping[str, str] | None = None,
-) -> tuple[list[float], list[float], int]:
+) -> Paired:
     """`argv` and the floor, alternately (after a warm-up of each): on a shared machine the load changes within
-    seconds, and a ratio is only as good as the two medians it divides were measured under the same load.
-    Returns the command's times, the floor's times taken between them, and the first non-zero exit code."""
+    seconds, and a ratio is only as good as the two medians it divides were measured under the same load."""
     _timed(floor_argv, floor_env)
     _timed(argv, env)
-    times: list[float] = []
-    floor_times: list[float] = []
-    code = 0
+    paired = Paired()
     for _ in range(runs):
-        floor_times.append(_timed(floor_argv, floor_env)[0])
-        elapsed, returncode = _timed(argv, env)
-        times.append(elapsed)
-        code = code or returncode
-    return times, floor_times, code
+        floor_elapsed, floor_cpu, _ = _timed(floor_argv, floor_env)
+        elapsed, cpu, returncode = _timed(argv, env)
+        paired.floor_times.append(floor_elapsed)
+        paired.floor_cpu.append(floor_cpu)
+        paired.times.append(elapsed)
+        paired.cpu.append(cpu)
+        paired.code = paired.code or returncode
+    return paired
 
 
 def timed_row(
@@ -284,17 +309,24 @@ def _target_text(row: Mapping[str, object]) -> str:
 
 
 def format_table(title: str, rows: list[dict[str, object]]) -> list[str]:
+    """The rows as text; `cpu ÷ floor` is shown for the rows that have it (the everyday commands)."""
     width = max(len(str(r["command"])) for r in rows)
-    lines = [title, f"{'command':<{width}}  {'median s':>8}  {'min s':>6}  {'÷ floor':>7}  {'target':<12}  status"]
+    head = f"{'command':<{width}}  {'median s':>8}  {'min s':>6}  {'÷ floor':>7}  {'cpu ÷ floor':>11}  "
+    head += f"{'target':<12}  status"
+    lines = [title, head]
     for r in rows:
-        med, low, ratio = r["median_s"], r["min_s"], r["ratio"]
+        med, low, ratio, cpu = r["median_s"], r["min_s"], r["ratio"], r.get("cpu_ratio")
         target = _target_text(r)
+        cpu_text = f"{cpu:10.2f}×" if isinstance(cpu, float) else f"{'-':>11}"
         if isinstance(med, float) and isinstance(low, float) and isinstance(ratio, float):
             lines.append(
-                f"{r['command']!s:<{width}}  {med:8.3f}  {low:6.3f}  {ratio:6.2f}×  {target:<12}  {r['status']}"
+                f"{r['command']!s:<{width}}  {med:8.3f}  {low:6.3f}  {ratio:6.2f}×  {cpu_text}  {target:<12}  "
+                f"{r['status']}"
             )
         else:
-            lines.append(f"{r['command']!s:<{width}}  {'-':>8}  {'-':>6}  {'-':>7}  {target:<12}  {r['status']}")
+            lines.append(
+                f"{r['command']!s:<{width}}  {'-':>8}  {'-':>6}  {'-':>7}  {cpu_text}  {target:<12}  {r['status']}"
+            )
     return lines
 
 
@@ -368,9 +400,10 @@ def main() -> int:
                 extra, run_env = fixture_host(FIXTURE_HOSTS[label], Path(cache_dir) / "hosts", env)
             argv = [str(opts.ascendctl), *expand(args), *extra]
             if label in EVERYDAY:  # judged by the ratio: to the floor runs interleaved with its own
-                times, paired, code = time_paired(argv, floor_argv, opts.runs, run_env, env)
-                row = timed_row(label, times, statistics.median(paired), target_ratio=TARGET_RATIO, code=code)
-                rows.append({**row, "floor_s": statistics.median(paired)})
+                paired = time_paired(argv, floor_argv, opts.runs, run_env, env)
+                floor_s = statistics.median(paired.floor_times)
+                row = timed_row(label, paired.times, floor_s, target_ratio=TARGET_RATIO, code=paired.code)
+                rows.append({**row, "floor_s": floor_s, "cpu_ratio": paired.cpu_ratio()})
             else:
                 times, code = time_runs(argv, opts.runs, run_env)
                 rows.append(timed_row(label, times, floor, code=code))

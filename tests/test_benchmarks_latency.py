@@ -17,6 +17,7 @@ def load_script() -> ModuleType:
     spec = importlib.util.spec_from_file_location("latency", REPO / "benchmarks" / "latency.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as an import registers it (dataclasses looks its module up there)
     spec.loader.exec_module(module)
     return module
 
@@ -94,20 +95,22 @@ def test_table_shows_median_ratio_and_target() -> None:
     latency = load_script()
     rows = [
         latency.reference_row(latency.FLOOR_LABEL, [0.08, 0.1], 0.09, "floor"),
-        latency.timed_row("ascendctl plan p.yaml", [0.15], 0.09, target_ratio=2.0),
+        {**latency.timed_row("ascendctl plan p.yaml", [0.15], 0.09, target_ratio=2.0), "cpu_ratio": 1.5},
         latency.timed_row("ascendctl check", [0.6], 0.09, target_s=0.5),
         latency.absent_row("ascendctl later"),
     ]
     lines = latency.format_table("title", rows)
     assert lines[0] == "title"
-    assert lines[1].split() == ["command", "median", "s", "min", "s", "÷", "floor", "target", "status"]
+    header = ["command", "median", "s", "min", "s", "÷", "floor", "cpu", "÷", "floor", "target", "status"]
+    assert lines[1].split() == header
     floor_line, plan_line, check_line, later_line = lines[2:]
     assert floor_line.startswith(latency.FLOOR_LABEL)
-    assert floor_line.split()[-4:] == ["0.090", "0.080", "1.00×", "floor"]
-    assert plan_line.split()[-7:] == ["0.150", "0.150", "1.67×", "ratio", "≤", "2.0", "OK"]
-    assert check_line.split()[-7:] == ["0.600", "0.600", "6.67×", "≤", "0.5", "s", "SLOW"]
-    assert later_line.split()[-4:] == ["-", "-", "-", "n/a"]
+    assert floor_line.split()[-5:] == ["0.090", "0.080", "1.00×", "-", "floor"]
+    assert plan_line.split()[-8:] == ["0.150", "0.150", "1.67×", "1.50×", "ratio", "≤", "2.0", "OK"]
+    assert check_line.split()[-8:] == ["0.600", "0.600", "6.67×", "-", "≤", "0.5", "s", "SLOW"]
+    assert later_line.split()[-5:] == ["-", "-", "-", "-", "n/a"]
     assert len({line.index("×") for line in lines[2:5]}) == 1  # the columns line up
+    assert plan_line.rindex("×") == lines[1].index("cpu ÷ floor") + len("cpu ÷ floor") - 1
 
 
 def test_json_report_has_the_floor_and_each_rows_ratio() -> None:
@@ -159,9 +162,16 @@ def test_check_runs_on_the_fixture_host_as_the_tests_run_it(tmp_path: Path, fixt
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
 
 
-def test_everyday_commands_alternate_with_the_floor() -> None:
+def test_everyday_commands_alternate_with_the_floor_timed_in_wall_and_cpu_time() -> None:
+    # A child that burns CPU for a while and one that sleeps: the CPU time read from the child's own resource usage
+    # tells them apart, and the wall time counts both.
     latency = load_script()
-    command = [sys.executable, "-c", "import sys; sys.exit(3)"]
-    times, floor_times, code = latency.time_paired(command, [sys.executable, "-c", "pass"], 2)
-    assert (len(times), len(floor_times), code) == (2, 2, 3)
-    assert all(t > 0 for t in times + floor_times)
+    burn = [sys.executable, "-c", "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.2: pass"]
+    sleep = [sys.executable, "-c", "import time; time.sleep(0.2)"]
+    paired = latency.time_paired(burn, sleep, 2)
+    assert paired.code == 0 and len(paired.times) == len(paired.cpu) == len(paired.floor_cpu) == 2
+    assert min(paired.cpu) >= 0.2 > max(paired.floor_cpu)
+    assert min(paired.floor_times) >= 0.2 and min(paired.times) >= 0.2
+    assert paired.cpu_ratio() > 1.0
+    failing = latency.time_paired([sys.executable, "-c", "raise SystemExit(3)"], sleep, 1)
+    assert failing.code == 3
