@@ -21,6 +21,7 @@ Where typer is older or laid out differently (no `typer._coercion`, no `_TyperPa
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any, Final
@@ -112,19 +113,16 @@ if RuntimeParam is not None:
             object.__setattr__(self, "descriptor", descriptor)
             object.__setattr__(self, "leaf", leaf)
             object.__setattr__(self, "is_list", is_list)
-            object.__setattr__(self, "_typer_own", [])
 
+        @functools.cached_property  # writes the instance's __dict__ directly: fine on a frozen dataclass
         def typer_own(self) -> RuntimeParam:
             """typer's own coercion of this parameter (a pydantic adapter), built the first time it is needed."""
-            built: list[RuntimeParam] = self.__dict__["_typer_own"]
-            if not built:
-                built.append(build_runtime_param(self.descriptor))
-            return built[0]
+            return build_runtime_param(self.descriptor)
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
             decided = self._decide(value, param, ctx)
             if decided is _UNDECIDED:
-                return self.typer_own()._coerce_value(value, param=param, ctx=ctx)
+                return self.typer_own._coerce_value(value, param=param, ctx=ctx)
             return decided
 
         def _decide(self, value: Any, param: Any, ctx: Any) -> Any:
