@@ -126,6 +126,23 @@ def test_option_values_need_no_pydantic_adapter(args: tuple[str, ...]) -> None:
     assert not {"typer._adapters", "pydantic.type_adapter"} & modules
 
 
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("validate", "profiles/cpu-demo.yaml"), 0),
+        (("plan", "profiles/deepseek-r1-w8a8-2node-a2.yaml", "--json"), 0),
+        (("serve", "profiles/cpu-demo.yaml", "--dry-run"), 0),
+        (("check", "--root", "tests/fixtures/hosts/a2-910b3x8"), 1),
+    ],
+)
+def test_validation_scans_no_installed_distributions(args: tuple[str, ...], code: int) -> None:
+    # ascendctl.cli.pydantic_plugins: pydantic's plugin discovery (importlib.metadata and an entry-point scan of
+    # every installed distribution) is not run; the commands still validate (they exit as they should).
+    modules = set(run_probe(*args, code=code)["modules"])
+    assert "ascendctl.cli.pydantic_plugins" in modules
+    assert "importlib.metadata" not in modules
+
+
 def test_the_matrix_package_loads_none_of_the_heavier_query_modules() -> None:
     # It re-exports the queries; the explainer, the launch answers, the filters and the host classification are
     # imported from their own modules by the callers that need them.

@@ -21,7 +21,7 @@ import typer
 from typer.core import TyperGroup
 
 from ascendctl import __version__
-from ascendctl.cli import coercion
+from ascendctl.cli import coercion, pydantic_plugins
 from ascendctl.core.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID, AscendctlError
 from ascendctl_engine.paths import HomeError
 
@@ -154,6 +154,7 @@ def command_target(name: str) -> Any:
 def build_app(only: str | None = None) -> typer.Typer:
     """The app with every command, or with just `only` (see `main`)."""
     coercion.enable()  # option values without a pydantic adapter each (ascendctl.cli.coercion)
+    pydantic_plugins.disable()  # validation without third-party pydantic plugins (ascendctl.cli.pydantic_plugins)
     built = typer.Typer(
         cls=_HandledGroup,
         name="ascendctl",
