@@ -227,3 +227,11 @@ def test_only_the_console_script_tunes_the_collector(capsys: pytest.CaptureFixtu
         [sys.executable, "-c", code % STARTUP_GC_THRESHOLD], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert proc.stdout.splitlines()[-1] == "0 True True"  # the console script: fewer start-up collections
+
+
+def test_the_matrix_costs_no_pydantic_model_machinery() -> None:
+    # The matrix's classes are records (ascendctl.facts.matrix.schema): reading the shipped matrix imports nothing of
+    # pydantic beyond its lazy top level, so `matrix` does not load pydantic's model machinery at all.
+    modules = imported_by("matrix", "releases", "--json")
+    assert "ascendctl.facts.matrix.schema" in modules
+    assert not {"pydantic.main", "pydantic.fields", "pydantic.type_adapter", "annotated_types"} & modules

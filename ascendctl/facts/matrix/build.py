@@ -29,7 +29,7 @@ from packaging.version import Version
 from ascendctl.facts import upstream as extracts
 from ascendctl.facts.matrix.model_tables import family_keys, hardware_status, stated_hardware, support_row
 from ascendctl.facts.matrix.names import _norm
-from ascendctl.facts.matrix.schema import ModelFamily
+from ascendctl.facts.matrix.schema import ModelFamily, as_data, validate_data
 
 # The pins of an Ascend release row that upstream files state (`Release` fields of the same names).
 from ascendctl.facts.upstream import RELEASE_FIELDS
@@ -388,7 +388,7 @@ def _feature_statuses(data: dict[str, Any]) -> list[str]:
 def _model_overview(data: dict[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """Fill every family's `support` from the model table of the newest final release (the overview `matrix
     models` and the docs show), and refuse a row of any extracted table that matches no family."""
-    families = [ModelFamily.model_validate(f) for f in data.get("models") or []]
+    families = [validate_data(ModelFamily, f) for f in data.get("models") or []]
     keys = [family_keys(f) for f in families]
     problems = _unmatched_table_rows(keys)
     found = _overview_table(rows)
@@ -435,7 +435,7 @@ def _overview_support(
         for h in hardware:  # "A2/A3/Ascend950 (Ascend950 experimental)": one overview row per status
             by_status.setdefault(hardware_status(r, h), []).append(h)
         for hws in by_status.values():
-            support.append(support_row(r, hws, columns).model_dump(exclude_defaults=True, mode="json"))
+            support.append(as_data(support_row(r, hws, columns), exclude_defaults=True))
     return support
 
 

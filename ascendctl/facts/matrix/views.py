@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ascendctl.facts.matrix.model_families import model_support
-from ascendctl.facts.matrix.schema import Hardware, ModelFamily, Release
+from ascendctl.facts.matrix.schema import Hardware, ModelFamily, Release, as_data
 from ascendctl_engine.vocab import HARDWARE_FAMILIES
 
 
@@ -40,9 +40,9 @@ def release_json(release: Release) -> dict[str, Any]:
         "transformers": r.transformers,
         "base_image": r.base_image,
         "images": dict(r.images),
-        "disagreements": [d.model_dump() for d in r.disagreements],
-        "known_issues": [i.model_dump() for i in r.known_issues],
-        "notes": [n.model_dump() for n in r.notes],
+        "disagreements": [as_data(d) for d in r.disagreements],
+        "known_issues": [as_data(i) for i in r.known_issues],
+        "notes": [as_data(n) for n in r.notes],
         "sources": dict(r.sources),
         "source": r.source,
     }
@@ -50,11 +50,12 @@ def release_json(release: Release) -> dict[str, Any]:
 
 def model_json(family: ModelFamily) -> dict[str, Any]:
     """One model family (`ascendctl matrix models --json`): the data as written, plus `status` per hardware."""
-    out = family.model_dump(mode="json")
+    out: dict[str, Any] = as_data(family)
     out["status"] = {h: (row.status if (row := model_support(family, h)) else None) for h in HARDWARE_FAMILIES}
     return out
 
 
 def hardware_json(hardware: Hardware) -> dict[str, Any]:
     """One hardware family (`ascendctl matrix hardware --json`)."""
-    return hardware.model_dump(mode="json")
+    out: dict[str, Any] = as_data(hardware)
+    return out
