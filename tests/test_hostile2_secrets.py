@@ -27,9 +27,9 @@ from ascendctl.cli import app
 from ascendctl.cli.serve_output import print_failure
 from ascendctl.core.errors import DocumentError
 from ascendctl.core.yamlio import load_yaml_text
+from ascendctl.schema.declared_secrets import secret_sources
 from ascendctl.schema.loader import parse_override, validate_profile_document
 from ascendctl.schema.profile import Profile
-from ascendctl.schema.secrets import secret_sources
 from ascendctl_engine.launcher import LaunchError, LogSink, resolve_secret
 from ascendctl_engine.phases import Diagnosis
 from ascendctl_engine.redaction import MIN_SECRET_CHARS, redact_key_material, secret_needles

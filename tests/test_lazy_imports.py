@@ -172,6 +172,9 @@ def test_check_without_a_profile_loads_neither_the_profile_loader_nor_the_planne
         "ascendctl.check.fabric",
     }
     assert not planning & modules
+    # Nor any pydantic model: the matrix is records, and the secret rules read plain names (secret_names), so a
+    # host-only check loads none of pydantic's model machinery.
+    assert not {"pydantic.main", "pydantic.fields", "ascendctl_engine.sections.secret_source"} & modules
 
 
 def test_render_loads_only_the_renderer_of_its_target() -> None:

@@ -13,9 +13,10 @@ from typing import Any
 from ascendctl.core.errors import UserInputError
 from ascendctl.core.findings import RULES, Finding, Outcome, evaluate, passed, problem, rule, skipped
 from ascendctl.core.yamlio import KeyPath
+from ascendctl.schema.declared_secrets import secret_sources
 from ascendctl.schema.instances import instance_profile, place
 from ascendctl.schema.profile import Profile
-from ascendctl.schema.secrets import API_KEY_VAR, inline_secret_env, secret_flags, secret_sources
+from ascendctl.schema.secrets import API_KEY_VAR, inline_secret_env, secret_flags
 from ascendctl_engine import typed_fields
 from ascendctl_engine.argv_items import ArgItem
 from ascendctl_engine.vocab import HARDWARE_FAMILIES, either

@@ -13,7 +13,8 @@ What looks like an inline secret is refused when the profile is loaded (exit 2, 
 KEY, APIKEY, TOKEN, SECRET(S), or one containing PASSWORD/PASSWD) unless its value is a switch (`0`, `1`,
 `true`, `false`, `yes`, `no`, `on`, `off`), and a secret-valued `vllm serve` flag in `engine.extra_args`
 (`SECRET_FLAGS`). So is an env map that sets the variable a declared source reads (`{env: VAR}`), or a variable a
-secret already sets; the sources are found by walking the profile (`secret_sources`), not from a list of keys.
+secret already sets; the sources are found by walking the profile (`ascendctl.schema.declared_secrets`), not from a
+list of keys. This module holds no profile model, so `check` on a host reads it without loading them.
 """
 
 from __future__ import annotations
@@ -24,18 +25,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from pydantic import BaseModel
-
 from ascendctl_engine.argv_items import ArgItem
 from ascendctl_engine.records import record
-from ascendctl_engine.sections.secret_source import (
-    API_KEY_VAR,
-    INLINE_REFUSED,
-    POSIX_NAME,
-    SecretSource,
-    is_posix_name,
-    is_switch,
-)
+from ascendctl_engine.secret_names import API_KEY_VAR, INLINE_REFUSED, POSIX_NAME, is_posix_name, is_switch
 from ascendctl_engine.spec import is_secret_name, secret_name_part
 
 if TYPE_CHECKING:
@@ -65,43 +57,6 @@ class Source(Protocol):
 
     @property
     def file(self) -> str | None: ...
-
-
-@record
-class DeclaredSecret:
-    """One secret source a profile declares, found by walking the profile (`secret_sources`)."""
-
-    at: tuple[str | int, ...]  # its key path, e.g. ("server", "api_key"), ("runtime", "secrets", "HF_TOKEN")
-    variable: str  # the variable it sets in the engine's environment
-    source: SecretSource
-
-    @property
-    def label(self) -> str:
-        return ".".join(str(p) for p in self.at)
-
-
-def secret_sources(model: BaseModel, at: tuple[str | int, ...] = ()) -> list[DeclaredSecret]:
-    """Every `SecretSource` in a validated profile (or any section of one), wherever the schema declares one:
-    the schema is walked, so a source field added later is found without a list to update. The variable it
-    sets: `VLLM_API_KEY` for the API key, the key of the mapping holding it otherwise (`runtime.secrets.NAME`)."""
-    found: list[DeclaredSecret] = []
-
-    def walk(value: object, path: tuple[str | int, ...]) -> None:
-        if isinstance(value, SecretSource):
-            variable = value.engine_variable or str(path[-1])
-            found.append(DeclaredSecret(path, variable, value))
-        elif isinstance(value, BaseModel):
-            for name in type(value).model_fields:
-                walk(getattr(value, name), (*path, name))
-        elif isinstance(value, Mapping):
-            for key, item in value.items():
-                walk(item, (*path, str(key)))
-        elif isinstance(value, (list, tuple)):
-            for i, item in enumerate(value):
-                walk(item, (*path, i))
-
-    walk(model, at)
-    return found
 
 
 def declared_secret_names(api_key: Source | None, secrets: Mapping[str, Source]) -> frozenset[str]:
@@ -218,10 +173,8 @@ __all__ = [
     "INLINE_REFUSED",
     "POSIX_NAME",
     "SECRET_FLAGS",
-    "DeclaredSecret",
     "KeyFile",
     "SecretFlag",
-    "SecretSource",
     "chmod_fix",
     "command_key_files",
     "declared_secret_names",
@@ -236,5 +189,4 @@ __all__ = [
     "profile_key_files",
     "secret_flags",
     "secret_label",
-    "secret_sources",
 ]

@@ -13,7 +13,7 @@ from ascendctl.outputs.render.context import MODEL_CACHE, EnvVar, NodeView, Rend
 from ascendctl.outputs.render.options import RenderedFile
 from ascendctl.outputs.render.templating import render_template
 from ascendctl.schema.secrets import API_KEY_VAR, secret_label
-from ascendctl_engine.sections.secret_source import POSIX_NAME_TEXT, is_posix_name
+from ascendctl_engine.secret_names import POSIX_NAME_TEXT, is_posix_name
 
 if TYPE_CHECKING:
     from ascendctl.outputs.render.options import RenderOptions

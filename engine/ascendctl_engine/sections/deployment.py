@@ -13,6 +13,7 @@ from pydantic import AfterValidator, Field, JsonValue, field_validator, model_va
 
 from ascendctl_engine import defaults
 from ascendctl_engine.argv_items import ArgItem, parse_args
+from ascendctl_engine.secret_names import API_KEY_VAR, POSIX_NAME_TEXT, is_posix_name, is_switch
 from ascendctl_engine.sections.ascend import AscendSpec
 from ascendctl_engine.sections.base import (
     Backend,
@@ -40,13 +41,7 @@ from ascendctl_engine.sections.fields import (
     NonEmptyLine,
     SingleLine,
 )
-from ascendctl_engine.sections.secret_source import (
-    API_KEY_VAR,
-    POSIX_NAME_TEXT,
-    SecretSource,
-    is_posix_name,
-    is_switch,
-)
+from ascendctl_engine.sections.secret_source import SecretSource
 from ascendctl_engine.spec import REDACTED, is_secret_name
 from ascendctl_engine.vocab import (
     SPECULATIVE_DRAFT_METHODS,
@@ -557,7 +552,7 @@ class NetworkSpec(StrictModel):
 
 
 class ApiKeySource(SecretSource):
-    """The API key's source: a `SecretSource` (what `ascendctl.schema.secrets.secret_sources` finds) for
+    """The API key's source: a `SecretSource` (what `ascendctl.schema.declared_secrets.secret_sources` finds) for
     `VLLM_API_KEY`."""
 
     engine_variable: ClassVar[str | None] = API_KEY_VAR

@@ -1,33 +1,20 @@
-"""Where a secret's value comes from (`{env: VAR}` or `{file: PATH}`), and the name and value shapes the profile's
-validators check; what the rest of secret handling does is described in `ascendctl.schema.secrets`."""
+"""Where a secret's value comes from (`{env: VAR}` or `{file: PATH}`); the name and value shapes it checks live in
+`ascendctl_engine.secret_names`, what the rest of secret handling does is described in `ascendctl.schema.secrets`."""
 
-import re
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, Field, model_validator
 
+from ascendctl_engine.secret_names import INLINE_REFUSED, POSIX_NAME_TEXT, is_posix_name
 from ascendctl_engine.sections.base import StrictModel
-
-# A POSIX shell "Name" (ASCII only): renderers write it as `export NAME=` / `${NAME:?}` and cannot quote it.
-POSIX_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-POSIX_NAME_TEXT = "[A-Za-z_][A-Za-z0-9_]*"
-
-# The variable vLLM reads its API key from; the planner fills it from `server.api_key` only.
-API_KEY_VAR = "VLLM_API_KEY"
-
-INLINE_REFUSED = "secrets are never written inline: give {env: VAR} or {file: PATH}"
-
-
-def is_posix_name(name: str) -> bool:
-    return POSIX_NAME.fullmatch(name) is not None
 
 
 class SecretSource(StrictModel):
     """Where one secret's value comes from at launch: exactly one of an env var or a file."""
 
     # The variable the engine gets the value as; None: the key of the mapping holding the source
-    # (`runtime.secrets.NAME` sets NAME). `ascendctl.schema.secrets.secret_sources` reads it.
+    # (`runtime.secrets.NAME` sets NAME). `ascendctl.schema.declared_secrets.secret_sources` reads it.
     engine_variable: ClassVar[str | None] = None
 
     env: Annotated[
@@ -54,14 +41,3 @@ class SecretSource(StrictModel):
             # The value is not quoted: a name that is not a name may be the secret itself, pasted here.
             raise ValueError(f"`env` names an environment variable ({POSIX_NAME_TEXT}); it never holds the value")
         return self
-
-
-# Values that switch something on or off hold no secret, whatever the name says: `HF_HUB_DISABLE_IMPLICIT_TOKEN=1`
-# is a switch of huggingface_hub, not a token.
-SWITCH_VALUES = frozenset({"", "0", "1", "true", "false", "yes", "no", "on", "off"})
-
-
-def is_switch(value: object) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in SWITCH_VALUES
-    return isinstance(value, bool) or value in (0, 1)
