@@ -100,7 +100,7 @@ class MatrixRecord:
     The shipped matrix is read from its build-checked JSON mirror without validation (`ascendctl.facts.matrix.load`),
     so most commands never validate a matrix record, and defining a record evaluates none of the pydantic metadata
     in its (postponed) annotations: the matrix costs a command no pydantic model construction. Validation (tests, a
-    fresh build, `matrix_from_data`) goes through `ascendctl.facts.matrix.validation`, which evaluates the
+    fresh build, `matrix_from_data`) goes through `validate_json` / `validate_data` below, which evaluate the
     annotations: strict as user input (unknown keys, wrong types and bad versions are errors), each record's
     `__post_init__` checking what spans its fields.
     """
