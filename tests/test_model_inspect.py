@@ -10,6 +10,8 @@ import json
 import os
 import shutil
 import struct
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from pydantic import ValidationError
 from ascendctl.facts.architectures import architecture_traits
 from ascendctl.facts.model_inspect import (
     estimate_params,
+    hf_cache_dir,
     identity_warnings,
     inspect_model,
     inspect_weights,
@@ -139,6 +142,34 @@ def test_hugging_face_cache(tmp_path: Path) -> None:
     home.mkdir()
     cache.rename(home / "hub")
     assert locate_model_dir("deepseek-ai/DeepSeek-V3", env={"HF_HOME": str(home)}) is not None
+
+
+@pytest.mark.parametrize(
+    ("env", "where"),
+    [
+        ({"HF_HUB_CACHE": "{t}/new", "HUGGINGFACE_HUB_CACHE": "{t}/legacy", "HF_HOME": "{t}/home"}, "{t}/new"),
+        ({"HUGGINGFACE_HUB_CACHE": "{t}/legacy", "HF_HOME": "{t}/home"}, "{t}/legacy"),
+        ({"HF_HOME": "{t}/home", "XDG_CACHE_HOME": "{t}/xdg"}, "{t}/home/hub"),
+        ({"XDG_CACHE_HOME": "{t}/xdg"}, "{t}/xdg/huggingface/hub"),
+    ],
+)
+def test_the_hub_cache_is_found_where_huggingface_hub_looks(tmp_path: Path, env: dict[str, str], where: str) -> None:
+    filled = {name: value.format(t=tmp_path) for name, value in env.items()}
+    assert hf_cache_dir(filled) == Path(where.format(t=tmp_path))
+    # huggingface_hub itself, in a process with that environment and nothing else of ours, agrees
+    script = "import json, huggingface_hub.constants as c; print(json.dumps(c.HF_HUB_CACHE))"
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_", "XDG_"))}
+    proc = subprocess.run(
+        [sys.executable, "-c", script], env={**base, **filled}, capture_output=True, text=True, check=True, timeout=60
+    )
+    assert Path(json.loads(proc.stdout)) == hf_cache_dir(filled)
+
+
+def test_the_default_hub_cache_is_under_the_home_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert hf_cache_dir({}) == tmp_path / ".cache" / "huggingface" / "hub"
+    # An empty variable is unset here (huggingface_hub would take "" as a relative path).
+    assert hf_cache_dir({"HF_HUB_CACHE": "", "HF_HOME": ""}) == tmp_path / ".cache" / "huggingface" / "hub"
 
 
 def test_modelscope_cache_both_layouts(tmp_path: Path) -> None:

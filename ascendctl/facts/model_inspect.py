@@ -358,13 +358,21 @@ _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 
 
+# The variables huggingface_hub reads its hub cache from, first set first (huggingface_hub v2.4.0
+# src/huggingface_hub/constants.py:160-183: `HF_HUB_CACHE`, else the legacy `HUGGINGFACE_HUB_CACHE`, else
+# `HF_HOME/hub`, `HF_HOME` defaulting to `$XDG_CACHE_HOME/huggingface`, `XDG_CACHE_HOME` to `~/.cache`).
+HF_HUB_CACHE_VARIABLES = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE")
+
+
 def hf_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The Hugging Face hub cache as huggingface_hub finds it in `env` (default: this process's environment); an
+    empty variable counts as unset."""
     e = os.environ if env is None else env
-    if e.get("HF_HUB_CACHE"):
-        return Path(e["HF_HUB_CACHE"]).expanduser()
-    if e.get("HF_HOME"):
-        return Path(e["HF_HOME"]).expanduser() / "hub"
-    return Path("~/.cache/huggingface/hub").expanduser()
+    for name in HF_HUB_CACHE_VARIABLES:
+        if e.get(name):
+            return Path(e[name]).expanduser()
+    home = e.get("HF_HOME") or str(Path(e.get("XDG_CACHE_HOME") or "~/.cache") / "huggingface")
+    return Path(home).expanduser() / "hub"
 
 
 def modelscope_cache_dir(env: Mapping[str, str] | None = None) -> Path:

@@ -1,6 +1,7 @@
 """The Hugging Face edge of `ascendctl.run.hub`: `huggingface_hub.snapshot_download` (the optional `hub` extra).
 
-The endpoint (`HF_ENDPOINT`) and the cache (`model_inspect.hf_cache_dir`: `HF_HUB_CACHE`, else `HF_HOME/hub`) are
+The endpoint (`HF_ENDPOINT`) and the cache (`model_inspect.hf_cache_dir`: `HF_HUB_CACHE`, `HUGGINGFACE_HUB_CACHE`,
+else `HF_HOME/hub`, as huggingface_hub resolves them) are
 passed explicitly rather than left to the library's import-time constants, so the files land where the plan looks
 (`locate_model_dir`) even when the environment changed after the library was imported. An interrupted download
 is resumed by the next one with `Range: bytes=N-` (`HfClient._prefetch_blobs` says how and why).
