@@ -19,6 +19,7 @@ keeps asking the loader it has.
 
 from __future__ import annotations
 
+import importlib.machinery
 import sys
 import types
 from collections.abc import Iterable
@@ -42,5 +43,7 @@ def disable() -> bool:
         LOADER, "pydantic's plugin loader for the ascendctl CLI: no plugins (see ascendctl.cli.pydantic_plugins)."
     )
     loader.get_plugins = _no_plugins  # type: ignore[attr-defined]
+    # a spec, as every imported module has one (`importlib.util.find_spec` reads it), naming where the module is from
+    loader.__spec__ = importlib.machinery.ModuleSpec(LOADER, None, origin=__name__)
     sys.modules[LOADER] = loader
     return True

@@ -53,7 +53,7 @@ def _fresh(code: str) -> dict[str, object]:
 def test_a_fresh_process_validates_with_no_plugins_and_no_distribution_scan() -> None:
     result = _fresh(
         """
-        import json, sys
+        import importlib.util, json, sys
         from ascendctl.cli import pydantic_plugins
         done = pydantic_plugins.disable()
         from pydantic import BaseModel, ValidationError
@@ -73,10 +73,18 @@ def test_a_fresh_process_validates_with_no_plugins_and_no_distribution_scan() ->
             "valid": Probe(n=3).n == 3,
             "refused": refused,
             "scanned": "importlib.metadata" in sys.modules,
+            "spec_origin": importlib.util.find_spec(pydantic_plugins.LOADER).origin,
         }))
         """
     )
-    assert result == {"done": True, "plain_validator": True, "valid": True, "refused": True, "scanned": False}
+    assert result == {
+        "done": True,
+        "plain_validator": True,
+        "valid": True,
+        "refused": True,
+        "scanned": False,
+        "spec_origin": "ascendctl.cli.pydantic_plugins",
+    }
 
 
 def test_pydantic_loader_already_imported_is_left_as_it_is() -> None:
