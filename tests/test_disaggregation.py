@@ -244,8 +244,29 @@ def test_the_cpu_router_reaches_the_instances_on_loopback() -> None:
     [router] = planned(CPU).services
     assert router.command == (
         "vllm-router", "--vllm-pd-disaggregation", "--host", "127.0.0.1", "--port", "8100", "--policy", "round_robin",
-        "--prefill", "http://127.0.0.1:8101", "--decode", "http://127.0.0.1:8102",
+        "--prefill", "http://127.0.0.1:8101", "--decode", "http://127.0.0.1:8102", "--prometheus-port", "29000",
     )  # fmt: skip
+    assert router.metrics_port == 29000 and router.to_json()["metrics_port"] == 29000
+
+
+def test_the_router_metrics_port_is_planned_and_checked_like_the_other_ports() -> None:
+    # vllm-router binds its metrics (29000 by default) and exits when it cannot: two deployments on one host need
+    # different ones, so the plan passes the port, and plan.pd.ports sees it on the router's node.
+    moved = planned(CPU, "disaggregation.router.metrics_port=29100")
+    assert moved.services[0].command[-2:] == ("--prometheus-port", "29100")
+    assert "plan.pd.router-metrics" not in blocking_ids(moved)
+    clash = planned(CPU, "disaggregation.router.metrics_port=8101")
+    [finding] = [f for f in clash.blocking if f.id == "plan.pd.ports"]
+    assert "the router's metrics and prefill-0 API both use port 8101" in finding.message
+
+
+def test_a_metrics_port_for_a_router_without_metrics_is_a_warning() -> None:
+    # the Ascend releases' router is vllm-ascend's example proxy: it serves no metrics
+    plan = planned(GLM, "disaggregation.router.metrics_port=29100")
+    [finding] = [f for f in plan.deployment.findings if f.id == "plan.pd.router-metrics"]
+    assert finding.status == "warn" and "serves no metrics" in finding.message
+    assert plan.services[0].metrics_port is None and "--prometheus-port" not in plan.services[0].command
+    assert "plan.pd.router-metrics" not in blocking_ids(plan)
 
 
 def test_fit_reports_per_role(tmp_path: Path) -> None:

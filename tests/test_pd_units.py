@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -38,6 +39,7 @@ from ascendctl_engine.state import (
     signal_group,
 )
 from ascendctl_engine.supervisor import StopReport, Supervisor, SupervisorConfig, SupervisorReady
+from tests.conftest import pick_free_port
 from tests.state_records import record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -435,6 +437,27 @@ def test_preflight_refuses_an_instance_already_running_here(
     target = target_for(CPU_PD, fake_engine(tmp_path / "env", "vllm-router"))
     with pytest.raises(OperationFailed, match=r"cpu-pd decode-0 \(node 0\) is already running.*ascendctl stop cpu-pd"):
         preflight_host(target, store)
+
+
+def test_preflight_refuses_a_router_metrics_port_in_use(tmp_path: Path) -> None:
+    # vllm-router exits when it cannot bind its metrics port: a second deployment's router on this host, with the
+    # same default, is refused before anything starts, with the setting that moves it.
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        taken = held.getsockname()[1]
+        server, router = pick_free_port(), pick_free_port()
+        text = CPU_PD.read_text().replace("port: 8100", f"port: {server}")
+        text += f"  router:\n    port: {router}\n    metrics_port: {taken}\n"
+        path = tmp_path / "cpu-pd.yaml"
+        path.write_text(text)
+        target = target_for(path, fake_engine(tmp_path / "env", "vllm-router"))
+        assert target.plan.services[0].metrics_port == taken
+        store = StateStore(tmp_path / "state", warn=lambda _: None)
+        with pytest.raises(
+            OperationFailed, match=rf"router's metrics on port {taken}.*disaggregation\.router\.metrics_port"
+        ):
+            preflight_host(target, store)
 
 
 # --- the router's install step --------------------------------------------------------------------------

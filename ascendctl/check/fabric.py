@@ -91,7 +91,10 @@ def port_share(profile: Profile, plan: Plan | None, node: int) -> list[PortReque
     Otherwise: the API of each instance headed here and the data-parallel RPC port when it runs data-parallel."""
     host = "0.0.0.0"  # noqa: S104 (a bind test: the engines listen on every address of the node)
     if profile.disaggregation is not None:
-        bound = pd_bindings(profile.disaggregation.connector, place(profile), router_port(profile)).get(node, [])
+        metrics = plan.services[0].metrics_port if plan is not None and plan.services else None
+        bound = pd_bindings(profile.disaggregation.connector, place(profile), router_port(profile), metrics).get(
+            node, []
+        )
         return [PortRequest(host, port, who) for who, first, last in bound for port in range(first, last + 1)]
     out: list[PortRequest] = []
     if plan is not None:

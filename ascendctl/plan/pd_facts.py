@@ -20,3 +20,5 @@ class PdFacts:
     router_port: int
     devices_per_node: int
     hybrid: bool  # the model mixes attention with linear-attention / SSM layers
+    router_metrics_port: int | None = None  # where the release's router serves metrics; None: it serves none
+    router_metrics_asked: int | None = None  # `disaggregation.router.metrics_port` as the profile sets it

@@ -21,6 +21,7 @@ from ascendctl.core.findings import Outcome, passed, problem, rule, skipped
 from ascendctl.plan.pd_facts import PdFacts
 from ascendctl.plan.plan_rules import PlanFacts
 from ascendctl.schema.instances import Placement
+from ascendctl_engine.adapters.kv_transfer import VLLM_ROUTER_SOURCE
 from ascendctl_engine.pd import SIZED, rpc_port_span
 
 PD_GUIDE = "v0.25.1rc1:docs/source/tutorials/features/pd_disaggregation_mooncake_multi_node.md"
@@ -33,11 +34,14 @@ def _pd(f: PlanFacts) -> PdFacts | None:
 
 
 def pd_bindings(
-    connector: str, placements: Sequence[Placement], router_port: int
+    connector: str, placements: Sequence[Placement], router_port: int, metrics_port: int | None = None
 ) -> dict[int, list[tuple[str, int, int]]]:
     """Profile node → (who, first port, last port) of everything a prefill/decode layout binds there: the one
-    statement of it (`plan.pd.ports` checks it for clashes, `check --fabric` bind-tests this node's share)."""
+    statement of it (`plan.pd.ports` checks it for clashes, `check --fabric` bind-tests this node's share).
+    `metrics_port`: the router's metrics, where its program serves them."""
     out: dict[int, list[tuple[str, int, int]]] = {0: [("the router", router_port, router_port)]}
+    if metrics_port is not None:
+        out[0].append(("the router's metrics", metrics_port, metrics_port))
     for p in placements:
         head = p.hosts[0]
         out.setdefault(head, []).append((f"{p.name} API", p.port, p.port))
@@ -52,7 +56,27 @@ def pd_bindings(
 
 
 def _bindings(pd: PdFacts) -> dict[int, list[tuple[str, int, int]]]:
-    return pd_bindings(pd.connector, pd.placements, pd.router_port)
+    return pd_bindings(pd.connector, pd.placements, pd.router_port, pd.router_metrics_port)
+
+
+@rule(
+    "plan.pd.router-metrics",
+    "warn",
+    "The router metrics port is one the release's router serves",
+    source=VLLM_ROUTER_SOURCE,
+)
+def router_metrics(f: PlanFacts) -> Outcome:
+    pd = _pd(f)
+    if pd is None or pd.router_metrics_asked is None:
+        return skipped("no disaggregation.router.metrics_port")
+    if pd.router_metrics_port is None:
+        return problem(
+            f"disaggregation.router.metrics_port {pd.router_metrics_asked}: this release's router serves no metrics, "
+            "so the port is not used",
+            "remove disaggregation.router.metrics_port",
+            at=("disaggregation", "router", "metrics_port"),
+        )
+    return passed(f"the router serves its metrics on port {pd.router_metrics_port}")
 
 
 @rule("plan.pd.ports", "error", "No two instances on a host share a port", source=PD_GUIDE)

@@ -81,7 +81,7 @@ from ascendctl_engine.adapters import EngineIntent, HardwareTraits, LoadedModel,
 from ascendctl_engine.adapters.builder import AdapterResult
 from ascendctl_engine.adapters.eras import era_for_release
 from ascendctl_engine.adapters.intent import layout_nodes
-from ascendctl_engine.adapters.kv_transfer import router_argv
+from ascendctl_engine.adapters.kv_transfer import router_argv, router_metrics_port
 from ascendctl_engine.paths import kv_shared_dir
 from ascendctl_engine.pd import KvTransfer
 from ascendctl_engine.prepared_models import ModelError, model_dir, resolve_model_source
@@ -692,7 +692,7 @@ def plan_profile(
     model = resolve_model(profile, matrix, data_root, read_config, chosen.row, model_config)
     hw_id = profile.target.hardware
     hardware = hardware_by_id(matrix, hw_id) if hw_id is not None else None
-    units = _units(profile, model, data_root)
+    units = _units(profile, model, data_root, chosen.row)
     planned = [_plan_unit(u, chosen, matrix, model, hardware, host, allow, allow_unsupported) for u in units]
     return _assemble(profile, chosen, model, planned, host, matrix)
 
@@ -711,7 +711,7 @@ class _Unit:
     placed: Mapping[str, str] | None = None  # dotted path → why, for what the placement set
 
 
-def _units(profile: Profile, model: ResolvedModel, data_root: Path | None) -> list[_Unit]:
+def _units(profile: Profile, model: ResolvedModel, data_root: Path | None, row: Release) -> list[_Unit]:
     """The instances of the deployment: the one `serve` instance, or the prefill and decode groups placed on the
     nodes (`ascendctl.schema.instances`)."""
     if profile.disaggregation is None:
@@ -728,6 +728,8 @@ def _units(profile: Profile, model: ResolvedModel, data_root: Path | None) -> li
         router_port=router_port(profile),
         devices_per_node=profile.target.devices_per_node,
         hybrid=model.traits.hybrid,
+        router_metrics_port=_router_metrics_port(profile, row),
+        router_metrics_asked=profile.disaggregation.router.metrics_port,
     )
     return [
         _Unit(
@@ -963,6 +965,7 @@ def _services(profile: Profile, row: Release, instances: Sequence[Instance]) -> 
         program=chosen.name if chosen is not None and chosen.traits.get("program") else "",
         source=chosen.source if chosen is not None else "",
         health_path=str(chosen.traits.get("health") or "/health") if chosen is not None else "/health",
+        metrics_port=_router_metrics_port(profile, row),
     )
 
     def address(r: Route) -> str:
@@ -972,6 +975,14 @@ def _services(profile: Profile, row: Release, instances: Sequence[Instance]) -> 
         return node.address if node is not None else NodeAddress(r.host).placeholder
 
     return (replace(service, command=router_command(row.backend, row.vllm, row.vllm_ascend, service, address)),)
+
+
+def _router_metrics_port(profile: Profile, row: Release) -> int | None:
+    """Where the release's router serves its metrics for this profile (None: not disaggregated, or no metrics)."""
+    chosen = era_for_release("pd-router", row.backend, row.vllm, row.vllm_ascend)
+    if profile.disaggregation is None or chosen is None:
+        return None
+    return router_metrics_port(chosen.traits, profile.disaggregation.router.metrics_port)
 
 
 def router_command(
@@ -990,6 +1001,7 @@ def router_command(
         [(address(r), r.port) for r in service.routes if r.role == "prefill"],
         [(address(r), r.port) for r in service.routes if r.role == "decode"],
         service.policy or "round-robin",
+        service.metrics_port,
     )
 
 

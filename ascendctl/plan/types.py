@@ -248,6 +248,7 @@ class Service:
     source: str = ""  # where that program comes from
     health_path: str = "/health"  # where that program answers readiness
     node: int = 0  # the profile node (host) it runs on
+    metrics_port: int | None = None  # where it serves Prometheus metrics (on 127.0.0.1), None: it serves none
 
     def engine_command(self, like: EngineCommand) -> EngineCommand | None:
         """The router as one supervised process, supervised like the instance command `like` (the profile's
@@ -277,6 +278,7 @@ class Service:
             "source": self.source,
             "health_path": self.health_path,
             "node": self.node,
+            "metrics_port": self.metrics_port,
         }
 
 

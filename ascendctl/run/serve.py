@@ -194,6 +194,20 @@ def preflight_host(target: HostTarget, store: StateStore) -> None:
                 )
         if unit.role == "router":
             check_router_program(target, command)
+            check_router_metrics_port(target)
+
+
+def check_router_metrics_port(target: HostTarget) -> None:
+    """The router's metrics port must be free: vllm-router exits when it cannot bind it (a second deployment's router
+    on this host, with the same default port)."""
+    port = target.plan.services[0].metrics_port
+    problem = port_in_use("127.0.0.1", port) if port is not None else None
+    if port is not None and problem is not None:
+        raise OperationFailed(
+            f"cannot serve the router's metrics on port {port}: {problem}; stop whatever uses it or set "
+            "disaggregation.router.metrics_port to a free port (another deployment's router on this host uses the "
+            "same default)"
+        )
 
 
 def check_router_program(target: HostTarget, command: EngineCommand) -> None:

@@ -124,10 +124,9 @@ def run_router(cpu_engine: Any, prefill: FakeInstance, decode: FakeInstance) -> 
     port = free_port()
     argv = list(
         router_argv(chosen.traits, "mooncake", "127.0.0.1", port, [("127.0.0.1", prefill.port)],
-                    [("127.0.0.1", decode.port)], "round-robin")
+                    [("127.0.0.1", decode.port)], "round-robin", free_port())  # metrics: 29000 may be another test's
     )  # fmt: skip
     argv[0] = str(cpu_engine.vllm_executable.parent / argv[0])
-    argv += ["--prometheus-port", str(free_port())]  # the default 29000 may be another test's
     env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_")}
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 60

@@ -200,13 +200,21 @@ for _name, _spec, _program, _layerwise, _source in _ROUTERS:
     )(nothing_to_plan)  # fmt: skip
 VLLM_ROUTER = "vllm-router"  # PyPI vllm-router (vllm-project/router): --vllm-pd-disaggregation --prefill … --decode …
 VLLM_ROUTER_REQUIREMENT = "vllm-router==0.1.17"  # its dependencies (fastapi, uvicorn, aiohttp, orjson) come with vLLM
+# vllm-router always serves Prometheus metrics, on 127.0.0.1:29000 unless `--prometheus-port` says otherwise (its
+# `--help` reads "If not specified, Prometheus metrics are disabled (default: 29000)", yet 0.1.17 binds 29000), and a
+# second router that cannot bind it panics ("failed to install Prometheus metrics exporter") and exits 1: the plan
+# always passes the port (`metrics_port`: the default it keeps when the profile names none).
+VLLM_ROUTER_METRICS_PORT = 29000
+VLLM_ROUTER_SOURCE = (
+    "PyPI vllm-router 0.1.17 (`vllm-router --help`: --vllm-pd-disaggregation, --prefill URL, --decode URL, "
+    "--prometheus-port (default: 29000); GET /health)"
+)
 era(
     "pd-router", "vllm-router", axis="vllm", backends={"cpu", "cuda"},
     summary="router: vllm-router --vllm-pd-disaggregation (PyPI vllm-router)",
-    source="PyPI vllm-router 0.1.17 (`vllm-router --help`: --vllm-pd-disaggregation, --prefill URL, --decode URL; "
-    "GET /health)",
+    source=VLLM_ROUTER_SOURCE,
     traits={"style": "vllm-router", "program": (VLLM_ROUTER,), "layerwise": None, "health": "/health",
-            "install": (VLLM_ROUTER_REQUIREMENT,)},
+            "install": (VLLM_ROUTER_REQUIREMENT,), "metrics_port": VLLM_ROUTER_METRICS_PORT},
 )(nothing_to_plan)  # fmt: skip
 
 _POLICIES = {"round-robin": "round_robin"}
@@ -220,9 +228,10 @@ def router_argv(
     prefill: Sequence[tuple[str, int]],
     decode: Sequence[tuple[str, int]],
     policy: str,
+    metrics_port: int | None = None,
 ) -> tuple[str, ...]:
     """The router's argv from a `pd-router` era's traits and the instances' API addresses; () when the release
-    offers no router."""
+    offers no router. `metrics_port`: where a router that serves metrics binds them (`router_metrics_port`)."""
     style, program = traits.get("style"), tuple(traits.get("program") or ())
     if style == "proxy":
         if connector == "mooncake-layerwise" and traits.get("layerwise"):
@@ -238,5 +247,15 @@ def router_argv(
             "--policy", _POLICIES.get(policy, policy),
             *(w for h, p in prefill for w in ("--prefill", f"http://{h}:{p}")),
             *(w for h, p in decode for w in ("--decode", f"http://{h}:{p}")),
+            *(("--prometheus-port", str(metrics_port)) if metrics_port is not None else ()),
         )  # fmt: skip
     return ()
+
+
+def router_metrics_port(traits: Mapping[str, Any], wanted: int | None) -> int | None:
+    """The port a `pd-router` era's router binds its metrics to: the profile's `disaggregation.router.metrics_port`,
+    else the program's own default; None for a router that serves no metrics (whatever the profile says)."""
+    default = traits.get("metrics_port")
+    if default is None:
+        return None
+    return wanted if wanted is not None else int(default)

@@ -71,6 +71,16 @@ class RouterSpec(StrictModel):
     policy: Annotated[RouterPolicy, Field(description="How requests are spread over the instances of a role.")] = (
         "round-robin"
     )
+    metrics_port: Annotated[
+        Port | None,
+        Field(
+            description=(
+                "Port of the router's Prometheus metrics on 127.0.0.1, for a router that serves them (vllm-router, "
+                "CPU and CUDA); unset: the router's own default (vllm-router: 29000). Two deployments on one host "
+                "need different ones."
+            )
+        ),
+    ] = None
 
 
 class DisaggregationSpec(StrictModel):
