@@ -22,6 +22,7 @@ from ascendctl.check.service import run_check
 from ascendctl.cli import app
 from ascendctl.core.errors import UserInputError
 from ascendctl.core.findings import Finding, rules_of
+from ascendctl.plan.planner import plan_profile
 from ascendctl.schema.instances import place
 from ascendctl.schema.loader import load_profile
 from ascendctl_engine.host.cann import HCCN_CONF
@@ -163,6 +164,15 @@ def test_port_share_of_a_prefill_decode_profile() -> None:
             kv = sorted(r.port for r in share if r.purpose == f"{p.name} KV")
             # Mooncake binds kv_port … kv_port + devices on every host of the instance (the range plan.pd.ports checks)
             assert kv == (list(range(p.kv_port, p.kv_port + p.devices + 1)) if node in p.hosts else [])
+
+
+def test_port_share_of_a_cpu_prefill_decode_plan_has_the_router_metrics() -> None:
+    # vllm-router serves metrics on the router's node: with the plan at hand, the bind test covers that port too
+    path = REPO / "tests" / "fixtures" / "profiles" / "cpu-pd-shared-storage.yaml"
+    profile = load_profile(path, ["disaggregation.router.metrics_port=29123"])
+    plan = plan_profile(profile, data_root=Path("/var/lib/ascendctl"))
+    assert (29123, "the router's metrics") in {(r.port, r.purpose) for r in port_share(profile, plan, 0)}
+    assert not any(r.purpose == "the router's metrics" for r in port_share(profile, None, 0))
 
 
 def test_a_busy_planned_port_fails() -> None:

@@ -87,7 +87,8 @@ def _interface(profile: Profile, node: int) -> str | None:
 
 def port_share(profile: Profile, plan: Plan | None, node: int) -> list[PortRequest]:
     """Every port the plan binds on profile node `node`. Prefill/decode: this node's share of `pd_bindings` (the
-    layout `plan.pd.ports` checks: APIs, data-parallel RPC, KV / LLMDataDist ranges, the router on node 0).
+    layout `plan.pd.ports` checks: APIs, data-parallel RPC, KV / LLMDataDist ranges, the router on node 0 and, given
+    the plan, the router's metrics).
     Otherwise: the API of each instance headed here and the data-parallel RPC port when it runs data-parallel."""
     host = "0.0.0.0"  # noqa: S104 (a bind test: the engines listen on every address of the node)
     if profile.disaggregation is not None:
