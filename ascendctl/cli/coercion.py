@@ -60,7 +60,7 @@ def _decide_leaf(annotation: Any, value: Any, descriptor: Any, param: Any, ctx: 
     if annotation is Path:
         if kind is str and value and "\x00" not in value:
             value = Path(value)
-        if not isinstance(value, Path):
+        if not isinstance(value, Path) or "\x00" in str(value):  # typer's own refuses a NUL with pydantic's message
             return _UNDECIDED
         # typer's own checks (exists, file/dir, readable, ...), given the Path it would have built itself.
         return coerce_cli_path(value, descriptor.parameter_info, path_type=Path, param=param, ctx=ctx)
