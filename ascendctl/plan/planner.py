@@ -965,7 +965,7 @@ def _services(profile: Profile, row: Release, instances: Sequence[Instance]) -> 
         program=chosen.name if chosen is not None and chosen.traits.get("program") else "",
         source=chosen.source if chosen is not None else "",
         health_path=str(chosen.traits.get("health") or "/health") if chosen is not None else "/health",
-        metrics_port=_router_metrics_port(profile, row),
+        metrics_port=router_metrics_port(chosen.traits, spec.router.metrics_port) if chosen is not None else None,
     )
 
     def address(r: Route) -> str:
