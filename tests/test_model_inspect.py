@@ -27,6 +27,7 @@ from ascendctl.facts.model_inspect import (
     inspect_weights,
     locate_model_dir,
     model_traits,
+    modelscope_cache_dir,
     read_config_dir,
     read_model_config_or_error,
 )
@@ -170,6 +171,17 @@ def test_the_default_hub_cache_is_under_the_home_directory(monkeypatch: pytest.M
     assert hf_cache_dir({}) == tmp_path / ".cache" / "huggingface" / "hub"
     # An empty variable is unset here (huggingface_hub would take "" as a relative path).
     assert hf_cache_dir({"HF_HUB_CACHE": "", "HF_HOME": ""}) == tmp_path / ".cache" / "huggingface" / "hub"
+
+
+def test_the_default_modelscope_cache_is_modelscopes_own(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # modelscope v1.38.1:modelscope/utils/file_utils.py:41-67: MODELSCOPE_CACHE, else ~/.cache/modelscope/hub;
+    # models under its `models/` (`~` expanded in both)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert modelscope_cache_dir({}) == tmp_path / ".cache" / "modelscope" / "hub"
+    assert modelscope_cache_dir({"MODELSCOPE_CACHE": "~/ms"}) == tmp_path / "ms"
+    model_from(tmp_path / ".cache" / "modelscope" / "hub" / "models" / "Qwen", "qwen3-235b-a22b", "Qwen3-8B")
+    found = locate_model_dir("Qwen/Qwen3-8B", env={"HF_HUB_CACHE": str(tmp_path / "none")}, hub="modelscope")
+    assert found == tmp_path / ".cache" / "modelscope" / "hub" / "models" / "Qwen" / "Qwen3-8B"
 
 
 def test_modelscope_cache_both_layouts(tmp_path: Path) -> None:

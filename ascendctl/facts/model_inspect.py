@@ -376,6 +376,8 @@ def hf_cache_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def modelscope_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where ModelScope keeps its hub cache: `MODELSCOPE_CACHE` when set, else `~/.cache/modelscope/hub`
+    (modelscope v1.38.1:modelscope/utils/file_utils.py:41-58, `get_modelscope_cache_dir`)."""
     e = os.environ if env is None else env
     if e.get("MODELSCOPE_CACHE"):
         return Path(e["MODELSCOPE_CACHE"]).expanduser()
@@ -402,8 +404,10 @@ def hf_snapshot(hub_id: str, revision: str | None = None, env: Mapping[str, str]
 
 
 def modelscope_dir(hub_id: str, env: Mapping[str, str] | None = None) -> Path | None:
-    """`ORG/NAME` in the ModelScope cache (`hub/models/ORG/NAME` in newer releases, `hub/ORG/NAME` before;
-    a `.` in the name is stored as `___`)."""
+    """`ORG/NAME` in the ModelScope cache: `models/ORG/NAME` under the cache directory since modelscope's
+    "clean directory structure" (65075191, January 2025; v1.38.1:modelscope/utils/file_utils.py:61-67), `ORG/NAME`
+    directly under it before; a `.` in the name is stored as `___` (v1.38.1:modelscope/hub/utils/utils.py:146-154).
+    Older releases read `MODELSCOPE_CACHE` as the directory above `hub/`, hence the two extra roots."""
     base = modelscope_cache_dir(env)
     org, name = hub_id.split("/", 1)
     roots = [base / "models", base]
