@@ -177,6 +177,12 @@ def test_check_without_a_profile_loads_neither_the_profile_loader_nor_the_planne
     assert not {"pydantic.main", "pydantic.fields", "ascendctl_engine.sections.secret_source"} & modules
 
 
+def test_schema_prints_the_shipped_file_without_building_the_profile_models() -> None:
+    modules = imported_by("schema")
+    assert "ascendctl.schema.shipped_schema" in modules
+    assert not {"ascendctl.schema.profile", "ascendctl_engine.sections.deployment", "pydantic.main"} & modules
+
+
 def test_render_loads_only_the_renderer_of_its_target() -> None:
     # k8s builds YAML objects: neither jinja2 nor the template renderers are loaded.
     modules = imported_by("render", "profiles/qwen3-32b-w8a8-a2.yaml", "-t", "k8s")

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ascendctl.outputs.profile_doc import PATH, render, rows
-from ascendctl.schema.profile import Profile
+import pytest
+
+from ascendctl.outputs import profile_doc
+from ascendctl.outputs.profile_doc import PATH, main, render, rows
+from ascendctl.schema.profile import Profile, profile_json_schema
+from ascendctl.schema.shipped_schema import SHIPPED_SCHEMA, schema_text, shipped_schema_text
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -14,6 +18,28 @@ def test_the_reference_is_current() -> None:
     assert (REPO / PATH).read_text(encoding="utf-8") == render(), (
         "stale: run python -m ascendctl.outputs.profile_doc --write"
     )
+
+
+def test_the_shipped_json_schema_is_what_the_models_give() -> None:
+    # `ascendctl schema` prints this file; the models are its owner
+    assert shipped_schema_text() == schema_text(profile_json_schema()), (
+        "stale: run python -m ascendctl.outputs.profile_doc --write"
+    )
+
+
+def test_check_names_each_stale_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(profile_doc, "PATH", tmp_path / "reference.md")
+    monkeypatch.setattr(profile_doc, "SHIPPED_SCHEMA", tmp_path / "profile.schema.json")
+    assert main(["--check"]) == 1
+    assert capsys.readouterr().out.count("is stale") == 2
+    assert main(["--write"]) == 0
+    assert main(["--check"]) == 0
+    (tmp_path / "profile.schema.json").write_text("{}\n", encoding="utf-8")
+    assert main(["--check"]) == 1
+    assert capsys.readouterr().out.strip() == f"{tmp_path / 'profile.schema.json'} is stale: run {profile_doc.COMMAND}"
+    assert SHIPPED_SCHEMA.name == "profile.schema.json"
 
 
 def test_every_field_of_every_section_is_listed_with_its_default() -> None:

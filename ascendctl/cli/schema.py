@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 
 def schema() -> None:
     """Print the JSON Schema of the profile (apiVersion ascendctl/v1) on stdout."""
     import typer
 
-    from ascendctl.schema.profile import profile_json_schema
+    from ascendctl.schema.shipped_schema import shipped_schema_text
 
-    typer.echo(json.dumps(profile_json_schema(), indent=2, sort_keys=True))
+    # The shipped file, not the models' output: the same text (tests/test_profile_doc.py), without building them.
+    typer.echo(shipped_schema_text(), nl=False)

@@ -1,10 +1,11 @@
 """docs/profile-reference.md: every profile field with its type, default and description, generated from the
 schema (`ascendctl.schema.profile.Profile` and the sections of `ascendctl_engine.sections`), so the reference
-cannot drift from what `validate` accepts.
+cannot drift from what `validate` accepts. `--write` and `--check` cover the shipped JSON Schema too
+(`ascendctl/schema/profile.schema.json`, what `ascendctl schema` prints; see `ascendctl.schema.shipped_schema`).
 
-    python -m ascendctl.outputs.profile_doc            # print it
-    python -m ascendctl.outputs.profile_doc --write    # rewrite docs/profile-reference.md
-    python -m ascendctl.outputs.profile_doc --check    # exit 1 when it is stale
+    python -m ascendctl.outputs.profile_doc            # print the reference
+    python -m ascendctl.outputs.profile_doc --write    # rewrite docs/profile-reference.md and the shipped schema
+    python -m ascendctl.outputs.profile_doc --check    # exit 1 when either is stale
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from ascendctl.schema.profile import Profile
+from ascendctl.schema.profile import Profile, profile_json_schema
+from ascendctl.schema.shipped_schema import SHIPPED_SCHEMA, schema_text
 
 COMMAND = "python -m ascendctl.outputs.profile_doc --write"
 PATH = Path("docs") / "profile-reference.md"
@@ -106,13 +108,15 @@ def render() -> str:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     text = render()
+    outputs = {PATH: text, SHIPPED_SCHEMA: schema_text(profile_json_schema())}
     if "--check" in args:
-        if not PATH.exists() or PATH.read_text(encoding="utf-8") != text:
-            print(f"{PATH} is stale: run {COMMAND}")
-            return 1
-        return 0
+        stale = [path for path, wanted in outputs.items() if not path.exists() or path.read_text("utf-8") != wanted]
+        for path in stale:
+            print(f"{path} is stale: run {COMMAND}")
+        return 1 if stale else 0
     if "--write" in args:
-        PATH.write_text(text, encoding="utf-8")
+        for path, wanted in outputs.items():
+            path.write_text(wanted, encoding="utf-8")
         return 0
     sys.stdout.write(text)
     return 0
