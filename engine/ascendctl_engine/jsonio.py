@@ -14,7 +14,7 @@ catches `ValueError` keeps working):
   up to the interpreter's limit and raise `RecursionError`, which is caught too);
 - `NaN`, `Infinity`, `-Infinity` and numbers that overflow to infinity (`1e999`): not JSON, and a
   non-finite number breaks every comparison downstream;
-- integers beyond the signed 64-bit range (`MAX_INT`): bounded like floats, since every integer these files
+- integers beyond the signed 64-bit range (`MIN_INT`..`MAX_INT`): bounded like floats, since every integer these files
   hold (a tensor dimension, a byte count, a device's MiB) is an int64 where it was written, and a larger one
   overflows to float (or to infinity) in the arithmetic downstream. `bounded_int` is the one range check for
   the values read from such a document (counts, sizes) at the boundary;
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 64
 MAX_INT = 2**63 - 1  # the largest integer a JSON document may hold (int64, what safetensors and probes write)
+MIN_INT = -(2**63)  # the smallest: int64's range is asymmetric (JSON Schema writes it as a bound, for one)
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 # A `\uD800`–`\uDFFF` escape: the only way a lone surrogate gets into parsed JSON (strict UTF-8 decoding
@@ -185,7 +186,7 @@ class _NonFinite(ValueError):
 
 
 def _check_integers(text: str, name: str) -> None:
-    """Refuse an integer beyond `MAX_INT` (the second parse runs only when a long digit run is present)."""
+    """Refuse an integer outside `MIN_INT`..`MAX_INT` (the second parse runs only when a long digit run is present)."""
     try:
         json.loads(text, parse_int=_bounded_literal)
     except _NonFinite as exc:
@@ -194,7 +195,7 @@ def _check_integers(text: str, name: str) -> None:
 
 def _bounded_literal(text: str) -> int:
     value = int(text)
-    if abs(value) > MAX_INT:
+    if not MIN_INT <= value <= MAX_INT:
         shown = text if len(text) <= 24 else f"{text[:20]}... ({len(text)} digits)"
         raise _NonFinite(f"the integer {shown} is beyond the 64-bit range")
     return value
