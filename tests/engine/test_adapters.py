@@ -352,6 +352,12 @@ def test_eplb_eras() -> None:
     static = plan_commands(npu("v0.9.1", engine=static_eplb))
     assert config(static.commands[0].argv, "--additional-config") == {"expert_map_path": "/m.json"}
     assert eplb("v0.9.1").unsupported  # dynamic needs v0.11.0rc0
+    # the static map from the first release that reads it (v0.9.0rc1:vllm_ascend/ascend_config.py:41), none before
+    first = plan_commands(npu("v0.9.0rc1", engine=static_eplb))
+    assert not first.unsupported
+    assert config(first.commands[0].argv, "--additional-config") == {"expert_map_path": "/m.json"}
+    before = plan_commands(npu("v0.8.4rc2", engine=static_eplb))
+    assert any("EPLB needs vllm-ascend ≥ v0.9.0rc1 (static map)" in u for u in before.unsupported)
     no_guard = eplb("v0.11.0rc0")
     assert "DYNAMIC_EPLB" not in no_guard.commands[0].env
     guarded = eplb("v0.11.0", record_path="/r.json")

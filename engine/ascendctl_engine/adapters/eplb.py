@@ -18,6 +18,11 @@ from ascendctl_engine.adapters.eras import era, select
 from ascendctl_engine.adapters.intent import EngineIntent
 
 NPU = {"npu"}
+# The releases EPLB arrives in, read by the era ranges below and by their refusals: a static expert map from
+# v0.9.0rc1 (its ascend_config.py:41 reads `expert_map_path`; v0.8.5rc1 has no such key), dynamic EPLB from
+# v0.11.0rc0 (v0.11.0rc0:docs/source/user_guide/configuration/additional_config.md).
+STATIC_FROM = "0.9.0rc1"
+DYNAMIC_FROM = "0.11.0rc0"
 # Top-level keys of the v0.11 era and their `eplb_config` names (v0.13.0rc2+ additional_config.md).
 TOP_LEVEL = {
     "dynamic_eplb": "dynamic_eplb",
@@ -168,24 +173,25 @@ def _upstream(intent: EngineIntent, b: CommandBuilder, *, on_ascend: bool) -> No
     "eplb",
     "none",
     axis="vllm_ascend",
-    spec="<0.9.1rc1",
+    spec=f"<{STATIC_FROM}",
     backends=NPU,
     summary="(no EPLB)",
-    source="v0.9.1rc1:docs/source/user_guide/additional_config.md (expert_map_path first documented at v0.9.1)",
+    source="v0.8.5rc1:vllm_ascend (no expert_map_path); v0.9.0rc1:vllm_ascend/ascend_config.py:41 reads it first",
 )
 def eplb_none(intent: EngineIntent, b: CommandBuilder) -> None:
     if intent.engine.eplb.mode != "off":
-        b.fail("EPLB needs vllm-ascend ≥ v0.9.1rc1 (static map) / ≥ v0.11.0rc0 (dynamic)")
+        b.fail(f"EPLB needs vllm-ascend ≥ v{STATIC_FROM} (static map) / ≥ v{DYNAMIC_FROM} (dynamic)")
 
 
 @era(
     "eplb",
     "static-map",
     axis="vllm_ascend",
-    spec=">=0.9.1rc1,<0.11.0rc0",
+    spec=f">={STATIC_FROM},<{DYNAMIC_FROM}",
     backends=NPU,
     summary="static only: top-level `expert_map_path` in `--additional-config`",
-    source="v0.9.1:docs/source/user_guide/configuration/additional_config.md",
+    source="v0.9.0rc1:vllm_ascend/ascend_config.py:41 (`expert_map_path`), "
+    "v0.9.0rc1:docs/source/user_guide/additional_config.md:33",
 )
 def eplb_static(intent: EngineIntent, b: CommandBuilder) -> None:
     impl = _implementation(intent, b, upstream_ok=False)
@@ -194,8 +200,8 @@ def eplb_static(intent: EngineIntent, b: CommandBuilder) -> None:
     e = intent.engine.eplb
     if e.mode == "dynamic" or e.record_path:
         b.fail(
-            "dynamic EPLB and map recording need vllm-ascend ≥ v0.11.0rc0 "
-            "(v0.11.0rc0:docs/source/user_guide/configuration/additional_config.md)"
+            f"dynamic EPLB and map recording need vllm-ascend ≥ v{DYNAMIC_FROM} "
+            f"(v{DYNAMIC_FROM}:docs/source/user_guide/configuration/additional_config.md)"
         )
     if e.expert_map_path:
         b.additional_key(
@@ -221,7 +227,7 @@ def _top_level(intent: EngineIntent, b: CommandBuilder, *, guards: bool, policy_
     "eplb",
     "top-level",
     axis="vllm_ascend",
-    spec=">=0.11.0rc0,<0.11.0rc1",
+    spec=f">={DYNAMIC_FROM},<0.11.0rc1",
     backends=NPU,
     summary="top-level `dynamic_eplb`, `num_iterations_eplb_update`, `num_wait_worker_iterations`, "
     "`expert_map_path`, `expert_map_record_path`, `init_redundancy_expert`",
