@@ -269,6 +269,23 @@ def test_a_metrics_port_for_a_router_without_metrics_is_a_warning() -> None:
     assert "plan.pd.router-metrics" not in blocking_ids(plan)
 
 
+@pytest.mark.parametrize(
+    ("path", "router"),
+    [(CPU, "vllm-router 0.1.17 checks no API key"), (GLM, "vllm-ascend's example proxy checks no API key")],
+    ids=["vllm-router", "example-proxy"],
+)
+def test_an_api_key_in_front_of_a_router_that_checks_none_is_refused(path: Path, router: str) -> None:
+    # the router is the deployment's endpoint: it would serve anyone, and the instances (which get the key) would
+    # refuse what it forwards (tests/e2e/test_pd_router_protocol.py measures vllm-router)
+    keyed = planned(path, "server.api_key.env=MY_API_KEY")
+    [finding] = [f for f in keyed.blocking if f.id == "plan.pd.api-key"]
+    assert finding.message.startswith(f"server.api_key on a prefill/decode deployment: {router}")
+    assert "gateway" in (finding.fix or "") and finding.at == ("server", "api_key")
+    assert "plan.pd.api-key" not in blocking_ids(planned(path))
+    allowed = planned(path, "server.api_key.env=MY_API_KEY", "allow=[plan.pd.api-key]")
+    assert "plan.pd.api-key" not in blocking_ids(allowed) and "plan.pd.api-key" in allowed.allowed
+
+
 def test_fit_reports_per_role(tmp_path: Path) -> None:
     # Qwen3-235B-A22B's shapes are published (ascendctl/facts/data/model_configs): prefill DP2 x TP8, decode DP16 x TP1
     profile = yaml.safe_load(GLM.read_text())

@@ -22,3 +22,6 @@ class PdFacts:
     hybrid: bool  # the model mixes attention with linear-attention / SSM layers
     router_metrics_port: int | None = None  # where the release's router serves metrics; None: it serves none
     router_metrics_asked: int | None = None  # `disaggregation.router.metrics_port` as the profile sets it
+    # how the release's router treats API keys where it checks none from clients (its `pd-router` era's `auth`);
+    # None: the plan runs no router, or one that checks them
+    router_auth: str | None = None

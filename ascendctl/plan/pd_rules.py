@@ -9,7 +9,8 @@
   (same guide: kv_port ≥ 28000 on 8-NPU, ≥ 36000 on 16-NPU nodes);
 - speculative tokens across roles: 1 on prefill and ≥ 1 on decode; equal for hybrid linear-attention models
   (same guide, the note under run_dp_template.sh);
-- every instance runs on a contiguous device range.
+- every instance runs on a contiguous device range;
+- no `server.api_key` in front of a router that checks no client key (the era's `auth` trait).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ascendctl.core.findings import Outcome, passed, problem, rule, skipped
 from ascendctl.plan.pd_facts import PdFacts
 from ascendctl.plan.plan_rules import PlanFacts
 from ascendctl.schema.instances import Placement
-from ascendctl_engine.adapters.kv_transfer import VLLM_ROUTER_SOURCE
+from ascendctl_engine.adapters.kv_transfer import ROUTER_AUTH_SOURCE, VLLM_ROUTER_SOURCE
 from ascendctl_engine.pd import SIZED, rpc_port_span
 
 PD_GUIDE = "v0.25.1rc1:docs/source/tutorials/features/pd_disaggregation_mooncake_multi_node.md"
@@ -77,6 +78,29 @@ def router_metrics(f: PlanFacts) -> Outcome:
             at=("disaggregation", "router", "metrics_port"),
         )
     return passed(f"the router serves its metrics on port {pd.router_metrics_port}")
+
+
+@rule(
+    "plan.pd.api-key",
+    "error",
+    "A prefill/decode deployment asks for an API key only where its router checks one",
+    source=ROUTER_AUTH_SOURCE,
+)
+def api_key(f: PlanFacts) -> Outcome:
+    pd = _pd(f)
+    if pd is None:
+        return skipped("not disaggregated")
+    if f.profile.server.api_key is None:
+        return skipped("no server.api_key")
+    if pd.router_auth is None:
+        return passed("the plan runs no router: the one in front of the instances is yours to configure")
+    return problem(
+        f"server.api_key on a prefill/decode deployment: {pd.router_auth}, so the router's port would serve anyone "
+        "who reaches it while the instances refuse what it forwards",
+        "leave server.api_key unset and put an authenticating gateway in front of the router's port "
+        "(server.host: 127.0.0.1 keeps that port on the host)",
+        at=("server", "api_key"),
+    )
 
 
 @rule("plan.pd.ports", "error", "No two instances on a host share a port", source=PD_GUIDE)

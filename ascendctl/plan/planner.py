@@ -730,6 +730,7 @@ def _units(profile: Profile, model: ResolvedModel, data_root: Path | None, row: 
         hybrid=model.traits.hybrid,
         router_metrics_port=_router_metrics_port(profile, row),
         router_metrics_asked=profile.disaggregation.router.metrics_port,
+        router_auth=_router_auth(row),
     )
     return [
         _Unit(
@@ -983,6 +984,12 @@ def _router_metrics_port(profile: Profile, row: Release) -> int | None:
     if profile.disaggregation is None or chosen is None:
         return None
     return router_metrics_port(chosen.traits, profile.disaggregation.router.metrics_port)
+
+
+def _router_auth(row: Release) -> str | None:
+    """How the release's router treats API keys, where it checks none from clients (`pd-router` trait `auth`)."""
+    chosen = era_for_release("pd-router", row.backend, row.vllm, row.vllm_ascend)
+    return None if chosen is None else chosen.traits.get("auth")
 
 
 def router_command(

@@ -58,6 +58,7 @@ class FakeInstance:
     def __init__(self, role: str) -> None:
         self.role = role
         self.requests: list[dict[str, Any]] = []
+        self.authorization: list[str | None] = []  # each POST's Authorization header (None: none sent)
         self.transfer: dict[str, Any] = {}
         owner = self
 
@@ -82,6 +83,7 @@ class FakeInstance:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 owner.requests.append(body)
+                owner.authorization.append(self.headers.get("Authorization"))
                 answer: dict[str, Any] = {
                     "id": f"cmpl-{owner.role}",
                     "object": "text_completion",
@@ -118,7 +120,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def run_router(cpu_engine: Any, prefill: FakeInstance, decode: FakeInstance) -> tuple[subprocess.Popen[bytes], int]:
+def run_router(
+    cpu_engine: Any, prefill: FakeInstance, decode: FakeInstance, extra: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen[bytes], int]:
     chosen = era_for_release("pd-router", "cpu", cpu_engine.release, None)
     assert chosen is not None and chosen.name == "vllm-router"
     port = free_port()
@@ -127,6 +131,7 @@ def run_router(cpu_engine: Any, prefill: FakeInstance, decode: FakeInstance) -> 
                     [("127.0.0.1", decode.port)], "round-robin", free_port())  # metrics: 29000 may be another test's
     )  # fmt: skip
     argv[0] = str(cpu_engine.vllm_executable.parent / argv[0])
+    argv += extra
     env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_")}
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 60
@@ -167,3 +172,29 @@ def test_router_hands_decode_what_prefill_answered(
     [asked_decode] = decode.requests
     assert asked_decode["max_tokens"] == 7
     assert asked_decode["kv_transfer_params"] == transfer
+
+
+@pytest.mark.parametrize("router_key", [None, "router-key-0123456789"], ids=["no-router-key", "router-api-key"])
+def test_the_router_checks_no_client_key_and_forwards_none(
+    cpu_engine: Any, pair: tuple[FakeInstance, FakeInstance], router_key: str | None
+) -> None:
+    # The fact behind `plan.pd.api-key` (the `pd-router` era's `auth` trait): with `server.api_key` the instances
+    # demand the key, yet vllm-router lets a request without one through and sends the instances an empty bearer
+    # token, with or without its own --api-key. A router that starts checking or forwarding keys fails this test.
+    prefill, decode = pair
+    proc, port = run_router(cpu_engine, prefill, decode, ("--api-key", router_key) if router_key else ())
+    try:
+        for headers in ({}, {"Authorization": "Bearer client-key-0123456789"}):
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/v1/completions",
+                data=json.dumps({"model": "m", "prompt": "hello", "max_tokens": 2}).encode(),
+                headers={"Content-Type": "application/json", **headers},
+            )
+            with OPENER.open(request, timeout=30) as response:
+                assert response.status == 200  # no key, or any key: served
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    sent = prefill.authorization + decode.authorization
+    assert len(sent) == 4
+    assert all((header or "").removeprefix("Bearer").strip() == "" for header in sent), sent

@@ -172,6 +172,24 @@ for _name, _spec, _connector, _source in _SHARED:
 # mode (measured against a recording prefill/decode pair: tests/test_pd_router_protocol.py). Its `mooncake` mode
 # is vLLM's own Mooncake connector's bootstrap query, not vllm-ascend's: not used.
 PROXY_HEALTH = "/healthcheck"  # v0.10.1rc1..v0.25.1rc1: both proxies' `@app.get("/healthcheck")`
+# Trait `auth`: how the router treats API keys, where it checks none from its clients (every router planned here):
+# with `server.api_key` set, its port would serve whoever reaches it while the instances demand the key
+# (`plan.pd.api-key`). vllm-ascend's proxies send `Authorization: Bearer $OPENAI_API_KEY` to the instances and
+# read no client header (v0.10.1rc1:…/load_balance_proxy_server_example.py:369,399 … v0.25.1rc1: below; the
+# layerwise proxy alike); vllm-router 0.1.17 in PD mode lets a request without a key through and sends the
+# instances an empty bearer token, with or without its own `--api-key` (measured against recording instances).
+ROUTER_AUTH_SOURCE = (
+    "v0.25.1rc1:examples/disaggregated_prefill_v1/load_balance_proxy_server_example.py:629,813 (OPENAI_API_KEY); "
+    "vllm-router 0.1.17, measured (tests/e2e/test_pd_router_protocol.py)"
+)
+PROXY_AUTH = (
+    "vllm-ascend's example proxy checks no API key from clients and authenticates to the instances with its own "
+    "$OPENAI_API_KEY, which the plan does not set"
+)
+VLLM_ROUTER_AUTH = (
+    "vllm-router 0.1.17 checks no API key from clients and sends the instances an empty bearer token, even with its "
+    "--api-key"
+)
 PROXY_DIR = "/vllm-workspace/vllm-ascend/examples/disaggregated_prefill_v1"
 _ROUTERS: tuple[tuple[str, str, tuple[str, ...], str | None, str], ...] = (
     ("no-proxy", "<0.10.1rc1", (), None, "v0.9.1:examples (no disaggregated_prefill_v1 proxy)"),
@@ -196,7 +214,7 @@ for _name, _spec, _program, _layerwise, _source in _ROUTERS:
         summary=f"router: {' '.join(_program)}" if _program else "no router in the release",
         source=_source,
         traits={"style": "proxy" if _program else None, "program": _program, "layerwise": _layerwise,
-                "health": PROXY_HEALTH, "install": ()},
+                "health": PROXY_HEALTH, "install": (), "auth": PROXY_AUTH if _program else None},
     )(nothing_to_plan)  # fmt: skip
 VLLM_ROUTER = "vllm-router"  # PyPI vllm-router (vllm-project/router): --vllm-pd-disaggregation --prefill … --decode …
 VLLM_ROUTER_REQUIREMENT = "vllm-router==0.1.17"  # its dependencies (fastapi, uvicorn, aiohttp, orjson) come with vLLM
@@ -214,7 +232,8 @@ era(
     summary="router: vllm-router --vllm-pd-disaggregation (PyPI vllm-router)",
     source=VLLM_ROUTER_SOURCE,
     traits={"style": "vllm-router", "program": (VLLM_ROUTER,), "layerwise": None, "health": "/health",
-            "install": (VLLM_ROUTER_REQUIREMENT,), "metrics_port": VLLM_ROUTER_METRICS_PORT},
+            "install": (VLLM_ROUTER_REQUIREMENT,), "metrics_port": VLLM_ROUTER_METRICS_PORT,
+            "auth": VLLM_ROUTER_AUTH},
 )(nothing_to_plan)  # fmt: skip
 
 _POLICIES = {"round-robin": "round_robin"}
