@@ -291,6 +291,18 @@ def test_stdout_to_a_closed_pipe_is_exit_1_with_a_message() -> None:
     assert done.stderr.decode() == "error: cannot write the output: Broken pipe\n"
 
 
+@pytest.mark.parametrize("args", [("schema",), ("matrix",), ("--version",)])
+def test_a_closed_stdout_is_exit_1_with_a_message(args: tuple[str, ...]) -> None:
+    # `ascendctl schema >&-`: Python starts with sys.stdout None; nothing the command prints could be written
+    code = "import sys; from ascendctl.cli import main; sys.exit(main())"
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60,
+        check=False, pass_fds=(), close_fds=True, preexec_fn=lambda: os.close(1),
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.decode() == "error: cannot write the output: standard output is closed\n"
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.one_of(st.integers(), st.floats(allow_nan=False), st.text(max_size=30), st.lists(st.integers(), max_size=3)))
 def test_any_value_for_a_device_count_is_read_or_refused_never_a_crash(value: object) -> None:

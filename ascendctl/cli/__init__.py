@@ -9,6 +9,7 @@ May import: every stage of `ascendctl` and `ascendctl_engine`.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gc
 import importlib
@@ -84,11 +85,16 @@ def _output_failed(exc: OSError) -> None:
         os.close(devnull)
     except (OSError, ValueError):  # stdout without a descriptor (a test runner's buffer)
         pass
-    try:
-        where = f" {exc.filename}" if exc.filename else " the output"
-        print(f"error: cannot write{where}: {exc.strerror or exc}", file=sys.stderr, flush=True)
-    except OSError:
-        pass
+    where = f" {exc.filename}" if exc.filename else " the output"
+    _say(f"error: cannot write{where}: {exc.strerror or exc}")
+
+
+def _say(line: str) -> None:
+    """One line on stderr, where there is a writable one (it may be closed or broken too)."""
+    if sys.stderr is None:
+        return
+    with contextlib.suppress(OSError):
+        print(line, file=sys.stderr, flush=True)
 
 
 def _pass_through() -> tuple[type[BaseException], ...]:
@@ -197,6 +203,9 @@ def __getattr__(name: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point."""
     args = sys.argv[1:] if argv is None else argv
+    if sys.stdout is None:  # started with descriptor 1 closed (`>&-`): nothing it prints could be written
+        _say("error: cannot write the output: standard output is closed")
+        return EXIT_FAILED
     if argv is None:
         _spare_startup_collections()
     # Building the app imports every command's module and typer inspects each signature; when the command
