@@ -76,6 +76,42 @@ def test_a_layout_that_does_not_fill_the_nodes_is_a_located_profile_error(tmp_pa
     assert result.exit_code == 2 and "takes whole nodes" in result.output
 
 
+@pytest.mark.parametrize(
+    ("path", "overrides", "at", "message"),
+    [
+        (CPU, ["server.port=65535"], "server.port", "prefill-0's API port would be 65536"),
+        (CPU, ["network.dp_rpc_port=65535"], "network.dp_rpc_port", "decode-0's data-parallel RPC port would be 65536"),
+        (
+            CPU,
+            ["target.devices_per_node=4", "disaggregation.prefill.instances=2", "disaggregation.prefill.port=65535"],
+            "disaggregation.prefill.port",
+            "prefill-1's API port would be 65536",
+        ),
+        (GLM, ["disaggregation.kv_port=65535"], "disaggregation.kv_port", "prefill-0's last KV port would be 65551"),
+        (LLMDD, ["disaggregation.rpc_port=65535"], "disaggregation.rpc_port", "last LLMDataDist RPC port would be"),
+    ],
+    ids=["api", "dp-rpc", "group-port", "kv-range", "llmdd-rpc-range"],
+)
+def test_a_derived_port_past_the_last_tcp_port_is_the_settings_error(
+    path: Path, overrides: list[str], at: str, message: str
+) -> None:
+    # derived ports (server.port + 1 + i, a group's port + index, kv_port … + devices) were validated nowhere:
+    # an instance profile with port 65536 raised pydantic's error from the planner (exit 3)
+    with pytest.raises(DocumentError) as caught:
+        load_profile(path, overrides)
+    [line] = str(caught.value).splitlines()
+    assert f"--set {at}: {at}: " in line and message in line and "past the last TCP port (65535)" in line
+    result = CliRunner().invoke(app, ["plan", str(path), *(w for o in overrides for w in ("--set", o))])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_a_placement_error_is_located_once_at_its_setting() -> None:
+    result = CliRunner().invoke(app, ["validate", str(CPU), "--set", "disaggregation.prefill.devices=4"])
+    assert result.exit_code == 2
+    assert result.output.count("disaggregation.prefill.devices:") == 2  # the --set, then the path: as every error
+    assert "disaggregation: disaggregation" not in result.output
+
+
 # --- the KV-transfer config per release -----------------------------------------------------------------
 
 

@@ -23,6 +23,7 @@ from ascendctl_engine.mapping import deep_merge
 from ascendctl_engine.pd import SIZED, GroupSizes, KvTransfer, rpc_port_span
 from ascendctl_engine.records import record
 from ascendctl_engine.sections.disaggregation import DisaggregationSpec, RoleGroup
+from ascendctl_engine.sections.fields import MAX_PORT
 from ascendctl_engine.vocab import PD_ROLES, PdRole
 
 KV_PORT_STEP = 100  # the tutorials' spacing (30000, 30100, 30200): room for 100 devices per instance
@@ -43,6 +44,15 @@ class Placement:
     dp_rpc_port: int
     kv_port: int
     rpc_port: int  # LLMDataDist's RPC base (unused by other connectors)
+
+
+class PlacementError(UserInputError):
+    """A layout that cannot be placed: the message, and the setting that decides it (`at`, a profile path)."""
+
+    def __init__(self, at: tuple[str, ...], message: str) -> None:
+        super().__init__(f"{'.'.join(at)}: {message}")
+        self.at = at
+        self.message = message
 
 
 def group(spec: DisaggregationSpec, role: PdRole) -> RoleGroup:
@@ -66,14 +76,15 @@ def place(profile: Profile) -> tuple[Placement, ...]:
         g = group(spec, role)
         devices = g.devices or per_node
         if devices > per_node:
-            raise UserInputError(
-                f"disaggregation.{role}.devices: {devices} devices per instance, but target.devices_per_node is "
-                f"{per_node}"
+            raise PlacementError(
+                ("disaggregation", role, "devices"),
+                f"{devices} devices per instance, but target.devices_per_node is {per_node}",
             )
         if g.nodes > 1 and devices != per_node:
-            raise UserInputError(
-                f"disaggregation.{role}: an instance over {g.nodes} nodes takes whole nodes; drop `devices` or set it "
-                f"to target.devices_per_node ({per_node})"
+            raise PlacementError(
+                ("disaggregation", role),
+                f"an instance over {g.nodes} nodes takes whole nodes; drop `devices` or set it to "
+                f"target.devices_per_node ({per_node})",
             )
         for index in range(g.instances):
             if g.nodes > 1 or used + devices > per_node:
@@ -91,10 +102,35 @@ def place(profile: Profile) -> tuple[Placement, ...]:
     needed = host + (1 if used else 0)
     if needed != profile.target.nodes:
         layout = ", ".join(f"{p.name} on node{'s' if len(p.hosts) > 1 else ''} {_span(p.hosts)}" for p in out)
-        raise UserInputError(
-            f"disaggregation: the groups fill {needed} node(s) ({layout}) but target.nodes is {profile.target.nodes}"
+        raise PlacementError(
+            ("disaggregation",),
+            f"the groups fill {needed} node(s) ({layout}) but target.nodes is {profile.target.nodes}",
         )
+    for placement in out:
+        _refuse_ports_past_the_last(profile, spec, placement)
     return tuple(out)
+
+
+def _refuse_ports_past_the_last(profile: Profile, spec: DisaggregationSpec, p: Placement) -> None:
+    """Each port an instance binds is derived from a first port the profile names (see the module docstring); one
+    past TCP's last port is the setting's error, located there, never a plan that names port 65 600."""
+    g = group(spec, p.role)
+    last_kv = p.kv_port + p.devices if spec.connector in SIZED else None
+    last_rpc = p.rpc_port + rpc_port_span(p.devices) - 1 if spec.connector == "llmdatadist" else None
+    derived: tuple[tuple[tuple[str, ...], str, int | None], ...] = (
+        (("disaggregation", p.role, "port") if g.port is not None else ("server", "port"), "API port", p.port),
+        (
+            ("disaggregation", p.role, "dp_rpc_port") if g.dp_rpc_port is not None else ("network", "dp_rpc_port"),
+            "data-parallel RPC port",
+            p.dp_rpc_port,
+        ),
+        (("disaggregation", "kv_port"), "last KV port", last_kv),
+        (("disaggregation", "rpc_port"), "last LLMDataDist RPC port", last_rpc),
+    )
+    for at, what, port in derived:
+        if port is not None and port > MAX_PORT:
+            past = f"{p.name}'s {what} would be {port}, past the last TCP port ({MAX_PORT}); lower it"
+            raise PlacementError(at, past)
 
 
 def _span(hosts: Sequence[int]) -> str:

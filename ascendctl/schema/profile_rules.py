@@ -10,11 +10,10 @@ import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ascendctl.core.errors import UserInputError
 from ascendctl.core.findings import RULES, Finding, Outcome, evaluate, passed, problem, rule, skipped
 from ascendctl.core.yamlio import KeyPath
 from ascendctl.schema.declared_secrets import secret_sources
-from ascendctl.schema.instances import instance_profile, place
+from ascendctl.schema.instances import PlacementError, instance_profile, place
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.secrets import API_KEY_VAR, inline_secret_env, secret_flags
 from ascendctl_engine import typed_fields
@@ -66,8 +65,8 @@ def placement(p: Profile) -> Outcome:
         return skipped("one instance")
     try:
         placed = place(p)
-    except UserInputError as exc:
-        return problem(str(exc), at=("disaggregation",))
+    except PlacementError as exc:
+        return problem(exc.message, at=exc.at)
     return passed(", ".join(f"{one.name} on node(s) {', '.join(map(str, one.hosts))}" for one in placed))
 
 

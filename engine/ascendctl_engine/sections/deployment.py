@@ -32,6 +32,7 @@ from ascendctl_engine.sections.fields import (
     MAX_DEVICES_PER_NODE,
     MAX_NODES,
     MAX_PARALLEL,
+    MAX_PORT,
     MAX_TIMEOUT_S,
     ArgvLine,
     BindHost,
@@ -52,7 +53,7 @@ from ascendctl_engine.vocab import (
     SpeculativeMethod,
 )
 
-Port = Annotated[int, Field(ge=1, le=65535)]
+Port = Annotated[int, Field(ge=1, le=MAX_PORT)]
 # Every count reaches an int32 somewhere (a vLLM flag, a Kubernetes field): bounded here, once.
 PositiveInt = Annotated[int, Field(ge=1, le=INT32_MAX)]
 Count = Annotated[int, Field(ge=0, le=INT32_MAX)]

@@ -27,6 +27,7 @@ INT32_MAX = 2**31 - 1
 MAX_NODES = 1024  # generous: the largest published Ascend clusters are far smaller per deployment
 MAX_DEVICES_PER_NODE = 1024  # a fixed bound where the matrix's hardware table has none (cpu, cuda)
 MAX_PARALLEL = 65536
+MAX_PORT = 65535  # TCP's last port: what a profile writes and what a plan derives from it
 MAX_TEXT = 4096  # a single-line value longer than this is not a name or a path
 # Timeouts: Kubernetes probes count ready_timeout / period in an int32, terminationGracePeriodSeconds is the
 # drain + 30 s, and a sleep of more than a year is a typo; one bound serves them all.
