@@ -75,6 +75,68 @@ def test_a_missing_home_is_fine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert runner.invoke(app, ["ps"]).exit_code == 0
 
 
+# --- paths from the environment and the profile that cannot be expanded ------------------------------------------
+# `~nosuchuser/x` makes pathlib raise RuntimeError ("Could not determine home directory"): it was exit 3 everywhere a
+# cache, data or state directory, a model source or a key file is found.
+
+NOBODY = "~ascendctl-no-such-user/x"
+
+
+@pytest.mark.parametrize(
+    ("variable", "argv"),
+    [
+        ("HF_HUB_CACHE", ["plan", "{profile}"]),
+        ("HUGGINGFACE_HUB_CACHE", ["plan", "{profile}"]),
+        ("HF_HOME", ["serve", "{profile}", "--dry-run"]),
+        ("XDG_CACHE_HOME", ["plan", "{profile}"]),
+        ("MODELSCOPE_CACHE", ["plan", "{profile}"]),
+        (HOME_VAR, ["ps"]),
+        (HOME_VAR, ["model", "list"]),
+        ("XDG_DATA_HOME", ["engine", "list"]),
+    ],
+)
+def test_a_path_variable_naming_no_home_is_exit_2_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, argv: list[str]
+) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text(HEAD.replace("org/m", "Qwen/Qwen3-8B"))
+    for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", HOME_VAR):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variable, NOBODY)
+    result = runner.invoke(app, [a.format(profile=profile) for a in argv])
+    assert result.exit_code == 2, result.output
+    line = _one_error_line(result)
+    fix = "write the path out in full"
+    assert line == f"error: {variable}={NOBODY}: ~ascendctl-no-such-user names no home directory here; {fix}"
+
+
+@pytest.mark.parametrize("home", ["relative/home", NOBODY])
+def test_a_home_that_is_not_absolute_is_exit_2(monkeypatch: pytest.MonkeyPatch, home: str) -> None:
+    # HOME=relative would put ascendctl's data under whatever directory a command runs in
+    monkeypatch.delenv(HOME_VAR, raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setenv("HOME", home)
+    result = runner.invoke(app, ["engine", "list"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result) == f"error: HOME={home}: not an absolute path; set HOME to your home directory"
+
+
+def test_a_model_source_naming_no_home_is_exit_2(tmp_path: Path) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text(HEAD.replace("org/m", NOBODY))
+    result = runner.invoke(app, ["plan", str(profile)])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result).startswith(f"error: model.source={NOBODY}: ")
+
+
+def test_a_key_file_naming_no_home_is_a_launch_error_not_a_crash() -> None:
+    from ascendctl_engine.launcher import LaunchError, resolve_secret
+    from ascendctl_engine.spec import SecretRef
+
+    with pytest.raises(LaunchError, match=r"^the secret file ~ascendctl-no-such-user/k: ~ascendctl-no-such-user names"):
+        resolve_secret(SecretRef(file="~ascendctl-no-such-user/k"), {})
+
+
 # --- CPU lists --------------------------------------------------------------------------------------------------
 
 

@@ -39,6 +39,7 @@ from ascendctl_engine.jsonio import (
     read_bytes,
     read_json_file,
 )
+from ascendctl_engine.paths import expand_user, user_home
 from ascendctl_engine.prepared_models import ModelError, resolve_model_source
 from ascendctl_engine.records import record
 from ascendctl_engine.sections.fields import HUB_ID
@@ -370,9 +371,12 @@ def hf_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     e = os.environ if env is None else env
     for name in HF_HUB_CACHE_VARIABLES:
         if e.get(name):
-            return Path(e[name]).expanduser()
-    home = e.get("HF_HOME") or str(Path(e.get("XDG_CACHE_HOME") or "~/.cache") / "huggingface")
-    return Path(home).expanduser() / "hub"
+            return expand_user(e[name], name)
+    if e.get("HF_HOME"):
+        return expand_user(e["HF_HOME"], "HF_HOME") / "hub"
+    if e.get("XDG_CACHE_HOME"):
+        return expand_user(e["XDG_CACHE_HOME"], "XDG_CACHE_HOME") / "huggingface" / "hub"
+    return user_home() / ".cache" / "huggingface" / "hub"
 
 
 def modelscope_cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -380,8 +384,8 @@ def modelscope_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     (modelscope v1.38.1:modelscope/utils/file_utils.py:41-58, `get_modelscope_cache_dir`)."""
     e = os.environ if env is None else env
     if e.get("MODELSCOPE_CACHE"):
-        return Path(e["MODELSCOPE_CACHE"]).expanduser()
-    return Path("~/.cache/modelscope/hub").expanduser()
+        return expand_user(e["MODELSCOPE_CACHE"], "MODELSCOPE_CACHE")
+    return user_home() / ".cache" / "modelscope" / "hub"
 
 
 def hf_snapshot(hub_id: str, revision: str | None = None, env: Mapping[str, str] | None = None) -> Path | None:
@@ -427,7 +431,7 @@ def locate_model_dir(
     """The directory holding the model's config.json: the source itself when it is a directory, else the
     Hugging Face or ModelScope cache entry of a hub id (`hub="modelscope"`, a `model.source: modelscope:` id: the
     ModelScope cache only, which keeps no revisions). `prepared:NAME` is resolved by the caller."""
-    directory = Path(source).expanduser()
+    directory = expand_user(source, "model.source")
     if is_path_source(source) or directory.is_dir():
         return directory
     if not HUB_ID.match(source):

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ascendctl_engine.argv_items import ArgItem
+from ascendctl_engine.paths import expand_user
 from ascendctl_engine.records import record
 from ascendctl_engine.secret_names import API_KEY_VAR, INLINE_REFUSED, POSIX_NAME, is_posix_name, is_switch
 from ascendctl_engine.spec import is_secret_name, secret_name_part
@@ -134,7 +135,7 @@ def command_key_files(commands: Iterable[EngineCommand]) -> list[KeyFile]:
 
 def key_file_path(path: str, root: str = "/") -> Path:
     """Where the launcher reads `path` (`~` expanded, like `resolve_secret`), under a captured host's root."""
-    expanded = Path(path).expanduser()
+    expanded = expand_user(path, "key file")
     if root != "/" and expanded.is_absolute():
         return Path(root) / expanded.relative_to(expanded.anchor)
     return expanded
@@ -147,7 +148,7 @@ def open_mode(path: Path) -> int | None:
 
 
 def chmod_fix(path: str) -> str:
-    return f"chmod 600 {shlex.quote(str(Path(path).expanduser()))}"
+    return f"chmod 600 {shlex.quote(str(expand_user(path, 'key file')))}"
 
 
 def loose_message(key: KeyFile, mode: int) -> str:

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import IO
 
 from ascendctl_engine.jsonio import JsonReadError, read_bytes
+from ascendctl_engine.paths import HomeError, expand_user
 from ascendctl_engine.redaction import redact, secret_needles, too_short
 from ascendctl_engine.spec import EngineCommand, SecretRef
 from ascendctl_engine.state import process_start_time
@@ -194,7 +195,10 @@ def _read_secret(ref: SecretRef, environ: Mapping[str, str]) -> str:
             raise LaunchError(f"the secret from env:{ref.env} is not set; export {ref.env}=... before serving")
         return value
     if ref.file:
-        path = Path(ref.file).expanduser()
+        try:
+            path = expand_user(ref.file, "the secret file")
+        except HomeError as exc:
+            raise LaunchError(str(exc)) from None
         try:
             # a key file is small and regular: a FIFO must not block the start, a huge file not be slurped
             raw = read_bytes(path, max_bytes=64 * 1024)

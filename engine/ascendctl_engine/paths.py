@@ -23,7 +23,38 @@ HOME_VAR = "ASCENDCTL_HOME"
 
 
 class HomeError(Exception):
-    """`$ASCENDCTL_HOME` names something that cannot be ascendctl's home directory (one line)."""
+    """`$ASCENDCTL_HOME` names something that cannot be ascendctl's home directory, or a path from the environment
+    or a profile cannot be expanded (one line)."""
+
+
+def expand_user(text: str, source: str) -> Path:
+    """`Path(text).expanduser()` for a path `source` names (an environment variable or a profile field, shown as
+    `SOURCE=TEXT`; or a description with a space, shown as `SOURCE TEXT`): a `~user`
+    that names no user, or a `~` with no home directory to stand for, is that input's error (`HomeError`, which the
+    CLI reports in one line with exit 2), never the RuntimeError pathlib raises."""
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:
+        shown = text if text.isprintable() else repr(text)
+        head = shown.split("/", 1)[0]
+        given = f"{source} {shown}" if " " in source else f"{source}={shown}"  # `key file ~x/k`, `HF_HOME=~x`
+        raise HomeError(f"{given}: {head} names no home directory here; write the path out in full") from None
+
+
+def user_home(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's home directory: `$HOME` when set (it must be absolute: a relative one would put ascendctl's data
+    under whatever directory a command runs in), else the password database's entry; `HomeError` otherwise."""
+    env = os.environ if environ is None else environ
+    text = env.get("HOME", "")
+    if text:
+        if not text.startswith("/"):
+            shown = text if text.isprintable() else repr(text)
+            raise HomeError(f"HOME={shown}: not an absolute path; set HOME to your home directory")
+        return Path(text)
+    try:
+        return Path.home()
+    except RuntimeError:
+        raise HomeError("HOME is unset and the password database names no home for this user; set HOME") from None
 
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path | None:
@@ -33,7 +64,7 @@ def home_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     home = env.get(HOME_VAR, "").strip()
     if not home:
         return None
-    path = Path(home).expanduser()
+    path = expand_user(home, HOME_VAR)
     fix = f"point {HOME_VAR} at a directory, or unset it"
     home = home if home.isprintable() else repr(home)  # one line, whatever the variable holds
     try:
@@ -58,8 +89,8 @@ def data_dir(environ: Mapping[str, str] | None = None) -> Path:
         return home
     xdg = env.get("XDG_DATA_HOME", "").strip()
     if xdg:
-        return Path(xdg).expanduser() / "ascendctl"
-    return Path.home() / ".local" / "share" / "ascendctl"
+        return expand_user(xdg, "XDG_DATA_HOME") / "ascendctl"
+    return user_home(env) / ".local" / "share" / "ascendctl"
 
 
 def engines_dir(root: Path | None = None) -> Path:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ascendctl_engine.jsonio import JsonReadError, read_json_file
-from ascendctl_engine.paths import home_dir
+from ascendctl_engine.paths import home_dir, user_home
 from ascendctl_engine.records import record
 
 STATE_VERSION = 1
@@ -66,8 +66,7 @@ def state_dir(environ: Mapping[str, str] | None = None) -> Path:
         return ascendctl_home / "state"
     if env.get("XDG_STATE_HOME"):
         return Path(env["XDG_STATE_HOME"]) / "ascendctl"
-    home = env.get("HOME") or str(Path.home())
-    return Path(home) / ".local" / "state" / "ascendctl"
+    return user_home(env) / ".local" / "state" / "ascendctl"
 
 
 def ensure_private_dir(path: Path) -> Path:
