@@ -155,6 +155,33 @@ def _with_source(path: tuple[str, ...], mapping: bool) -> str:
     return text + f"{'  ' * len(path)}env: SRC_VAR\n"
 
 
+@pytest.mark.parametrize(
+    ("key", "path"),
+    [
+        ("api_key", "api_key"),
+        ("hf_token", "hf_token"),
+        ("kv_transfer.password", "kv_transfer.password"),
+        ("ascend_scheduler_config.secret", "ascend_scheduler_config.secret"),
+    ],
+)
+def test_a_secret_named_additional_config_key_is_refused_without_its_value(key: str, path: str) -> None:
+    # --additional-config is argv: plans print it, rendered files hold it (it was printed, rendered and logged)
+    for args in (["plan"], ["render", "-t", "k8s"], ["serve", "--dry-run", "--json"]):
+        command = [args[0], str(CPU_DEMO), *args[1:], "--set", f"engine.additional_config.{key}={SECRET}"]
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2, result.output
+        assert SECRET not in result.output
+        assert f"`{path}` looks like a secret" in result.output
+
+
+def test_additional_config_keys_that_are_not_secrets_pass() -> None:
+    # switches under a secret-looking name are not secrets; nested maps are searched, names split on `_`
+    text = HEAD + "engine:\n  additional_config:\n    use_key_cache: true\n    max_tokens_hint: 8\n    x: {token: 1}\n"
+    assert validate_profile_document(load_yaml_text(text, "p.yaml"), []) is not None
+    [issue] = _refusal(HEAD + "engine:\n  additional_config:\n    rows: [{db_password: hunter2x}]\n")
+    assert "rows.0.db_password" in issue and "hunter2x" not in issue
+
+
 def test_the_schema_declares_secret_sources() -> None:
     assert (("server", "api_key"), False) in SOURCE_FIELDS and (("runtime", "secrets"), True) in SOURCE_FIELDS
 

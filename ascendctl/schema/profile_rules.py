@@ -15,7 +15,7 @@ from ascendctl.core.yamlio import KeyPath
 from ascendctl.schema.declared_secrets import secret_sources
 from ascendctl.schema.instances import PlacementError, instance_profile, place
 from ascendctl.schema.profile import Profile
-from ascendctl.schema.secrets import API_KEY_VAR, inline_secret_env, secret_flags
+from ascendctl.schema.secrets import API_KEY_VAR, inline_secret_env, secret_config_key, secret_flags
 from ascendctl_engine import typed_fields
 from ascendctl_engine.argv_items import ArgItem
 from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
@@ -417,6 +417,20 @@ def extra_args_secret(p: Profile) -> Outcome:
                 at=(*at, first.index),
             )
     return passed("no secret-valued flags")
+
+
+@rule("profile.engine.additional-config-secret", "error", "engine.additional_config holds no secret values")
+def additional_config_secret(p: Profile) -> Outcome:
+    found = secret_config_key(p.engine.additional_config)
+    if found is None:
+        return passed("no secret-looking keys")
+    path, part = found
+    return problem(
+        f"`{'.'.join(map(str, path))}` looks like a secret (its name has the part {part}), and --additional-config is "
+        "part of the engine's argv, which plans print, rendered files hold and any user of the host can read: keep "
+        "it out of the profile (runtime.secrets gives the engine a secret as an environment variable, read at launch)",
+        at=("engine", "additional_config", *path),
+    )
 
 
 @rule("profile.runtime.secrets-api-key", "error", "The API key comes from server.api_key")

@@ -8,13 +8,14 @@ and for any other secret variable (`runtime.secrets`, e.g. `HF_TOKEN`); the plan
 (a Kubernetes Secret, `${VAR:?}`, a key-file read), and only the launcher reads the values, at start
 (`ascendctl_engine.launcher.resolve_secrets`), redacting them from every engine line it logs.
 
-What looks like an inline secret is refused when the profile is loaded (exit 2, `file:line`): a
-`runtime.env` entry whose name is a secret's (`ascendctl_engine.spec.secret_name_part`: a `_`-separated part
-KEY, APIKEY, TOKEN, SECRET(S), or one containing PASSWORD/PASSWD) unless its value is a switch (`0`, `1`,
-`true`, `false`, `yes`, `no`, `on`, `off`), and a secret-valued `vllm serve` flag in `engine.extra_args`
-(`SECRET_FLAGS`). So is an env map that sets the variable a declared source reads (`{env: VAR}`), or a variable a
-secret already sets; the sources are found by walking the profile (`ascendctl.schema.declared_secrets`), not from a
-list of keys. This module holds no profile model, so `check` on a host reads it without loading them.
+What looks like an inline secret is refused when the profile is loaded (exit 2, `file:line`): a `runtime.env` entry
+whose name is a secret's (`ascendctl_engine.spec.secret_name_part`: a `_`-separated part KEY, APIKEY, TOKEN,
+SECRET(S), or one containing PASSWORD/PASSWD) unless its value is a switch (`0`, `1`, `true`, `false`, `yes`, `no`,
+`on`, `off`), and a secret-valued `vllm serve` flag in `engine.extra_args` (`SECRET_FLAGS`), and a secret-named key
+in `engine.additional_config` (`secret_config_key`). So is an env map that sets the variable a declared source reads
+(`{env: VAR}`), or a variable a secret already sets; the sources are found by walking the profile
+(`ascendctl.schema.declared_secrets`), not from a list of keys. This module holds no profile model, so `check` on a
+host reads it without loading them.
 """
 
 from __future__ import annotations
@@ -80,6 +81,25 @@ def inline_secret_env(env: Mapping[str, str]) -> list[tuple[str, str]]:
     """`runtime.env` entries whose name is a secret's and whose value is not a switch: (name, the part that
     makes it one)."""
     return [(n, part) for n, v in env.items() if (part := secret_name_part(n)) is not None and not is_switch(v)]
+
+
+def secret_config_key(config: object, path: tuple[str | int, ...] = ()) -> tuple[tuple[str | int, ...], str] | None:
+    """The first key in a JSON config (`engine.additional_config`, nested maps and lists included) whose name is a
+    secret's and whose value is a scalar that is not a switch: (its path, the part that makes it one), or None.
+    vllm-ascend reads no secret from `--additional-config` (no key of any release's table has such a name:
+    engine/ascendctl_engine/data/ascend_keys), so such a key is a secret written into the engine's argv."""
+    items = config.items() if isinstance(config, Mapping) else enumerate(config) if isinstance(config, list) else ()
+    for key, value in items:
+        here = (*path, key)
+        if isinstance(value, (Mapping, list)):
+            found = secret_config_key(value, here)
+            if found is not None:
+                return found
+            continue
+        part = secret_name_part(key) if isinstance(key, str) else None
+        if part is not None and value is not None and not is_switch(value):
+            return here, part
+    return None
 
 
 @record
@@ -188,6 +208,7 @@ __all__ = [
     "loose_message",
     "open_mode",
     "profile_key_files",
+    "secret_config_key",
     "secret_flags",
     "secret_label",
 ]
