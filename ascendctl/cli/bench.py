@@ -135,12 +135,14 @@ def _bench(
     import json
     import tempfile
 
-    from ascendctl.core.errors import OperationFailed
-    from ascendctl.plan.workload import parse_workload
+    from ascendctl.core.errors import OperationFailed, UserInputError
+    from ascendctl.plan.workload import SEED_MAX, parse_workload
     from ascendctl.run.bench import bench_document, check_goodput, deployment_for_bench
     from ascendctl.run.bench.document import document_bytes, now_iso, write_file_atomic
     from ascendctl.run.bench.target import host_facts_here
 
+    if seed is not None and seed > SEED_MAX:
+        raise UserInputError(f"--seed {seed}: at most {SEED_MAX} (the load client seeds numpy with it)")
     load = parse_workload(workload_text)
     slo = check_goodput(goodput)
     err = _stderr()

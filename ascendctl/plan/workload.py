@@ -33,6 +33,9 @@ MAX_TOKENS = 1 << 20  # 1 Mi tokens of input or output per request
 MAX_CONCURRENCY = 4096
 MAX_REQUESTS = 10_000
 MAX_POINTS = 64
+# The random prompts' seed: `vllm bench serve --seed` seeds numpy, which takes 0 … 2**32 - 1 ("Seed must be between 0
+# and 2**32 - 1"); kept within a signed 32-bit int, as a workload file and `ascendctl bench --seed` both give it.
+SEED_MAX = 2**31 - 1
 # Requests per point when none is given: enough rounds of `concurrency` for stable percentiles, never more
 # than `DEFAULT_REQUESTS_CAP`.
 ROUNDS_PER_POINT = 4
@@ -153,7 +156,7 @@ class _PointDoc(StrictModel):
 class _WorkloadDoc(StrictModel):
     name: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     description: str = Field(default="", max_length=512, description="What the workload stands for.")
-    seed: int = Field(default=0, ge=0, le=2**31 - 1, description="Seed of the random prompts.")
+    seed: int = Field(default=0, ge=0, le=SEED_MAX, description="Seed of the random prompts.")
     points: list[_PointDoc] = Field(min_length=1, max_length=MAX_POINTS, description="The shapes, run in order.")
 
 

@@ -52,6 +52,15 @@ def test_bench_table_on_the_console(tmp_path: Path) -> None:
     assert calls(client)[-1]["argv"][calls(client)[-1]["argv"].index("--seed") + 1] == "3"
 
 
+@pytest.mark.parametrize("seed", ["2147483648", "99999999999999999999"])
+def test_a_seed_the_load_client_cannot_take_is_refused_before_it_runs(tmp_path: Path, seed: str) -> None:
+    # it was the client's ValueError ("Seed must be between 0 and 2**32 - 1") and its traceback, exit 1
+    client = make_client(tmp_path / "env")
+    code, _, err = bench(str(DEMO), "--url", URL, "--client", str(client), "--workload", "64:32:4", "--seed", seed)
+    assert code == 2 and err == f"error: --seed {seed}: at most 2147483647 (the load client seeds numpy with it)\n"
+    assert calls(client) == []
+
+
 def test_the_api_key_reaches_the_client_and_is_never_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BENCH_KEY", "s3cret-value")
     client = make_client(tmp_path / "env")
