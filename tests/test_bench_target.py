@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -139,6 +140,52 @@ def test_a_deployment_started_here_is_stopped_even_when_the_benchmark_fails(
         assert started and t.base_url == health
         raise RuntimeError("boom")
     assert events == ["start", "stop cpu-demo"]
+
+
+_SIGNALLED = """
+import sys, time
+from pathlib import Path
+from ascendctl.run.bench import target as t
+
+log, slow_start = Path(sys.argv[1]), sys.argv[2] == "slow-start"
+
+def note(text):
+    with log.open("a") as f:
+        f.write(text + "\\n")
+
+def start(*_args):
+    note("start")
+    if slow_start:
+        time.sleep(60)
+
+t._start = start
+t._stop = lambda name, _status: note(f"stop {name}")
+urls = iter([None, "http://127.0.0.1:9"])
+t._running_url = lambda *_args: next(urls)
+with t.deployment_for_bench(Path(sys.argv[3]), [], client=Path("/env/bin/vllm")):
+    note("ready")
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("when", ["benchmarking", "slow-start"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_stops_the_deployment_started_here(tmp_path: Path, when: str, signum: int) -> None:
+    # `tune` under `timeout` (SIGTERM) left its trial deployment running: the default action ended the process
+    # before the `finally` that stops it
+    log = tmp_path / "log"
+    log.write_text("")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SIGNALLED, str(log), when, str(DEMO)], stderr=subprocess.DEVNULL, cwd=REPO
+    )
+    waited_for = "start" if when == "slow-start" else "ready"
+    deadline = time.monotonic() + 60
+    while waited_for not in log.read_text().split() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signum)
+    assert proc.wait(timeout=60) != 0
+    expected = ["start", "stop cpu-demo"] if when == "slow-start" else ["start", "ready", "stop cpu-demo"]
+    assert log.read_text().splitlines() == expected
 
 
 PD = """apiVersion: ascendctl/v1

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -181,25 +183,67 @@ def deployment_for_bench(
     client_path = client if client is not None else engine_env_for(profile, profile_path).vllm_executable
     started = False
     base = _check_url(url) if url is not None else _running_url(plan, StateStore(), status)
-    if base is None:
-        _start(profile_path, overrides, allow, plan.deployment.name, status)
-        started = True
+    with _ended_like_ctrl_c():
+        if base is None:
+            try:
+                _start(profile_path, overrides, allow, plan.deployment.name, status)
+            except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP while it starts: it may be starting still
+                with _signals_ignored():
+                    _stop(plan.deployment.name, status)
+                raise
+            started = True
+        try:
+            if base is None:
+                base = _running_url(plan, StateStore(), status)
+            if base is None:
+                raise OperationFailed(f"{plan.deployment.name} started but recorded no endpoint to benchmark")
+            target = BenchTarget(
+                base_url=base,
+                served_name=_served_name(profile, plan),
+                tokenizer=plan.deployment.model.resolved,  # a local directory: the client reads no hub
+                client=client_path,
+                api_key_env=_api_key_env(plan, os.environ),
+            )
+            yield plan, target, started
+        finally:
+            if started:
+                with _signals_ignored():  # a second SIGTERM must not cut the stop short
+                    _stop(plan.deployment.name, status)
+
+
+_ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _raise_interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextmanager
+def _ended_like_ctrl_c() -> Iterator[None]:
+    """SIGTERM and SIGHUP end a benchmark as Ctrl-C does, so the deployment started for it is stopped (their default
+    action ends the process at once, leaving it running: `tune` under `timeout` did)."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
+    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in _ENDING_SIGNALS}
     try:
-        if base is None:
-            base = _running_url(plan, StateStore(), status)
-        if base is None:
-            raise OperationFailed(f"{plan.deployment.name} started but recorded no endpoint to benchmark")
-        target = BenchTarget(
-            base_url=base,
-            served_name=_served_name(profile, plan),
-            tokenizer=plan.deployment.model.resolved,  # a local directory: the client reads no hub
-            client=client_path,
-            api_key_env=_api_key_env(plan, os.environ),
-        )
-        yield plan, target, started
+        yield
     finally:
-        if started:
-            _stop(plan.deployment.name, status)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextmanager
+def _signals_ignored() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in _ENDING_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 __all__ = ["BenchTarget", "deployment_for_bench", "host_facts_here", "plan_for_bench"]
