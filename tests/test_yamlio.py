@@ -156,6 +156,8 @@ def test_huge_integer_is_a_located_error() -> None:
     with pytest.raises(DocumentError) as exc:
         load_yaml_text("a: " + "9" * 6000 + "\n", "f.yaml")
     assert only_issue(exc).path == "a"
+    # in the profile's words, not Python's (which advise sys.set_int_max_str_digits())
+    assert only_issue(exc).message == "an integer of 6000 digits, beyond any setting's range"
 
 
 def test_control_character_rejected_with_position() -> None:

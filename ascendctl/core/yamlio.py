@@ -346,8 +346,15 @@ class _Builder:
                 raise DocumentError([_yaml_issue(self.doc.source, exc)]) from None
             except ValueError as exc:  # e.g. an out-of-range timestamp, an int past the digit limit
                 mark = node.start_mark
+                digits = sum(ch.isdigit() for ch in node.value)
+                # Python's own words name sys.set_int_max_str_digits(), which is no advice for a profile
+                message = (
+                    f"an integer of {digits} digits, beyond any setting's range"
+                    if node.tag.endswith(":int")
+                    else _one_line(str(exc))
+                )
                 raise DocumentError(
-                    [Issue(self.doc.source, mark.line + 1, mark.column + 1, dotted(path), _one_line(str(exc)))]
+                    [Issue(self.doc.source, mark.line + 1, mark.column + 1, dotted(path), message)]
                 ) from None
             except Exception:  # PyYAML's constructors fail in many ways on odd input (`!!int ''`, `!!bool x`)
                 mark = node.start_mark
