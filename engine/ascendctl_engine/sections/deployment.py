@@ -585,7 +585,12 @@ class ServerSpec(StrictModel):
     ] = None
     api_key: Annotated[
         ApiKeySource | None,
-        Field(description="Require this API key from clients; read from an env var or a file."),
+        Field(
+            description=(
+                "Require this API key from clients; read from an env var or a file. Not with `disaggregation`: the "
+                "router in front of the instances checks no key (`plan.pd.api-key`)."
+            )
+        ),
     ] = None
     shutdown_timeout: Annotated[
         int,
