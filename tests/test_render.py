@@ -122,6 +122,48 @@ def test_resource_name_is_configurable() -> None:
     assert _container(deployment)["resources"]["limits"] == {"huawei.com/ascend-1980": 4}
 
 
+@pytest.mark.parametrize(
+    ("target", "option", "value"),
+    [
+        ("docker", "--image", "--privileged"),  # `docker run … --privileged serve …`: the image became a flag
+        ("docker", "--image", "-v=/:/host"),
+        ("k8s", "--image", "img with space"),
+        ("k8s", "--namespace", "a b"),
+        ("k8s", "--namespace", "UPPER"),
+        ("k8s", "--namespace", "-x"),
+        ("k8s", "--resource-name", "-x"),
+        ("k8s", "--resource-name", "$(id)/x"),
+        ("systemd", "--installed-profile", "--dry-run"),  # ExecStart=… serve --dry-run --node 0
+        ("systemd", "--installed-profile", "relative/profile.yaml"),
+        ("systemd", "--ascendctl-bin", "-x"),
+    ],
+)
+def test_an_option_its_rendered_position_cannot_hold_is_refused(target: str, option: str, value: str) -> None:
+    result = CliRunner().invoke(
+        app, ["render", str(ROOT / "profiles/qwen3-32b-w8a8-a2.yaml"), "-t", target, f"{option}={value}"]
+    )
+    assert result.exit_code == 2, result.output
+    [line] = result.output.strip().splitlines()
+    assert line.startswith(f"error: {option} {value!r}: ")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--image=quay.io/ascend/vllm-ascend:v0.13.0-a3", "--image=registry.local:5000/vllm@sha256:" + "a" * 64],
+        ["--namespace=prod-1", "--resource-name=huawei.com/Ascend910", "--resource-name=Ascend910"],
+        ["--installed-profile=/etc/ascendctl/q.yaml", "--ascendctl-bin=/opt/ascendctl/bin/ascendctl"],
+    ],
+)
+def test_ordinary_option_values_render(options: list[str]) -> None:
+    for option in options:
+        target = "systemd" if option.startswith(("--installed", "--ascendctl")) else "k8s"
+        result = CliRunner().invoke(
+            app, ["render", str(ROOT / "profiles/qwen3-32b-w8a8-a2.yaml"), "-t", target, option]
+        )
+        assert result.exit_code == 0, (option, result.output)
+
+
 def test_cpu_has_no_device_resources_and_cuda_asks_for_gpus() -> None:
     cpu = _container(_k8s_objects(ROOT / "profiles/cpu-demo.yaml")[0])
     assert "resources" not in cpu

@@ -51,15 +51,12 @@ def render(
     from ascendctl.facts.matrix import load_matrix
     from ascendctl.outputs.render import RenderOptions
     from ascendctl.outputs.render import render as render_files
+    from ascendctl.outputs.render.options import check_options
     from ascendctl.outputs.targets import render_overrides
     from ascendctl.plan.planner import plan_profile, require_startable
     from ascendctl.schema.loader import load_profile
 
     plan_overrides = render_overrides(target, overrides or [])  # refuses an unknown target first
-    loaded = load_profile(profile, plan_overrides)
-    matrix = load_matrix()
-    plan = plan_profile(loaded, matrix=matrix, release=release, allow=allow or (), allow_unsupported=allow_unsupported)
-    require_startable(plan)
     options = RenderOptions(
         installed_profile=installed_profile,
         ascendctl_bin=ascendctl_bin,
@@ -67,6 +64,11 @@ def render(
         namespace=namespace,
         image=image,
     )
+    check_options(options)
+    loaded = load_profile(profile, plan_overrides)
+    matrix = load_matrix()
+    plan = plan_profile(loaded, matrix=matrix, release=release, allow=allow or (), allow_unsupported=allow_unsupported)
+    require_startable(plan)
     files = render_files(plan, target, options)
     if output is None:
         for index, file in enumerate(files):
