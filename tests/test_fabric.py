@@ -206,6 +206,29 @@ def test_bad_peer_facts_and_node_are_input_errors(tmp_path: Path) -> None:
         run_check(PROFILE, probe=FakeHostProbe(), fabric=FabricRequest(5, ()))
 
 
+@pytest.mark.parametrize(
+    ("device", "problem"),
+    [
+        ({"device": 0, "ip": "1.2.3.4\u0000"}, "`ip`"),  # reached subprocess: ValueError, exit 3
+        ({"device": 0, "ip": "-h"}, "`ip`"),  # an option of hccn_tool
+        ({"device": 0, "ip": "$(id) ;x\nnewline"}, "`ip`"),
+        ({"device": 0, "ip": "10.0.0.2\u202e"}, "`ip`"),
+        ({"device": 0, "ip": "10.0.0.2", "tls": "\u001b[31mRED\u001b[0m"}, "`tls`"),  # raw escape to the terminal
+        ({"device": 0, "ip": "10.0.0.2", "vnic": "x" * 3_000_000}, "`vnic`"),
+        ({"device": -5, "ip": "10.0.0.2"}, "device number"),
+        ({"device": 10**18, "ip": "10.0.0.2"}, "device number"),
+    ],
+)
+def test_peer_facts_hold_only_what_check_writes(tmp_path: Path, device: dict[str, Any], problem: str) -> None:
+    peer = tmp_path / "peer.json"
+    peer.write_text(json.dumps({"fabric": {"node": 1, "devices": [device]}}))
+    with pytest.raises(UserInputError) as caught:
+        run_check(PROFILE, probe=FakeHostProbe(), fabric=FabricRequest(0, (peer,)))
+    message = str(caught.value)
+    assert message.startswith(f"--peer-facts {peer}: ") and problem in message
+    assert "\n" not in message and "\x1b" not in message and len(message) < 300
+
+
 def test_single_node_profile_says_the_fabric_does_not_apply() -> None:
     result = CliRunner().invoke(app, ["check", str(REPO / "profiles" / "cpu-demo.yaml"), "--fabric"])
     assert "the fabric checks apply to multi-node profiles" in result.stdout

@@ -14,6 +14,8 @@ cross-node rules say what to run and decide nothing.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +29,7 @@ from ascendctl_engine.host.facts import NpuSmiInfo, PortStatus
 from ascendctl_engine.host.gather import PortRequest
 from ascendctl_engine.host.hccn import PeerTarget, gather_fabric, parse_hccn_conf
 from ascendctl_engine.jsonio import JsonReadError, read_json_file
+from ascendctl_engine.sections.fields import MAX_DEVICES_PER_NODE
 
 if TYPE_CHECKING:
     from ascendctl.plan.types import Plan
@@ -72,10 +75,32 @@ def _peer_spod(items: Any) -> tuple[tuple[str | None, str | None], ...]:
 
 
 def _peer_device(path: Path, item: Any) -> PeerDevice:
-    if not isinstance(item, dict) or not isinstance(item.get("device"), int) or isinstance(item.get("device"), bool):
-        raise UserInputError(f"--peer-facts {path}: a `fabric.devices` item without an integer `device`")
+    """One peer device as `check --fabric --json` writes it (`ascendctl_engine.host.hccn`): a device number, IP
+    addresses and the TLS switch's digits. The addresses become `hccn_tool … -ping -g ADDRESS` arguments and all of
+    it is printed, so anything else is the file's error, not a value passed on (`-h`, a NUL, an escape sequence)."""
+    device = item.get("device") if isinstance(item, dict) else None
+    if not isinstance(device, int) or isinstance(device, bool) or not 0 <= device < MAX_DEVICES_PER_NODE:
+        raise UserInputError(
+            f"--peer-facts {path}: a `fabric.devices` item without a device number (0..{MAX_DEVICES_PER_NODE - 1})"
+        )
     text = {k: v if isinstance(v := item.get(k), str) else None for k in ("ip", "tls", "vnic")}
-    return PeerDevice(item["device"], text["ip"], text["tls"], text["vnic"])
+    for key, valid in (("ip", _is_address), ("vnic", _is_address), ("tls", _TLS_SWITCH.fullmatch)):
+        value = text[key]
+        if value is not None and not valid(value):
+            shown = repr(value if len(value) <= 48 else value[:45] + "...")
+            raise UserInputError(f"--peer-facts {path}: device {device}: `{key}` {shown} is not what `check` writes")
+    return PeerDevice(device, text["ip"], text["tls"], text["vnic"])
+
+
+_TLS_SWITCH = re.compile(r"[0-9]{1,4}")  # `hccn_tool -tls -g`'s switch, as parse_tls reads it
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _interface(profile: Profile, node: int) -> str | None:
