@@ -42,7 +42,10 @@ def pick_engine(name: str | None) -> EngineEnv:
     from ascendctl_engine import envs
 
     if name is not None:
-        env = envs.load_engine(name)
+        try:
+            env = envs.load_engine(name)
+        except envs.EngineEnvError as exc:  # a name no environment can have (`../x`, `-x`): the option's error
+            raise UserInputError(f"--engine: {exc}") from None
         if env is None:
             raise UserInputError(
                 f"--engine {name}: no ready engine environment of that name (see: ascendctl engine list)"

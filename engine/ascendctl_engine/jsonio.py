@@ -170,6 +170,7 @@ def loads_json(
     except json.JSONDecodeError as exc:
         raise JsonReadError(name, f"not valid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})") from None
     except ValueError as exc:  # e.g. an integer with more digits than int() accepts
+        _check_integers(text, name)  # that one in our words: beyond the 64-bit range
         raise JsonReadError(name, f"not valid JSON: {str(exc)[:200]}") from None
     if _LONG_DIGITS.search(text) is not None:
         _check_integers(text, name)
@@ -194,9 +195,11 @@ def _check_integers(text: str, name: str) -> None:
 
 
 def _bounded_literal(text: str) -> int:
-    value = int(text)
+    # JSON writes no leading zeros, so more than 19 digits is past int64 whatever they are (and past a few thousand,
+    # int() itself refuses the text with advice about sys.set_int_max_str_digits())
+    value = int(text) if len(text) - text.startswith("-") <= 19 else MAX_INT + 1
     if not MIN_INT <= value <= MAX_INT:
-        shown = text if len(text) <= 24 else f"{text[:20]}... ({len(text)} digits)"
+        shown = text if len(text) <= 24 else f"{text[:20]}... ({len(text) - text.startswith('-')} digits)"
         raise _NonFinite(f"the integer {shown} is beyond the 64-bit range")
     return value
 

@@ -204,3 +204,11 @@ def test_ctrl_c_mid_file_then_pull_again_resumes(hub: FakeHub) -> None:
     (resumed,) = hub.gets(SHARD1)
     assert resumed.range == f"bytes={kept}-"
     assert hashlib.sha256((Path(data["path"]) / SHARD1).read_bytes()).hexdigest() == hashlib.sha256(big).hexdigest()
+
+
+@pytest.mark.parametrize("name", ["../../x", "", "x y", "-x"])
+def test_prepare_with_an_engine_name_no_environment_can_have_is_exit_2(name: str) -> None:
+    # it was EngineEnvError from the engine directory lookup: an internal error, exit 3
+    result = runner.invoke(app, ["model", "prepare", "tiny-random", "--engine", name])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == f"error: --engine: {name!r} is not an engine environment name"
