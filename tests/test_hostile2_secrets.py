@@ -264,6 +264,10 @@ KEYS_IN_LOGS = [
     ("{{'api_key': '{v}'}}", "{v}"),
     ("Authorization: Bearer {v}", "{v}"),
     ("authorization: {v}", "{v}"),
+    ('--api-key "{v}"', "{v}"),  # quoted as a shell writes it: the quote hid the value
+    ("--api-key '{v}'", "{v}"),
+    ("{{'model': 'Qwen/Qwen3-8B', 'api_key': ['{v}'], 'port': 8000}}", "{v}"),  # vLLM's non-default args
+    ("Namespace(api_key=['{v}'], port=8000)", "{v}"),
 ]
 
 
@@ -291,8 +295,23 @@ def test_key_material_never_survives(value: str, shape: str) -> None:
     assert value not in redact_key_material("prefix " + shape.format(v=value) + " suffix")
 
 
+@pytest.mark.parametrize(
+    "line",
+    ['--api-key "a quoted secret with spaces" --port 1', "GET https://user:url-password-123@hub.local/x failed"],
+)
+def test_quoted_and_url_secrets_are_redacted_whole(line: str) -> None:
+    assert "secret" not in redact_key_material(line).replace("<redacted>", "")
+    assert "url-password-123" not in redact_key_material(line)
+
+
 def test_ordinary_lines_are_left_alone() -> None:
-    for line in ["TOKENIZERS_PARALLELISM=false", "max tokens 128, basic block size 16", "use_token: true"]:
+    for line in [
+        "TOKENIZERS_PARALLELISM=false",
+        "max tokens 128, basic block size 16",
+        "use_token: true",
+        "see http://example.com:8080/a",
+        "sizes: [1, 2]",
+    ]:
         assert redact_key_material(line) == line
 
 

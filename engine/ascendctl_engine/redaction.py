@@ -52,13 +52,17 @@ def redact(text: str, needles: Iterable[str]) -> str:
 
 # Key-bearing text in a log of unknown origin. Each pattern is linear (no nested quantifiers) and replaces the
 # value only, so the line still says what it was.
-_SECRET_FLAG = re.compile(r"(?i)(--(?:api[-_]key|hf[-_]token)(?:=|\s+))([^\s'\",]+)")
+# A flag's value as a shell or a log writes it: "in double quotes", 'in single quotes' (spaces and all), or a word.
+_SECRET_FLAG = re.compile(r"(?i)(--(?:api[-_]key|hf[-_]token)(?:=|\s+))(\"[^\"]*\"|'[^']*'|[^\s'\",]+)")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]+)")
 _AUTH_HEADER = re.compile(
     r"(?i)(\b(?:proxy-)?authorization['\"]?\s*[:=]\s*['\"]?(?:(?:bearer|basic|digest|token)\s+)?)([^\s'\",]+)"
 )
 # NAME=VALUE, NAME: VALUE, 'name': 'value', "name"="value": the name decides (`spec.is_secret_name`).
-_ASSIGNMENT = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)(['\"]?\s*[:=]\s*['\"]?)([^\s'\",}]+)")
+# A list's first item counts as the value (vLLM logs `non-default args: {'api_key': ['sk-…']}`).
+_ASSIGNMENT = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)(['\"]?\s*[:=]\s*\[?\s*['\"]?)([^\s'\",}\]]+)")
+# The password of a URL's user information (`https://user:PASSWORD@host/`, RFC 3986 section 3.2.1).
+_URL_PASSWORD = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s:/@]+:)([^\s@/]+)(@)")
 
 
 def _assignment(match: re.Match[str]) -> str:
@@ -73,9 +77,10 @@ _NOT_A_VALUE = frozenset({"0", "1", "true", "false", "yes", "no", "on", "off", "
 
 
 def redact_key_material(line: str) -> str:
-    """`line` with the values of key-bearing text replaced: `--api-key X`, `*_TOKEN=X`, `*_KEY: X`, `'api_key':
-    'X'`, `Authorization: Bearer X`."""
+    """`line` with the values of key-bearing text replaced: `--api-key X` (quoted too), `*_TOKEN=X`, `*_KEY: X`,
+    `'api_key': 'X'` (or `['X']`), `Authorization: Bearer X`, a URL's `user:PASSWORD@`."""
     line = _SECRET_FLAG.sub(lambda m: m[1] + REDACTED, line)
     line = _BEARER.sub(lambda m: m[1] + REDACTED, line)
     line = _AUTH_HEADER.sub(lambda m: m[1] + (m[2] if m[2] == REDACTED else REDACTED), line)
+    line = _URL_PASSWORD.sub(lambda m: m[1] + REDACTED + m[3], line)
     return _ASSIGNMENT.sub(_assignment, line)
