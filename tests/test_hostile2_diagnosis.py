@@ -11,6 +11,8 @@ import re
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ascendctl_engine.phases import MAX_MATCH_CHARS, CatalogError, catalog, clip_line, diagnose, parse_catalog
 
@@ -58,3 +60,46 @@ def test_bounded_patterns_are_accepted() -> None:
     entry = {"id": "log.test.bounded", "patterns": [r"HcclSocket.{0,500}fail", r"total memory: \d+"], "cause": "c"}
     parsed = parse_catalog({"schema": 1, "entries": [{**entry, "fix": "f", "source": "s"}]})
     assert parsed[0].matches("HcclSocket init failed")
+
+
+def _line_by_line(lines: list[str]) -> list[tuple[str, str, int]]:
+    """What `diagnose` answers, the plain way: each entry over every line, last first (the reference)."""
+    out = []
+    for entry in catalog():
+        for index in range(len(lines) - 1, -1, -1):
+            if entry.matches(lines[index]):
+                out.append((entry.key, clip_line(lines[index]).strip(), index + 1))
+                break
+    return out
+
+
+def _examples() -> list[str]:
+    return [example for entry in catalog() for example in entry.examples]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(_examples()),
+            st.sampled_from(["", "INFO ok", "Traceback (most recent call last):", "x" * (MAX_MATCH_CHARS + 7)]),
+            # a word-bounded pattern's looser whole-log search, and a class that runs across a line break
+            st.sampled_from(["OutOfMemoryError: x", "MemoryError", "KeyError: 'a", "b.weight'", "EI0006x"]),
+            st.text(alphabet="ab \t[]:'\"\\n", max_size=30),
+        ),
+        max_size=25,
+    ).map(lambda parts: "\n".join(parts).split("\n"))
+)
+def test_the_whole_log_search_finds_what_a_line_by_line_search_finds(lines: list[str]) -> None:
+    # `diagnose` searches the whole log once per pattern for candidate lines, then matches those line by line; a
+    # match running across a line break must not hide a match on a later line
+    found = [(d.key, d.line, d.line_no) for d in diagnose(lines)]
+    assert found == _line_by_line(lines)
+
+
+def test_candidates_that_do_not_match_hide_no_earlier_match() -> None:
+    # the whole-log search drops `\b` (`MemoryError` inside `OutOfMemoryError`) and lets `[^']` run across a line
+    # break: such candidates fail the line's own match, and the earlier line that matches is still found
+    found = {d.key: d.line_no for d in diagnose(["MemoryError", "OutOfMemoryError: CUDA", "KeyError: 'a", "b.weight'"])}
+    assert found["log.memory.host-oom"] == 1
+    assert "log.quant.weight-key-missing" not in found

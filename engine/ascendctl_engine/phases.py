@@ -17,7 +17,9 @@ repository that shows the fact.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import field
@@ -187,6 +189,11 @@ class FailurePattern:
     examples: tuple[str, ...] = ()  # log lines this entry must diagnose (checked by the tests)
     compiled: tuple[re.Pattern[str], ...] = field(default=(), compare=False, repr=False)
 
+    @functools.cached_property
+    def prefilters(self) -> tuple[re.Pattern[str], ...]:
+        """The expressions `diagnose` searches the whole log with (see `_candidate_lines`)."""
+        return tuple(re.compile(p.removeprefix("\\b")) for p in self.patterns)
+
     @property
     def id(self) -> str:
         return self.key
@@ -339,17 +346,38 @@ def diagnose(lines: Sequence[str], release: str | None = None) -> list[Diagnosis
     `release` (a vllm-ascend version), entries limited to other releases are skipped; an invalid release
     raises `InvalidVersion`."""
     wanted = None if release is None else parse_release(release)
+    clipped = [clip_line(line) for line in lines]  # each line is matched on its ends (MAX_MATCH_CHARS)
+    text = "\n".join(clipped)
+    starts = list(itertools.accumulate((len(line) + 1 for line in clipped[:-1]), initial=0))
     found: list[Diagnosis] = []
     for pattern in catalog():
         if not pattern.applies_to(wanted):
             continue
-        for index in range(len(lines) - 1, -1, -1):
-            line = lines[index]
+        # The whole log is searched in C for the lines that could match (a pattern with a literal start skips
+        # ahead at memory speed), and only those are matched line by line, last first. Every entry over every line
+        # in Python took minutes on a 64 MiB log.
+        for index in reversed(_candidate_lines(pattern, text, starts)):
+            line = clipped[index]
             if pattern.matches(line):
-                found.append(
-                    Diagnosis(
-                        pattern.key, pattern.summary, pattern.fix, pattern.source, clip_line(line).strip(), index + 1
-                    )
-                )
+                where = (line.strip(), index + 1)
+                found.append(Diagnosis(pattern.key, pattern.summary, pattern.fix, pattern.source, *where))
                 break
     return found
+
+
+def _candidate_lines(pattern: FailurePattern, text: str, starts: Sequence[int]) -> list[int]:
+    """The indices, ascending, of every line of `text` (lines starting at `starts`) in which a search of the whole
+    text finds a match of one of the pattern's expressions starting: a superset of the lines that match. A match
+    that runs past its line's end is counted for that line and the search goes on from the next line, so it hides
+    no match of a later line; a leading `\\b` is dropped for this search (it keeps the literal start fast)."""
+    hits: set[int] = set()
+    for expression in pattern.prefilters:
+        position = 0
+        while (match := expression.search(text, position)) is not None:
+            line = bisect.bisect_right(starts, match.start()) - 1
+            hits.add(line)
+            if "\n" in match.group():
+                position = starts[line + 1] if line + 1 < len(starts) else len(text)
+            else:
+                position = max(match.end(), match.start() + 1)
+    return sorted(hits)
