@@ -56,6 +56,12 @@ def serve(
     internal_unit: Annotated[str | None, typer.Option("--internal-unit", hidden=True)] = None,
 ) -> None:
     """Serve a profile: start the engine, show start-up phases, wait for /health, supervise until stopped."""
+    if dry_run and locked is not None:  # a dry run probes nothing, and the lock is checked against this host
+        from ascendctl.core.errors import UserInputError
+
+        raise UserInputError(
+            f"--locked is checked when serving; to compare this host with it: ascendctl check {profile} --lock {locked}"
+        )
     if dry_run:
         from ascendctl.cli.plan import print_dry_run
 

@@ -140,7 +140,7 @@ def validate_lock(data: Any, source: str) -> dict[str, Any]:
     """A lock read back from a file, or `UserInputError` naming what is wrong with it."""
     if not isinstance(data, dict):
         raise UserInputError(f"{source}: not a lock document (expected a mapping with `schema: {LOCK_SCHEMA}`)")
-    if data.get("schema") != LOCK_SCHEMA:
+    if type(data.get("schema")) is not int or data["schema"] != LOCK_SCHEMA:  # `true` is not schema 1
         raise UserInputError(
             f"{source}: lock schema {data.get('schema')!r} is not {LOCK_SCHEMA}; re-lock with `ascendctl lock PROFILE`"
         )

@@ -153,3 +153,16 @@ def test_a_file_that_is_not_a_lock_is_an_input_error(engine: FakeEngine, profile
     assert code == 2 and "lock schema 9 is not 1" in err
     code, _, err = invoke("check", "--lock", str(bad))
     assert code == 2 and "--lock needs the PROFILE" in err
+
+
+def test_a_lock_whose_schema_is_a_boolean_is_not_schema_1(engine: FakeEngine, profile: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bool.lock"
+    bad.write_text("schema: true\n")  # True == 1 in Python: it passed as schema 1
+    code, _, err = invoke("check", str(profile), "--lock", str(bad))
+    assert code == 2 and "lock schema True is not 1" in err
+
+
+def test_a_dry_run_does_not_pretend_to_check_a_lock(profile: Path, tmp_path: Path) -> None:
+    # it ignored --locked, whatever the file held: a dry run probes nothing, the lock is compared with this host
+    code, _, err = invoke("serve", str(profile), "--dry-run", "--locked", str(tmp_path / "any.lock"))
+    assert code == 2 and f"ascendctl check {profile} --lock {tmp_path / 'any.lock'}" in err
