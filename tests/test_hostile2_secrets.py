@@ -182,6 +182,52 @@ def test_additional_config_keys_that_are_not_secrets_pass() -> None:
     assert "rows.0.db_password" in issue and "hunter2x" not in issue
 
 
+EXTRA_CONFIG_SECRETS = {
+    "separate": (["--additional-config", f'{{"api_key": "{SECRET}", "hf_token": "hf_{SECRET}"}}'], 0, "api_key"),
+    "underscore-equals": (["--seed", "1", f'--additional_config={{"x": {{"hf_token": "{SECRET}"}}}}'], 2, "x.hf_token"),
+    "abbreviated": (["--additional-c", f'{{"db_password": "{SECRET}"}}'], 0, "db_password"),
+    "shortest-prefix": ([f'--ad={{"rows": [{{"token": "{SECRET}"}}]}}'], 0, "rows.0.token"),
+    "dotted-key": (["--additional-config.kv.password", SECRET], 0, "kv.password"),
+}
+
+
+@pytest.mark.parametrize(("args", "index", "path"), EXTRA_CONFIG_SECRETS.values(), ids=EXTRA_CONFIG_SECRETS.keys())
+def test_a_secret_in_an_additional_config_of_extra_args_is_refused_at_its_item(
+    args: list[str], index: int, path: str
+) -> None:
+    # engine.extra_args reaches the same argv as engine.additional_config: the value was validated and printed
+    [issue] = _refusal(HEAD + f"engine:\n  extra_args: {json.dumps(args)}\n")
+    assert issue.startswith("p.yaml:10:") and f"engine.extra_args[{index}]: " in issue, issue
+    assert f"holds `{path}`, which looks like a secret" in issue
+    assert SECRET not in issue
+
+
+def test_a_secret_in_a_nodes_additional_config_is_refused_at_its_item() -> None:
+    nodes = (
+        "  nodes: 2\nengine:\n  parallel: {data: 2}\nnetwork:\n  nodes:\n  - {address: 10.0.0.1}\n"
+        f"  - address: 10.0.0.2\n    extra_args: ['--additional-config', '{{\"hf_token\": \"{SECRET}\"}}']\n"
+    )
+    [issue] = _refusal(HEAD + nodes)
+    assert "network.nodes[1].extra_args[0]: " in issue and "holds `hf_token`" in issue and SECRET not in issue
+
+
+def test_plan_refuses_a_secret_in_extra_args_additional_config_without_printing_it(tmp_path: Path) -> None:
+    profile = tmp_path / "p.yaml"
+    config = json.dumps({"api_key": SECRET, "hf_token": f"hf_{SECRET}"})
+    profile.write_text(HEAD + f"engine:\n  extra_args: ['--additional-config', '{config}']\n", encoding="utf-8")
+    for args in (["plan"], ["render", "-t", "k8s"], ["serve", "--dry-run", "--json"]):
+        result = runner.invoke(app, [args[0], str(profile), *args[1:]])
+        assert result.exit_code == 2, result.output
+        assert SECRET not in result.output and "`--additional-config` in engine.extra_args holds" in result.output
+
+
+def test_extra_args_additional_config_without_secrets_passes() -> None:
+    # the same keys engine.additional_config may hold: switches under a secret-looking name, non-secret names
+    config = json.dumps({"use_key_cache": True, "max_tokens_hint": 8, "x": {"token": 1}})
+    text = HEAD + f"engine:\n  extra_args: ['--additional-config', '{config}', '--hf-token']\n"
+    assert validate_profile_document(load_yaml_text(text, "p.yaml"), []) is not None
+
+
 def test_the_schema_declares_secret_sources() -> None:
     assert (("server", "api_key"), False) in SOURCE_FIELDS and (("runtime", "secrets"), True) in SOURCE_FIELDS
 

@@ -20,6 +20,7 @@ from ascendctl.core.dotted import dotted_get
 from ascendctl.importer.compare import MODEL_KEY
 from ascendctl.importer.script import LaunchScript
 from ascendctl.schema.profile import Profile
+from ascendctl.schema.secrets import API_KEY_VAR, secret_flags, secret_label
 from ascendctl_engine.argv_items import ArgItem, parse_args
 from ascendctl_engine.sections.fields import HUB_ID
 from ascendctl_engine.typed_fields import owner
@@ -41,9 +42,25 @@ def _switch(item: ArgItem) -> bool:
     return item.value is None or item.value.strip().lower() not in ("false", "0", "no")
 
 
+# More digits than any count or size an option takes (an int64 has 19), and far fewer than Python's int() reads
+# (4300): a longer run is refused in these words, not int()'s.
+MAX_DIGITS = 100
+
+
+def _whole(text: str) -> int | None:
+    """`text` as a whole number when it is ASCII digits (`²` is a digit to `str.isdigit`, not to int()), else
+    None. Raises ValueError for more than MAX_DIGITS digits."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    if len(text) > MAX_DIGITS:
+        raise ValueError(f"an integer of {len(text)} digits (no option takes more than {MAX_DIGITS})")
+    return int(text)
+
+
 def _int(item: ArgItem) -> Any:
     text = item.value or ""
-    return int(text) if text.isdigit() else text
+    number = _whole(text)
+    return text if number is None else number
 
 
 def _float(item: ArgItem) -> Any:
@@ -132,8 +149,11 @@ def draft_profile(
     doc["release"] = release
     draft = Draft(doc)
     model = argv.pop(0) if argv and not argv[0].startswith("-") else None
-    _model(draft, model, argv)
-    extra = _flags(draft, argv)
+    try:
+        _model(draft, model, argv)
+        extra = _flags(draft, argv)
+    except ValueError as exc:
+        raise ValueError(f"line {head.line}: {exc}") from None
     if extra:
         _put(doc, "engine.extra_args", extra)
         draft.hatches.append("engine.extra_args: " + " ".join(extra))
@@ -186,30 +206,47 @@ def _flags(draft: Draft, argv: list[str]) -> list[str]:
     written over several lines made one line, as vLLM reads it the same)."""
     extra: list[str] = []
     for item in _items(argv):
-        if item.flag == "--model" or (item.flag == "--quantization" and "model.quantization" in draft.typed):
-            continue
-        if item.flag == "--api-key":  # never copied: the profile reads the key from $VLLM_API_KEY at launch
-            _put(draft.document, "server.api_key", {"env": "VLLM_API_KEY"})
-            draft.notes.append("--api-key: a secret; server.api_key reads it from $VLLM_API_KEY (not copied)")
-            continue
-        if item.flag in _DERIVED and draft.document["target"]["nodes"] > 1:
-            draft.typed.setdefault("network.nodes", ())
-            draft.typed["network.nodes"] += item.tokens
-            continue
-        if item.flag == "--compilation-config" and _graph(draft, item):
-            continue
-        if item.flag == "--speculative-config" and _speculative(draft, item):
-            continue
-        known = _FIELDS.get(item.flag) or _FIELDS.get(item.as_written)
-        if known is None and item.key is None and _claimed_flag(draft, item):
-            continue
-        if known is None or item.key is not None:
-            extra += [_one_line(t) for t in item.tokens]
-            continue
-        path, convert = known
-        _put(draft.document, path, convert(item))
-        draft.typed[path] = item.tokens
+        try:
+            extra += _flag(draft, item)
+        except ValueError as exc:
+            raise ValueError(f"`{item.as_written}`: {exc}") from None
     return extra
+
+
+def _flag(draft: Draft, item: ArgItem) -> list[str]:
+    """One option into its typed field; the tokens to keep as written (an escape hatch) when no field says it."""
+    if item.flag == "--model" or (item.flag == "--quantization" and "model.quantization" in draft.typed):
+        return []
+    for secret in secret_flags([item]):  # any spelling vLLM reads: `--api_key=V`, `--api-k V`, `--hf-token V`
+        _secret_reference(draft, secret.flag, secret.variable)
+        return []
+    if item.flag in _DERIVED and draft.document["target"]["nodes"] > 1:
+        draft.typed.setdefault("network.nodes", ())
+        draft.typed["network.nodes"] += item.tokens
+        return []
+    if item.flag == "--compilation-config" and _graph(draft, item):
+        return []
+    if item.flag == "--speculative-config" and _speculative(draft, item):
+        return []
+    known = _FIELDS.get(item.flag) or _FIELDS.get(item.as_written)
+    if known is None and item.key is None and _claimed_flag(draft, item):
+        return []
+    if known is None or item.key is not None:
+        return [_one_line(t) for t in item.tokens]
+    path, convert = known
+    _put(draft.document, path, convert(item))
+    draft.typed[path] = item.tokens
+    return []
+
+
+def _secret_reference(draft: Draft, flag: str, variable: str) -> None:
+    """A secret-valued flag is never copied: the profile names the variable the engine reads the same secret
+    from (`server.api_key` for the API key, `runtime.secrets` otherwise), set in the environment of `serve`."""
+    if variable == API_KEY_VAR:
+        _put(draft.document, "server.api_key", {"env": variable})
+    else:
+        _put(draft.document, f"runtime.secrets.{variable}", {"env": variable})
+    draft.notes.append(f"{flag}: a secret; {secret_label(variable)} reads it from ${variable} (not copied)")
 
 
 def _claimed_flag(draft: Draft, item: ArgItem) -> bool:
@@ -283,7 +320,11 @@ def _json_object(item: ArgItem) -> dict[str, Any] | None:
 def _devices(draft: Draft, env: Mapping[str, str]) -> None:
     """`ASCEND_RT_VISIBLE_DEVICES` → `target.visible_devices` and `devices_per_node` (else the parallel sizes)."""
     text = env.get(_DEVICES_ENV, "")
-    ids = [int(part) for part in text.split(",") if part.strip().isdigit()] if text else []
+    try:
+        found = [_whole(part.strip()) for part in text.split(",")] if text else []
+    except ValueError as exc:
+        raise ValueError(f"`{_DEVICES_ENV}`: {exc}") from None
+    ids = [n for n in found if n is not None]
     target = draft.document["target"]
     if ids and len(ids) == len(text.split(",")):
         target["devices_per_node"] = len(ids)
@@ -318,7 +359,10 @@ def typed_env(draft: Draft, env: Mapping[str, str]) -> dict[str, str]:
             continue
         if claim is None or claim.field in draft.typed or dotted_get(draft.document, claim.field) is not None:
             continue
-        value = _field_value(claim.field, text)
+        try:
+            value = _field_value(claim.field, text)
+        except ValueError as exc:
+            raise ValueError(f"`{name}`: {exc}") from None
         if value is _NO_VALUE:
             continue
         _put(draft.document, claim.field, value)
@@ -356,7 +400,8 @@ def _as(kind: Any, text: str) -> Any:
     if kind is bool:
         return True if low in _TRUE else (False if low in _FALSE else _NO_VALUE)
     if kind is int:
-        return int(low) if low.isdigit() else _NO_VALUE
+        number = _whole(low)
+        return _NO_VALUE if number is None else number
     if kind is float:
         try:
             return float(low)

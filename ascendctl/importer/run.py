@@ -13,7 +13,7 @@ Nothing from a script is ever executed; the plan reads no host.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from typing import Any
 
@@ -29,7 +29,9 @@ from ascendctl.plan.planner import plan_profile
 from ascendctl.plan.types import Plan
 from ascendctl.schema.loader import validate_profile_document
 from ascendctl.schema.profile import Profile
+from ascendctl.schema.secrets import secret_flags
 from ascendctl_engine.adapters.parser_snapshot import parser_distribution, snapshot_for
+from ascendctl_engine.argv_items import parse_args
 from ascendctl_engine.records import record
 from ascendctl_engine.spec import is_secret_name
 
@@ -108,10 +110,10 @@ def import_scripts(
     for i, script in enumerate(scripts):
         command = plan.command_for(i)
         # a secret is compared by name only: the plan passes it by reference, the script's value is never read
-        secret = {name: script.env.get(name, "<secret>") for name in command.secret_env}
-        argv = _with_api_key(command.argv[2:], script.argv, command.secret_env)
+        secret = {name: script.env.get(name, _HIDDEN) for name in command.secret_env}
+        argv, script_argv = _without_secrets(command.argv[2:], script.argv, command.secret_env)
         diffs = compare(
-            argv, {**command.env, **secret}, script.argv, script.env, snapshot, plan.provenance,
+            argv, {**command.env, **secret}, script_argv, script.env, snapshot, plan.provenance,
             headless=command.listen is None,
         )  # fmt: skip
         reports.append(NodeReport(i, script.path, tuple(diffs)))
@@ -178,18 +180,41 @@ def _nodes(draft: Draft, scripts: Sequence[LaunchScript]) -> None:
         utilization = _option(script.argv, "--gpu-memory-utilization")
         head = _option(scripts[0].argv, "--gpu-memory-utilization")
         if i > 0 and utilization is not None and utilization != head:
-            node["device_utilization"] = float(utilization)
+            node["device_utilization"] = _fraction(utilization, script)
         nodes.append(node)
     draft.document.setdefault("network", {})["nodes"] = nodes
 
 
-def _with_api_key(planned: Sequence[str], script: Sequence[str], secret_env: Any) -> list[str]:
-    """The script's `--api-key VALUE` is the plan's `server.api_key` reference (vLLM reads `VLLM_API_KEY`): the
-    comparison takes it as the same option without reading the value."""
-    key = _option(script, "--api-key")
-    if key is None or "VLLM_API_KEY" not in secret_env:
-        return list(planned)
-    return [*planned, "--api-key", key]
+# What a difference line shows for a secret: the comparison never holds the value itself.
+_HIDDEN = "<secret>"
+
+
+def _without_secrets(
+    planned: Sequence[str], script: Sequence[str], secret_env: Mapping[str, object]
+) -> tuple[list[str], list[str]]:
+    """Both sides of the comparison with no secret's value in them (a difference line prints values): each of the
+    script's secret-valued flags, in any spelling vLLM reads (`--api_key=V`, `--api-k V`), reads `FLAG <secret>`;
+    where the plan passes the same secret by reference (`--api-key` is `server.api_key`, exported as
+    `VLLM_API_KEY`), the plan's side gets the same, so the two agree without the value being read."""
+    tokens = list(script)
+    model = [tokens.pop(0)] if tokens and not tokens[0].startswith("-") else []
+    try:
+        items = parse_args(tokens)
+    except ValueError:  # `compare` refuses the same argv with parse_args' own message
+        return list(planned), list(script)
+    secrets = {found.index: found for found in secret_flags(items)}
+    if not secrets:
+        return list(planned), list(script)
+    out, extra = list(model), list(planned)
+    for item in items:
+        found = secrets.get(item.index)
+        if found is None:
+            out += item.tokens
+            continue
+        out += [found.flag, _HIDDEN]
+        if found.variable in secret_env and found.flag not in extra:
+            extra += [found.flag, _HIDDEN]
+    return extra, out
 
 
 def _option(argv: Sequence[str], flag: str) -> str | None:
@@ -200,6 +225,16 @@ def _option(argv: Sequence[str], flag: str) -> str | None:
         if token.startswith(flag + "="):
             return token.split("=", 1)[1]
     return None
+
+
+def _fraction(text: str, script: LaunchScript) -> float:
+    """A node's `--gpu-memory-utilization`, refused in the importer's words (not float()'s) when not a number."""
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(
+            f"{script.path}:{script.line}: --gpu-memory-utilization {text[:40]!r} is not a number"
+        ) from None
 
 
 def _is_ip(text: str) -> bool:

@@ -8,7 +8,8 @@ continuations, comments, operators -- and evaluates only assignments, `export`, 
 expansions. Everything else is left out *with a note*, so an import can say what it did not carry over:
 other commands (`source`, `cd`, `sysctl`, ...), `if`/`for` blocks, heredoc bodies, redirections, pipes and a
 trailing `&`. A script it cannot read honestly (no serve command, two of them, a serve command inside control
-flow, unbalanced quotes, binary bytes) is a `ScriptError` naming `PATH:LINE`.
+flow, unbalanced quotes, binary bytes, a value that expands past `MAX_VALUE_CHARS`) or whose serve command passes
+a secret in `--additional-config` is a `ScriptError` naming `PATH:LINE`.
 
 Where bash and the intent of a hand-written script part, the reader follows the intent and says so in a
 note: `<MODEL_PATH>` is a placeholder (bash would read redirections), whitespace after a trailing `\\` still
@@ -23,6 +24,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ascendctl.schema.secrets import ADDITIONAL_CONFIG, secret_config_args
+from ascendctl_engine.argv_items import parse_args
 from ascendctl_engine.records import record
 
 __all__ = ["LaunchScript", "ScriptError", "parse_launch_script", "serve_spans"]
@@ -52,16 +55,17 @@ class _Notes:
     """Notes keyed by kind, so ten `sysctl` lines make one note listing ten lines rather than ten notes."""
 
     def __init__(self) -> None:
-        self._items: dict[str, tuple[str, list[int]]] = {}
+        # lines as dict keys: an ordered set, so a script of 100 000 ignored commands costs linear time, not
+        # a scan of every earlier line per command
+        self._items: dict[str, tuple[str, dict[int, None]]] = {}
 
     def add(self, key: str, line: int, message: str) -> None:
-        _, lines = self._items.setdefault(key, (message, []))
-        if line not in lines:
-            lines.append(line)
+        _, lines = self._items.setdefault(key, (message, {}))
+        lines.setdefault(line, None)
 
     def render(self) -> tuple[str, ...]:
         ordered = sorted(self._items.values(), key=lambda item: min(item[1]))
-        return tuple(f"{_line_list(lines)}: {message}" for message, lines in ordered)
+        return tuple(f"{_line_list(list(lines))}: {message}" for message, lines in ordered)
 
 
 def _line_list(lines: Sequence[int]) -> str:
@@ -540,6 +544,12 @@ _IGNORED_WHY = {
 _PARAM_EXPR = re.compile(r"([A-Za-z_]\w*|\d+|[@*#?$!-])(?:(:?[-=+])(.*))?", re.DOTALL)
 _SIMPLE_REF = re.compile(r"\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)")
 _MISSING = object()
+# A launch script's values are paths, model names, a JSON config: a few KiB. The file limit does not bound them:
+# a value doubled line after line (`A="$A$A"`) grows exponentially while the script stays a few hundred bytes,
+# and one large value referenced many times adds up. So expansion has its own bounds, each refused at the line
+# that crosses it: one value (an assignment, one argument), and all expanded text of the script together.
+MAX_VALUE_CHARS = 64 * 1024
+MAX_EXPANDED_CHARS = 1024 * 1024
 
 
 @dataclass
@@ -567,6 +577,7 @@ class _Reader:
         self.stack: list[str] = []
         self.block_line = 0
         self.block_kind = "{"  # the outermost opener of the block being skipped
+        self.expanded = 0  # characters every variable expansion so far produced (MAX_EXPANDED_CHARS)
 
     # -- the walk ------------------------------------------------------------------------------------------
 
@@ -714,7 +725,7 @@ class _Reader:
         previous = self.vars.get(name)
         if append and name in self.vars:
             known = known and previous is not None
-            value = self.shell.get(name, "") + value
+            value = self._bounded(self.shell.get(name, "") + value, line)
         self.vars[name] = value if known else None
         self.shell[name] = value
         if name in self.exported:  # a plain `K=V` reaches the command only once K is exported
@@ -735,11 +746,33 @@ class _Reader:
         argv = [f for w in rest[first_arg:] for f in self._fields(w, cmd.line)]
         if legacy:
             argv = self._legacy(argv, cmd.line)
+        self._no_secret_config(argv, cmd.line)
         if cmd.redirects:
             self.notes.add("redirect", cmd.line, f"dropped `{' '.join(cmd.redirects)}` after the serve command")
         if cmd.after == "&":
             self.notes.add("background", cmd.line, "dropped the trailing `&` (the server ran in the background)")
         self.serve = _Serve(env, argv, cmd.line)
+
+    def _no_secret_config(self, argv: Sequence[str], line: int) -> None:
+        """An `--additional-config` holding a secret-named key (`secret_config_args`, the rule a profile's
+        extra_args obey) is refused here, at the serve command's line: a profile would carry the value, and
+        vllm-ascend reads no secret from that JSON, so there is no reference to turn it into. The message names
+        the key, never its value. (Secret-valued flags become references: `importer.profile`.)"""
+        tokens = list(argv[1:] if argv and not argv[0].startswith("-") else argv)
+        try:
+            items = parse_args(tokens)
+        except ValueError:  # an argv the importer cannot read: `importer.profile` refuses it
+            return
+        found = secret_config_args(items)
+        if found:
+            hit = found[0]
+            raise _error(
+                self.path,
+                line,
+                f"`{ADDITIONAL_CONFIG}` holds `{'.'.join(map(str, hit.path))}`, which looks like a secret (its name "
+                f"has the part {hit.part}); a profile never holds a secret's value: take it out of the script "
+                "(runtime.secrets gives the engine a secret as an environment variable, read at launch)",
+            )
 
     def _wrappers(self, texts: Sequence[str], words: Sequence[_Word], env: dict[str, str], line: int) -> None:
         """`nohup` and friends are dropped; `env K=V` and `docker run -e K=V` values join the environment."""
@@ -776,10 +809,14 @@ class _Reader:
         """An assignment's value (no field splitting) and whether it is known (no command substitution)."""
         parts: list[str] = []
         known = True
+        size = 0
         for seg in segs:
             text, _ = self._expand(seg, line)
             known = known and seg.kind != "cmd"
             parts.append(text)
+            size += len(text)
+            if size > MAX_VALUE_CHARS:
+                raise self._too_long(line)
         return "".join(parts), known
 
     def _fields(self, word: _Word, line: int) -> list[str]:
@@ -790,13 +827,14 @@ class _Reader:
             text, split = self._expand(seg, line)
             if not split:
                 cur, have = cur + text, have or seg.quoted or bool(text)
-                continue
-            for piece in re.split(r"([ \t\n]+)", text):
-                if piece.isspace() and have:
-                    fields.append(cur)
-                    cur, have = "", False
-                elif piece and not piece.isspace():
-                    cur, have = cur + piece, True
+            else:
+                for piece in re.split(r"([ \t\n]+)", text):
+                    if piece.isspace() and have:
+                        fields.append(cur)
+                        cur, have = "", False
+                    elif piece and not piece.isspace():
+                        cur, have = cur + piece, True
+            self._bounded(cur, line)
         if have:
             fields.append(cur)
         return fields
@@ -825,23 +863,49 @@ class _Reader:
                 self.notes.add(f"unknown:{name}", line, f"`{name}` is set by a command substitution: left as ${name}")
             return None
         if op is None:
-            return str(value)
+            return self._spend(str(value), line)
         present = value is not _MISSING and (value != "" or not op.startswith(":"))
-        return self._operator(name, op, word, str(value) if present else None, line)
+        return self._spend(self._operator(name, op, word, str(value) if present else None, line), line)
+
+    def _bounded(self, value: str, line: int) -> str:
+        if len(value) > MAX_VALUE_CHARS:
+            raise self._too_long(line)
+        return value
+
+    def _too_long(self, line: int) -> ScriptError:
+        return _error(
+            self.path,
+            line,
+            f"a value longer than {MAX_VALUE_CHARS // 1024} KiB once its variables are expanded; a launch "
+            "script's values are far shorter (is a variable doubled line after line?)",
+        )
+
+    def _spend(self, text: str, line: int) -> str:
+        """`text`, one expansion's result, counted against the script's MAX_EXPANDED_CHARS."""
+        self.expanded += len(text)
+        if self.expanded > MAX_EXPANDED_CHARS:
+            raise _error(
+                self.path,
+                line,
+                f"the script's variable expansions add up to more than {MAX_EXPANDED_CHARS // (1024 * 1024)} MiB "
+                "of text by this line; a launch script's are far shorter (is a large variable referenced over and "
+                "over?)",
+            )
+        return text
 
     def _operator(self, name: str, op: str, word: str, value: str | None, line: int) -> str:
         """`${NAME:-word}`, `${NAME:=word}`, `${NAME:+word}` (and the forms without `:`)."""
         if op.endswith("+"):
-            return self._simple(word) if value is not None else ""
+            return self._simple(word, line) if value is not None else ""
         if value is not None:
             return value
-        default = self._simple(word)
+        default = self._simple(word, line)
         self.notes.add(f"default:{name}", line, f"`{name}` is not set by the script: its default `{default}` used")
         if op.endswith("="):
             self.vars[name] = default
         return default
 
-    def _simple(self, word: str) -> str:
+    def _simple(self, word: str, line: int) -> str:
         """The `word` of `${NAME:-word}`: quotes dropped, `$NAME` / `${NAME}` resolved where the script sets
         them (kept as written where it does not)."""
 
@@ -850,9 +914,9 @@ class _Reader:
             value = self.vars.get(name)
             if value is None:
                 self.unresolved.setdefault(name, None)
-            return m.group(0) if value is None else value
+            return m.group(0) if value is None else self._spend(value, line)
 
-        return _SIMPLE_REF.sub(one, word.replace('"', "").replace("'", ""))
+        return self._bounded(_SIMPLE_REF.sub(one, word.replace('"', "").replace("'", "")), line)
 
 
 def _keywords(words: Sequence[_Word]) -> tuple[list[str], int]:

@@ -15,7 +15,14 @@ from ascendctl.core.yamlio import KeyPath
 from ascendctl.schema.declared_secrets import secret_sources
 from ascendctl.schema.instances import PlacementError, instance_profile, place
 from ascendctl.schema.profile import Profile
-from ascendctl.schema.secrets import API_KEY_VAR, inline_secret_env, secret_config_key, secret_flags
+from ascendctl.schema.secrets import (
+    ADDITIONAL_CONFIG,
+    API_KEY_VAR,
+    inline_secret_env,
+    secret_config_args,
+    secret_config_key,
+    secret_flags,
+)
 from ascendctl_engine import typed_fields
 from ascendctl_engine.argv_items import ArgItem
 from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
@@ -415,6 +422,18 @@ def extra_args_secret(p: Profile) -> Outcome:
                 f"`{first.flag}` in {where} puts a secret in the engine's argv, which plans print and any user "
                 f"of the host can read: {first.instead}",
                 at=(*at, first.index),
+            )
+        # the same secret-named keys `engine.additional_config` may not hold: passed through here they would
+        # reach the same argv (the message names the key, never its value)
+        in_config = secret_config_args(items)
+        if in_config:
+            hit = in_config[0]
+            return problem(
+                f"`{ADDITIONAL_CONFIG}` in {where} holds `{'.'.join(map(str, hit.path))}`, which looks like a "
+                f"secret (its name has the part {hit.part}); the engine's argv is printed by plans, held by "
+                "rendered files and readable by any user of the host: keep it out of the profile (runtime.secrets "
+                "gives the engine a secret as an environment variable, read at launch)",
+                at=(*at, hit.index),
             )
     return passed("no secret-valued flags")
 

@@ -12,7 +12,8 @@ What looks like an inline secret is refused when the profile is loaded (exit 2, 
 whose name is a secret's (`ascendctl_engine.spec.secret_name_part`: a `_`-separated part KEY, APIKEY, TOKEN,
 SECRET(S), or one containing PASSWORD/PASSWD) unless its value is a switch (`0`, `1`, `true`, `false`, `yes`, `no`,
 `on`, `off`), and a secret-valued `vllm serve` flag in `engine.extra_args` (`SECRET_FLAGS`), and a secret-named key
-in `engine.additional_config` (`secret_config_key`). So is an env map that sets the variable a declared source reads
+in `engine.additional_config` (`secret_config_key`) or in an `--additional-config` of `engine.extra_args`
+(`secret_config_args`). So is an env map that sets the variable a declared source reads
 (`{env: VAR}`), or a variable a secret already sets; the sources are found by walking the profile
 (`ascendctl.schema.declared_secrets`), not from a list of keys. This module holds no profile model, so `check` on a
 host reads it without loading them.
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ascendctl_engine.argv_items import ArgItem
+from ascendctl_engine.jsonio import JsonReadError, loads_json
 from ascendctl_engine.paths import expand_user
 from ascendctl_engine.records import record
 from ascendctl_engine.secret_names import API_KEY_VAR, INLINE_REFUSED, POSIX_NAME, is_posix_name, is_switch
@@ -35,15 +37,31 @@ from ascendctl_engine.spec import is_secret_name, secret_name_part
 if TYPE_CHECKING:
     from ascendctl_engine.spec import EngineCommand
 
-# `vllm serve` flags whose value is a secret → (the shortest prefix vLLM's parser still reads as that flag,
-# what to use instead, whether the bare flag is harmless). vLLM's argparse takes unique-prefix abbreviations
+
+@record
+class FlagSecret:
+    """How a secret-valued `vllm serve` flag is spelled and what carries its secret instead."""
+
+    shortest: str  # the shortest prefix vLLM's parser still reads as the flag
+    instead: str  # what the profile says instead
+    bare_ok: bool  # whether the flag without a value is harmless
+    variable: str  # the engine variable that gives the engine the same secret (what `import` makes of the flag)
+
+
+# `vllm serve` flags whose value is a secret. vLLM's argparse takes unique-prefix abbreviations
 # (engine/ascendctl_engine/adapters/parser_snapshot.py): `--api-k` is `--api-key`, while `--api` also starts
 # `--api-server-count` and `--hf` starts `--hf-overrides`. A bare `--hf-token` means "the token cached by
-# `huggingface-cli login`", which puts no secret in the profile.
-SECRET_FLAGS: Mapping[str, tuple[str, str, bool]] = {
-    "--api-key": ("--api-k", "set server.api_key: {env: VAR} or {file: PATH}", False),
-    "--hf-token": ("--hf-t", "use runtime.secrets: {HF_TOKEN: {env: VAR}} or {HF_TOKEN: {file: PATH}}", True),
+# `huggingface-cli login`", which puts no secret in the profile; a valued one is the token huggingface_hub
+# otherwise reads from `HF_TOKEN`.
+SECRET_FLAGS: Mapping[str, FlagSecret] = {
+    "--api-key": FlagSecret("--api-k", "set server.api_key: {env: VAR} or {file: PATH}", False, API_KEY_VAR),
+    "--hf-token": FlagSecret(
+        "--hf-t", "use runtime.secrets: {HF_TOKEN: {env: VAR}} or {HF_TOKEN: {file: PATH}}", True, "HF_TOKEN"
+    ),
 }
+# vllm-ascend's JSON options, and the shortest prefix vLLM's parser reads as it: `--ad` starts no other flag of
+# any snapshot (`--a` also starts `--api-key`, `--async-scheduling`, ...).
+ADDITIONAL_CONFIG, ADDITIONAL_CONFIG_SHORTEST = "--additional-config", "--ad"
 
 
 def secret_label(name: str) -> str:
@@ -107,6 +125,14 @@ class SecretFlag:
     index: int  # position in engine.extra_args
     flag: str  # the secret flag it spells (canonical), never the token itself: it may hold `=VALUE`
     instead: str
+    variable: str  # the engine variable that carries the same secret (`FlagSecret.variable`)
+
+
+def _spells(item: ArgItem, flag: str, shortest: str) -> bool:
+    """Whether argparse reads `item` as `flag`: its canonical spelling (`--api_key`, `--api-key=V`), or an
+    abbreviation at least as long as the shortest unique prefix."""
+    name = item.as_written
+    return name.startswith("--") and flag.startswith(name) and len(name) >= len(shortest)
 
 
 def secret_flags(items: Sequence[ArgItem]) -> list[SecretFlag]:
@@ -115,15 +141,54 @@ def secret_flags(items: Sequence[ArgItem]) -> list[SecretFlag]:
     argparse would still resolve to the secret flag)."""
     found: list[SecretFlag] = []
     for item in items:
-        name = item.as_written
-        if not name.startswith("--"):
-            continue
-        for flag, (shortest, instead, bare_ok) in SECRET_FLAGS.items():
-            if not (flag.startswith(name) and len(name) >= len(shortest)):
-                continue
-            if item.values or not bare_ok:
-                found.append(SecretFlag(item.index, flag, instead))
+        for flag, spec in SECRET_FLAGS.items():
+            if _spells(item, flag, spec.shortest) and (item.values or not spec.bare_ok):
+                found.append(SecretFlag(item.index, flag, spec.instead, spec.variable))
     return found
+
+
+@record
+class SecretConfigArg:
+    index: int  # position of the `--additional-config` item in the argv
+    path: tuple[str | int, ...]  # the secret-named key in its JSON (a dotted `--additional-config.KEY` first)
+    part: str  # what makes the key's name a secret's (`secret_name_part`)
+
+
+def secret_config_args(items: Sequence[ArgItem]) -> list[SecretConfigArg]:
+    """The `--additional-config` items among parsed args (any spelling: `--additional_config`, `=V`, an
+    abbreviation, a dotted `--additional-config.KEY V`) whose JSON holds a secret-named key (`secret_config_key`),
+    as `engine.additional_config` may not. A value that is not JSON holds no key (the planner reports it)."""
+    found: list[SecretConfigArg] = []
+    for item in items:
+        if not _spells(item, ADDITIONAL_CONFIG, ADDITIONAL_CONFIG_SHORTEST):
+            continue
+        for config in _configs(item):
+            hit = secret_config_key(config)
+            if hit is not None:
+                found.append(SecretConfigArg(item.index, *hit))
+                break
+    return found
+
+
+def _configs(item: ArgItem) -> list[object]:
+    """The JSON objects an `--additional-config` item passes: each value parsed, or the one key a dotted
+    spelling sets (`--additional-config.a.b V` is `{"a": {"b": V}}`, as vLLM nests it)."""
+    if item.key is None:
+        return [c for c in map(_json, item.values) if c is not None]
+    parsed = None if item.value is None else _json(item.value)
+    leaf: object = True if item.value is None else item.value if parsed is None else parsed
+    for key in reversed(item.key.split(".")):
+        leaf = {key: leaf}
+    return [leaf]
+
+
+def _json(text: str) -> object | None:
+    """`text` as JSON through the bounded reader (depth, size of numbers), None when it is not JSON."""
+    try:
+        value: object = loads_json(text, source="--additional-config")
+    except JsonReadError:
+        return None
+    return value
 
 
 # --- key files --------------------------------------------------------------------------------------
@@ -190,11 +255,14 @@ def key_file_warnings(commands: Iterable[EngineCommand]) -> list[str]:
 
 
 __all__ = [
+    "ADDITIONAL_CONFIG",
     "API_KEY_VAR",
     "INLINE_REFUSED",
     "POSIX_NAME",
     "SECRET_FLAGS",
+    "FlagSecret",
     "KeyFile",
+    "SecretConfigArg",
     "SecretFlag",
     "chmod_fix",
     "command_key_files",
@@ -208,6 +276,7 @@ __all__ = [
     "loose_message",
     "open_mode",
     "profile_key_files",
+    "secret_config_args",
     "secret_config_key",
     "secret_flags",
     "secret_label",
