@@ -508,9 +508,10 @@ def test_npu_environments_install_no_router(
 def two_instances(tmp_path: Path, held: list[tuple[StateStore, DeploymentState]]) -> dict[str, Path]:
     """`pd` running prefill-0 and decode-0 here (records of this process) in the default state store."""
     store = StateStore()
+    store.ensure()
     logs = {}
     for instance, role in (("prefill-0", "prefill"), ("decode-0", "decode")):
-        log = tmp_path / f"{instance}.log"
+        log = store.log_path("pd", 0, instance)  # a record may name only its own log
         log.write_text(f"{instance} line\n")
         logs[instance] = log
         claim(held, store, unit_record("pd", instance, role, log_path=str(log)))
@@ -536,9 +537,11 @@ def test_log_path_for_asks_for_an_instance_when_several_run(
 def test_log_path_for_one_running_instance_needs_no_flag(
     tmp_path: Path, claimed: list[tuple[StateStore, DeploymentState]]
 ) -> None:
-    log = tmp_path / "router.log"
+    store = StateStore()
+    store.ensure()
+    log = store.log_path("pd", 0, "router")  # a record may name only its own log
     log.write_text("router line\n")
-    claim(claimed, StateStore(), unit_record("pd", "router", "router", log_path=str(log)))
+    claim(claimed, store, unit_record("pd", "router", "router", log_path=str(log)))
     assert log_path_for("pd", None) == log
 
 

@@ -19,39 +19,39 @@ def logs(
         typer.Option("--instance", "-i", help="Process of a prefill/decode deployment (prefill-0, decode-0, router)."),
     ] = None,
 ) -> None:
-    """Print a deployment's log; with -f, follow it while the deployment runs."""
+    """Print a deployment's log; with -f, follow it while the deployment runs. A line longer than 64 KiB is
+    shown by its end only, marked."""
     import errno
     import time
 
     from ascendctl.core.errors import OperationFailed
-    from ascendctl.run.deployments import listed, log_path_for, open_log
-    from ascendctl.run.log_tail import stream, tail_offset
+    from ascendctl.run.deployments import LineClipper, listed, log_path_for, open_log
+    from ascendctl.run.log_tail import BLOCK, tail_offset
     from ascendctl_engine.state import StateStore
 
     store = StateStore()
     path = log_path_for(name, node, store, instance)
+    lines = LineClipper(lambda text: typer.echo(text, nl=False))
     with open_log(path, name) as handle:
-        try:  # from the end, in blocks: a log of any size costs one block of memory
-            start = tail_offset(handle, tail) if tail is not None else 0
-            stream(handle, start, lambda text: typer.echo(text, nl=False))
+        try:  # from the end, in blocks: a log of any size costs one block of memory, one line a bounded output
+            handle.seek(tail_offset(handle, tail) if tail is not None else 0)
+            while chunk := handle.read(BLOCK):
+                lines.feed(chunk)
         except OSError as exc:
             if exc.errno in (errno.EPIPE, errno.ENOSPC):  # stdout's, reported by the top-level handler
                 raise
             raise OperationFailed(f"cannot read the log of {name!r}: {path}: {exc.strerror or exc}") from None
         if not follow:
+            lines.flush()
             return
-        pending = b""
         while True:
-            chunk = handle.read()
+            chunk = handle.read(BLOCK)
             if chunk:
-                pending += chunk
-                *complete, pending = pending.split(b"\n")
-                for raw in complete:
-                    typer.echo(raw.decode("utf-8", errors="replace"))
+                lines.feed(chunk)
                 continue
             if not [e for e in listed(store, name, node) if instance is None or e.state.instance == instance]:
-                rest = handle.read()
-                if pending or rest:
-                    typer.echo((pending + rest).decode("utf-8", errors="replace"), nl=False)
+                while chunk := handle.read(BLOCK):
+                    lines.feed(chunk)
+                lines.flush()
                 return
             time.sleep(0.2)

@@ -33,8 +33,9 @@ def stop(
     """Stop a deployment: its supervisor drains the engine (SIGTERM), SIGKILL only after the timeout. A
     prefill/decode deployment's router is drained and stopped first, then decode, then prefill.
 
-    Only processes proved to be the recorded ones (pid and process start time) are signalled; anything
-    else is left alone and reported (exit 1)."""
+    Only processes proved to be the recorded ones are signalled (pid and process start time, and the
+    deployment's lock held by its supervisor or its run id in the engine's environment); anything else is left
+    alone and reported (exit 1)."""
     from ascendctl.run.deployments import find_running
     from ascendctl.run.units import stop_in_order
 

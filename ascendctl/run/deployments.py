@@ -3,13 +3,18 @@ boundary; health probes run against 127.0.0.1-style endpoints recorded by the su
 
 The state directory is hostile input here: a record that cannot be used is skipped with a warning by the
 store (the others still work), and a state directory that cannot be read at all, or a log that is gone or
-not a file, is an `OperationFailed` (exit 1) with one line, never a traceback.
+not a file, is an `OperationFailed` (exit 1) with one line, never a traceback. The only log a record may name
+is its deployment's own, `logs/<key>.log` in the state directory: any other path (`/etc/shadow`,
+`/proc/self/environ`) is refused, never opened. A log line is printed whole up to `MAX_LINE_BYTES`; of a longer
+one only its end, marked: a log that never ends its line cannot flood the terminal through `--tail`.
 """
 
 from __future__ import annotations
 
 import glob
+import shlex
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -110,7 +115,7 @@ def log_path_for(name: str, node: int | None, store: StateStore | None = None, i
             f"{name} runs {len(instances)} processes here ({', '.join(instances)}): pass --instance NAME"
         )
     if running:
-        return Path(running[0].state.log_path)
+        return _own_log(store, running[0])
     path = store.log_path(name, node or 0, instance)
     if instance is not None and node is None:  # a prefill/decode process is logged under its host
         path = next(iter(sorted(store.logs_dir.glob(f"{glob.escape(name)}@{glob.escape(instance)}.node*.log"))), path)
@@ -121,6 +126,20 @@ def log_path_for(name: str, node: int | None, store: StateStore | None = None, i
     return path
 
 
+def _own_log(store: StateStore, entry: Listed) -> Path:
+    """The record's log, which must be the deployment's own log file in the state directory: a record naming
+    any other file is refused (one line naming the record), so `logs` never prints a file it did not write."""
+    state = entry.state
+    own = store.log_path(state.name, state.node, state.instance).absolute()
+    if Path(state.log_path) != own:
+        record = entry.path if entry.path is not None else store.path_for(state.name, state.node, state.instance)
+        raise OperationFailed(
+            f"the record {record} names the log {state.log_path}, not {own}: ascendctl prints only the logs it "
+            f"writes; if that deployment is not running, remove the record: rm {shlex.quote(str(record))}"
+        )
+    return own
+
+
 def open_log(path: Path, name: str) -> BinaryIO:
     """The log file, opened for reading; a log that was deleted or is not a regular file is exit 1."""
     try:
@@ -129,3 +148,62 @@ def open_log(path: Path, name: str) -> BinaryIO:
         if exc.missing:
             raise OperationFailed(f"the log of {name!r} is gone: {path} was deleted") from None
         raise OperationFailed(f"cannot read the log of {name!r}: {path}: {exc.reason}") from None
+
+
+MAX_LINE_BYTES = 64 * 1024
+
+
+class LineClipper:
+    """Turns the bytes of a log into text, line by line, with at most `limit` bytes of any one line: of a longer
+    line, its last `limit` bytes (the latest state of a line redrawn in place), after a marker saying how much
+    was left out. Memory and output per line are bounded, however long the line; `write` gets each piece."""
+
+    def __init__(self, write: Callable[[str], None], limit: int = MAX_LINE_BYTES) -> None:
+        self._write = write
+        self._limit = limit
+        self._line = bytearray()  # the end of the line being read, at most `limit` bytes
+        self._dropped = 0  # bytes of that line left out so far
+
+    def feed(self, data: bytes) -> None:
+        """Write every line `data` completes; keep (the end of) the unfinished one."""
+        first = data.find(b"\n")
+        if first < 0:
+            self._add(data)
+            return
+        last = data.rfind(b"\n")
+        self._add(data[:first])
+        out = [self._take() + "\n"]
+        middle = data[first + 1 : last + 1]  # whole lines, each with its newline
+        if len(middle) <= self._limit or max(map(len, middle.split(b"\n"))) <= self._limit:
+            out.append(middle.decode("utf-8", errors="replace"))  # at once: a log of short lines is the rule
+        else:
+            for part in middle.split(b"\n")[:-1]:
+                self._add(part)
+                out.append(self._take() + "\n")
+        self._add(data[last + 1 :])
+        self._write("".join(out))
+
+    def flush(self) -> None:
+        """Write the unfinished last line (without a newline), if any."""
+        if self._line or self._dropped:
+            self._write(self._take())
+
+    def _add(self, part: bytes) -> None:
+        self._line += part
+        extra = len(self._line) - self._limit
+        if extra > 0:
+            del self._line[:extra]
+            self._dropped += extra
+
+    def _take(self) -> str:
+        line = bytes(self._line)
+        dropped = self._dropped
+        self._line.clear()
+        self._dropped = 0
+        if not dropped:
+            return line.decode("utf-8", errors="replace")
+        cut = 0
+        while cut < min(3, len(line)) and 0x80 <= line[cut] < 0xC0:  # no half character where the cut fell
+            cut += 1
+        text = line[cut:].decode("utf-8", errors="replace")
+        return f"[ascendctl: {dropped + cut} bytes of an over-long line left out] {text}"

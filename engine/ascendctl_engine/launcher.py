@@ -2,7 +2,9 @@
 
 - argv[0] `vllm` (the logical program) becomes the engine environment's executable; never a shell.
 - The environment is the inherited one, then the command's `env`, then its secrets resolved from their
-  `SecretRef`s at this moment (values live only in memory and in the child's environment).
+  `SecretRef`s at this moment (values live only in memory and in the child's environment). An engine started
+  for a recorded run also gets `ASCENDCTL_RUN_ID=<run id>`, set last and placed first: `stop` signals a
+  recorded engine only when its `/proc/<pid>/environ` shows it (`ascendctl_engine.state.carries_run_id`).
 - The child starts a new session (`setsid`): its pid is its process group id, the whole engine tree (API
   server → EngineCore → workers, as tests/e2e/test_supervisor_kill.py and
   tests/fixtures/vllm_logs/cpu-0.32.0-eager-startup.log show) shares that group, and a Ctrl-C in the
@@ -46,7 +48,7 @@ from ascendctl_engine.jsonio import JsonReadError, read_bytes
 from ascendctl_engine.paths import HomeError, expand_user
 from ascendctl_engine.redaction import redact, secret_needles, too_short
 from ascendctl_engine.spec import EngineCommand, SecretRef
-from ascendctl_engine.state import process_start_time
+from ascendctl_engine.state import RUN_ID_ENV, process_start_time
 
 LOG_ROTATE_BYTES = 64 * 1024 * 1024
 TAIL_LINES = 200
@@ -218,11 +220,17 @@ def resolve_secrets(secret_env: Mapping[str, SecretRef], environ: Mapping[str, s
     return {name: resolve_secret(ref, environ) for name, ref in secret_env.items()}
 
 
-def build_env(cmd: EngineCommand, inherited: Mapping[str, str], secrets: Mapping[str, str]) -> dict[str, str]:
+def build_env(
+    cmd: EngineCommand, inherited: Mapping[str, str], secrets: Mapping[str, str], *, run_id: str | None = None
+) -> dict[str, str]:
     env = dict(inherited)
     env.setdefault("PYTHONUNBUFFERED", "1")  # lines reach the log as they are printed
     env.update(cmd.env)
     env.update(secrets)
+    # Only this run's marker, never one inherited or written in a profile: it is how `stop` tells its own engine.
+    env.pop(RUN_ID_ENV, None)
+    if run_id is not None:
+        env = {RUN_ID_ENV: run_id, **env}  # first, where a bounded read of /proc/<pid>/environ finds it
     return env
 
 
@@ -440,13 +448,15 @@ def launch(
     secrets: Mapping[str, str] | None = None,
     on_line: Callable[[str, float], None] | None = None,
     cwd: Path | None = None,
+    run_id: str | None = None,
 ) -> EngineProcess:
     """Start `cmd` (never through a shell) in a new session with the merged environment, guarded so that it
-    dies with the calling thread's process (parent-death signal on the leader, a watchdog for the group)."""
+    dies with the calling thread's process (parent-death signal on the leader, a watchdog for the group).
+    `run_id`: the recorded run it belongs to, put in its environment as `ASCENDCTL_RUN_ID`."""
     inherited = os.environ if environ is None else environ
     resolved = resolve_secrets(cmd.secret_env, inherited) if secrets is None else dict(secrets)
     argv = resolve_argv(cmd.argv, executable)
-    env = build_env(cmd, inherited, resolved)
+    env = build_env(cmd, inherited, resolved, run_id=run_id)
     proc = EngineProcess(_spawn(argv, env, cwd, what=argv[0], guard=True), sink, on_line)
     proc.guard()
     return proc

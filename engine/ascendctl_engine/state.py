@@ -20,8 +20,14 @@ other deployments from being listed, followed or stopped.
 
 Entries whose supervisor died are *stale* and are removed when listed, unless their engine process group
 is still alive (then the entry is reported as `orphaned` so `stop` can end it). Liveness checks ignore
-zombies and detect pid reuse by the process start time in `/proc` (field 22 of `/proc/<pid>/stat`). Only a
-process whose recorded start time matches is ever signalled: see `verify`.
+zombies and detect pid reuse by the process start time in `/proc` (field 22 of `/proc/<pid>/stat`).
+
+A pid and a start time prove nothing on their own: anyone can read them from `/proc` and write them into a
+record. Before a recorded process is signalled it must also show what only ascendctl gives its own processes:
+the supervisor holds the deployment's lock file open (`holds_open`), and the engine's group leader was started
+with the record's random run id in its environment, `ASCENDCTL_RUN_ID=<run_id>` (`carries_run_id`). The
+supervisor is proved by its lock and not by its environment because a foreground `serve` *is* the supervisor: its
+environment was fixed before the run id existed. See `Listed.supervisor_verified` and `Listed.engine_verified`.
 """
 
 from __future__ import annotations
@@ -52,6 +58,10 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 STATUSES = ("starting", "ready", "running", "restarting", "stopping", "failed")
 _MAX_PID = 2**31 - 1
+RUN_ID_ENV = "ASCENDCTL_RUN_ID"  # in the engine's environment: the record's run id (see `carries_run_id`)
+# reading a process's environment or open files is bounded: a recorded pid may be any process
+MAX_ENVIRON_BYTES = 1024 * 1024
+MAX_OPEN_FILES = 65536
 
 
 class StateError(Exception):
@@ -340,6 +350,44 @@ def leader_verified(pgid: int | None, start_time: int | None) -> bool:
     return fields is not None and fields[2] == str(pgid)
 
 
+def carries_run_id(pid: int, run_id: str) -> bool:
+    """Whether process `pid` was started with exactly `ASCENDCTL_RUN_ID=<run_id>` in its environment.
+
+    `/proc/<pid>/environ` is the environment the process was started with (later changes in the process do
+    not show), readable only for the user's own processes: what the launcher put there, which a record naming
+    some other process cannot. Unreadable, or not within the first `MAX_ENVIRON_BYTES`: not proved (the
+    launcher puts the entry first)."""
+    if not run_id:
+        return False
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:  # noqa: PTH123 (a /proc file, read bounded)
+            data = handle.read(MAX_ENVIRON_BYTES + 1)
+    except OSError:
+        return False
+    entries = data[:MAX_ENVIRON_BYTES].split(b"\0")
+    if len(data) > MAX_ENVIRON_BYTES:
+        entries.pop()  # cut at the bound: not a whole entry
+    return f"{RUN_ID_ENV}={run_id}".encode() in entries
+
+
+def holds_open(pid: int, path: Path) -> bool:
+    """Whether process `pid` has the file `path` open (a supervisor keeps its deployment's lock file open for its
+    whole life). Compared by the link text of `/proc/<pid>/fd/*`, which never opens or stats the target, with
+    `path` resolved; unreadable (another user's process, no /proc): not proved."""
+    try:
+        wanted = path.resolve()
+        with os.scandir(f"/proc/{pid}/fd") as fds:
+            for count, entry in enumerate(fds):
+                if count >= MAX_OPEN_FILES:
+                    return False
+                with contextlib.suppress(OSError):  # closed since the listing
+                    if Path(entry.path).readlink() == wanted:
+                        return True
+    except OSError:
+        return False
+    return False
+
+
 def group_members(pgid: int) -> list[int]:
     """Live (non-zombie) processes of process group `pgid`. Zombies are skipped: where PID 1 does not reap
     orphans (some containers), a finished engine child can linger as a zombie forever."""
@@ -393,6 +441,7 @@ class Listed:
     supervisor_alive: bool  # its pid runs, and matches the recorded start time when there is one
     engine_alive: bool  # its process group has live members
     path: Path | None = None
+    lock: Path | None = None  # the deployment's lock file, which its supervisor holds open
 
     @property
     def orphaned(self) -> bool:
@@ -400,12 +449,21 @@ class Listed:
 
     @property
     def supervisor_verified(self) -> bool:
-        """Alive *and* provably the recorded process (start time recorded and matching)."""
-        return verified(self.state.supervisor_pid, self.state.supervisor_start)
+        """Alive *and* provably the recorded process: start time recorded and matching, and it holds the
+        deployment's lock file open (which no process but its supervisor does)."""
+        pid = self.state.supervisor_pid
+        return self.lock is not None and verified(pid, self.state.supervisor_start) and holds_open(pid, self.lock)
 
     @property
     def engine_verified(self) -> bool:
-        return leader_verified(self.state.engine_pgid, self.state.engine_start)
+        """The engine's group leader runs, started when recorded, leads its group, and was started by this run
+        (its environment holds the record's run id)."""
+        pgid = self.state.engine_pgid
+        return (
+            pgid is not None
+            and leader_verified(pgid, self.state.engine_start)
+            and carries_run_id(pgid, self.state.run_id)
+        )
 
 
 def describe_process(name: str, node: int, instance: str | None = None) -> str:
@@ -667,11 +725,10 @@ class StateStore:
             self._warned.add(str(error.path))
             self._warn(error.warning())
 
-    @staticmethod
-    def _listed(state: DeploymentState, path: Path | None = None) -> Listed:
+    def _listed(self, state: DeploymentState, path: Path | None = None) -> Listed:
         supervisor = pid_alive(state.supervisor_pid, state.supervisor_start)
         engine = bool(state.engine_pgid and group_members(state.engine_pgid))
-        return Listed(state, supervisor, engine, path)
+        return Listed(state, supervisor, engine, path, self.lock_path(state.name, state.node, state.instance))
 
     @staticmethod
     def read(path: Path) -> DeploymentState | None:
@@ -693,13 +750,16 @@ class StateStore:
         return state
 
 
-def terminate_group(pgid: int, timeout: float, leader_start: int | None = None) -> str:
+def terminate_group(pgid: int, timeout: float, leader_start: int | None = None, run_id: str | None = None) -> str:
     """Stop an engine group without its supervisor: SIGTERM the leader (it drains and stops its children),
     wait up to `timeout`, then SIGTERM/SIGKILL the rest. Returns `gone`, `terminated`, `killed`, or
-    `unverified` (with `leader_start` given: the leader is not that process, and nothing was signalled)."""
+    `unverified` (with `leader_start` given: the leader is not that process, or, with `run_id` too, was not
+    started by that run; nothing was signalled)."""
     if not group_members(pgid):
         return "gone"
     if leader_start is not None and not leader_verified(pgid, leader_start):
+        return "unverified"
+    if run_id is not None and not carries_run_id(pgid, run_id):
         return "unverified"
     if pid_alive(pgid):
         with contextlib.suppress(ProcessLookupError):

@@ -21,8 +21,10 @@ restart, restarts exhausted); 130 interrupted before the engine was ready.
 
 If the supervisor itself dies (SIGKILL, the OOM killer), the engine goes with it: the launcher starts the
 leader with a parent-death signal and a watchdog that kills the group (`ascendctl_engine.launcher`). The
-record names the engine leader's process start time (`engine_start`); `stop_deployment` signals the
-supervisor and the engine group only when their recorded start times match, and reports anything else.
+record names the engine leader's process start time (`engine_start`), and the engine is started with the record's
+run id in its environment (`ASCENDCTL_RUN_ID`); `stop_deployment` signals the supervisor and the engine group only
+when they are proved to be this run's (`Listed.supervisor_verified`, `Listed.engine_verified`: start time and
+lock or run id), and reports anything else.
 """
 
 from __future__ import annotations
@@ -354,6 +356,7 @@ class Supervisor:
             environ=self.environ,
             secrets=secrets,
             on_line=self._on_line,
+            run_id=self.run_id,  # what `stop` checks before it signals the engine (see `Listed.engine_verified`)
         )
 
     def _started(self, proc: EngineProcess) -> None:
@@ -631,7 +634,8 @@ class StopReport:
     node: int
     # drained: its supervisor stopped it / forced: SIGKILL was needed / orphan: no supervisor was left, the
     # engine was stopped directly / gone: nothing was running any more / unverified: a recorded process could
-    # not be proved ours (no or another start time): nothing was signalled, `message` says what to do
+    # not be proved ours (no or another start time, no lock or run id): nothing was signalled, `message` says what
+    # to do
     how: Literal["drained", "forced", "orphan", "gone", "unverified"]
     seconds: float
     message: str = ""
@@ -647,9 +651,11 @@ def stop_deployment(entry: Listed, timeout: float | None = None) -> StopReport:
     does not finish within `timeout` (default: its drain timeout plus margins), SIGKILL the engine group and
     the supervisor. An orphaned engine (supervisor gone) gets SIGTERM, then SIGKILL, directly.
 
-    Only what can be verified is signalled: the supervisor by its pid *and* recorded start time, the engine's
-    group only while its leader runs with its recorded start time. Anything else (a record written without
-    start times, a pid now used by another process) is left alone and reported as `unverified`."""
+    Only what is proved to be this run's is signalled (checked once, before the first signal; from then on the
+    recorded start time tells the same process): the supervisor by its pid, recorded start time and the
+    deployment's lock file it holds open; the engine's group by its leader's recorded start time and the run id
+    in its environment. Anything else (a record written without start times, a pid now used by another process,
+    a record naming a process ascendctl did not start) is left alone and reported as `unverified`."""
     state = entry.state
     started = time.monotonic()
     budget = timeout if timeout is not None else state.shutdown_timeout + SupervisorConfig.kill_margin + 10.0
@@ -664,15 +670,16 @@ def stop_deployment(entry: Listed, timeout: float | None = None) -> StopReport:
         return StopReport(state.name, state.node, "unverified", time.monotonic() - started, message, state.instance)
 
     supervisor = state.supervisor_pid
-    if pid_alive(supervisor, state.supervisor_start) and not verified(supervisor, state.supervisor_start):
+    supervisor_ours = entry.supervisor_verified
+    if pid_alive(supervisor, state.supervisor_start) and not supervisor_ours:
         return unverified(supervisor)  # it runs, but nothing says it is the process that wrote the record
-    engine_ours = leader_verified(pgid, state.engine_start)
-    if not verified(supervisor, state.supervisor_start):
+    engine_ours = entry.engine_verified
+    if not supervisor_ours:
         if pgid is None or not group_members(pgid):
             return report("gone")
         if not engine_ours:
             return unverified(pgid)
-        terminate_group(pgid, budget, leader_start=state.engine_start)
+        terminate_group(pgid, budget, leader_start=state.engine_start, run_id=state.run_id)
         return report("orphan")
 
     with contextlib.suppress(ProcessLookupError):
@@ -688,7 +695,7 @@ def stop_deployment(entry: Listed, timeout: float | None = None) -> StopReport:
         if finished():
             return report("drained")
         time.sleep(0.1)
-    if pgid is not None and leader_verified(pgid, state.engine_start):
+    if engine_ours and pgid is not None and leader_verified(pgid, state.engine_start):
         signal_group(pgid, signal.SIGKILL)
     if verified(supervisor, state.supervisor_start):
         # its engine watchdog kills whatever is left of the group once the supervisor is gone

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,10 +19,12 @@ import pytest
 
 from ascendctl_engine.jsonio import MAX_DEPTH, JsonReadError, loads_json, read_json_file
 from ascendctl_engine.state import (
+    RUN_ID_ENV,
     AlreadyRunning,
     RecordUnreadable,
     StateError,
     StateStore,
+    carries_run_id,
     group_members,
     pid_alive,
     process_start_time,
@@ -376,8 +379,8 @@ def test_concurrent_claims_have_exactly_one_winner(tmp_path: Path) -> None:
 # 3. `stop` signals only what it can verify (real, unrelated processes as the "stale" targets)
 
 
-def sleeper(*, session: bool = False) -> subprocess.Popen[bytes]:
-    return start(["sleep", "30"], start_new_session=session)
+def sleeper(*, session: bool = False, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    return start(["sleep", "30"], start_new_session=session, env=env)
 
 
 def listed_entry(store: StateStore, name: str = "demo") -> object:
@@ -424,13 +427,65 @@ def test_stop_leaves_an_unverified_engine_group_alone(tmp_path: Path, engine_sta
 
 
 def test_stop_ends_a_verified_orphaned_engine(tmp_path: Path) -> None:
-    engine = sleeper(session=True)
+    run_id = uuid.uuid4().hex
+    engine = sleeper(session=True, env={**os.environ, RUN_ID_ENV: run_id})  # as the launcher starts an engine
     store = StateStore(tmp_path)
     start_time = process_start_time(engine.pid)
-    store.claim(record(pid=dead_pid(), engine_pid=engine.pid, engine_pgid=engine.pid, engine_start=start_time))
+    store.claim(
+        record(pid=dead_pid(), run_id=run_id, engine_pid=engine.pid, engine_pgid=engine.pid, engine_start=start_time)
+    )
     report = stop_deployment(listed_entry(store), timeout=5)  # type: ignore[arg-type]
     assert report.how == "orphan"
     assert engine.wait(10) == -signal.SIGTERM
+
+
+@pytest.mark.parametrize("marker", ["none", "another run"])
+def test_stop_leaves_an_engine_of_another_run_alone(tmp_path: Path, marker: str) -> None:
+    """Pid, start time and group are all right, as anyone can read them from /proc: without this run's id in
+    its environment the process was not started for this record, and is not signalled."""
+    env = {k: v for k, v in os.environ.items() if k != RUN_ID_ENV}
+    if marker == "another run":
+        env[RUN_ID_ENV] = uuid.uuid4().hex
+    engine = sleeper(session=True, env=env)
+    store = StateStore(tmp_path)
+    start_time = process_start_time(engine.pid)
+    store.claim(record(pid=dead_pid(), engine_pid=engine.pid, engine_pgid=engine.pid, engine_start=start_time))
+    report = stop_deployment(listed_entry(store), timeout=2)  # type: ignore[arg-type]
+    assert report.how == "unverified" and f"cannot verify that pid {engine.pid} is ours" in report.message
+    time.sleep(0.3)
+    assert engine.poll() is None and group_members(engine.pid) == [engine.pid]
+
+
+def test_stop_leaves_a_supervisor_with_the_right_start_time_but_not_the_lock_alone(tmp_path: Path) -> None:
+    """The forged record of the bug report: an unrelated process's pid and its real start time."""
+    unrelated = sleeper(session=True)
+    start_time = process_start_time(unrelated.pid)
+    store = StateStore(tmp_path)
+    store.claim(record(pid=unrelated.pid, engine_pid=unrelated.pid, engine_pgid=unrelated.pid, engine_start=start_time))
+    entry = listed_entry(store)
+    assert not entry.supervisor_verified and not entry.engine_verified  # type: ignore[attr-defined]
+    report = stop_deployment(entry, timeout=2)  # type: ignore[arg-type]
+    assert report.how == "unverified" and f"cannot verify that pid {unrelated.pid} is ours" in report.message
+    time.sleep(0.3)
+    assert unrelated.poll() is None
+
+
+HOLDER = "import os, sys, time; fd = os.open(sys.argv[1], os.O_RDONLY); print('open', flush=True); time.sleep(60)"
+
+
+def test_stop_signals_a_supervisor_that_holds_the_deployment_lock(tmp_path: Path) -> None:
+    store = StateStore(tmp_path)
+    store.ensure()
+    lock = store.lock_path("demo", 0)
+    lock.touch()
+    holder = start([sys.executable, "-c", HOLDER, str(lock)], stdout=subprocess.PIPE)
+    assert holder.stdout is not None and holder.stdout.readline() == b"open\n"
+    store.claim(record(pid=holder.pid))
+    entry = listed_entry(store)
+    assert entry.supervisor_verified  # type: ignore[attr-defined]
+    report = stop_deployment(entry, timeout=5)  # type: ignore[arg-type]
+    assert report.how == "drained"
+    assert holder.wait(10) == -signal.SIGTERM
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -469,6 +524,7 @@ def test_sigkilled_supervisor_takes_its_engine_group_with_it(fake_vllm: Path, fr
         time.sleep(0.05)
     assert state is not None and state.status == "ready"
     assert state.engine_pgid is not None and state.engine_start == process_start_time(state.engine_pgid)
+    assert carries_run_id(state.engine_pgid, state.run_id)  # what `stop` checks before it signals the group
     leader, child = (int(x) for x in pidfile.read_text().split())
     assert leader == state.engine_pgid and set(group_members(leader)) == {leader, child}
 
