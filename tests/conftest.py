@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fixture_hosts import HOST_ENV_PREFIXES, HOSTS_DIR, write_stubs
+
+from tests.state_records import reap_started
+
+
+@pytest.fixture(autouse=True)
+def _reap_started_processes() -> Iterator[None]:
+    """The stand-in processes a test started (`tests.state_records.STARTED`) end with it, by pid."""
+    yield
+    reap_started()
 
 
 @pytest.fixture(autouse=True)

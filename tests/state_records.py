@@ -1,5 +1,6 @@
-"""Deployment state records for tests: a valid record for this process (or a given PID) and a PID that is
-certainly dead (a child that already exited)."""
+"""Deployment state records for tests: a valid record for this process (or a given PID), a PID that is
+certainly dead (a child that already exited), and `STARTED`: the processes a test starts to stand for a
+supervisor or an engine, each ended by its own pid (never by name) when the test is over (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -34,3 +35,14 @@ def dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
+
+
+STARTED: list[subprocess.Popen[bytes]] = []
+
+
+def reap_started() -> None:
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)

@@ -9,7 +9,6 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,20 +16,10 @@ import pytest
 
 from ascendctl.run.deployments import MAX_LINE_BYTES, LineClipper
 from ascendctl_engine.state import StateStore
+from tests.state_records import STARTED as _STARTED
 from tests.state_records import record
 
 SECRET = "sekrit-4c1e9b7e"
-_STARTED: list[subprocess.Popen[bytes]] = []
-
-
-@pytest.fixture(autouse=True)
-def _reap_started() -> Iterator[None]:
-    yield
-    while _STARTED:
-        proc = _STARTED.pop()
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
 
 
 def logs_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:

@@ -21,19 +21,8 @@ import pytest
 from ascendctl_engine.launcher import EngineProcess, LogSink, launch
 from ascendctl_engine.spec import EngineCommand
 from ascendctl_engine.state import RUN_ID_ENV, StateStore, carries_run_id, group_members, process_start_time
+from tests.state_records import STARTED as _STARTED
 from tests.state_records import dead_pid
-
-_STARTED: list[subprocess.Popen[bytes]] = []
-
-
-@pytest.fixture(autouse=True)
-def _reap_started() -> Iterator[None]:
-    yield
-    while _STARTED:
-        proc = _STARTED.pop()
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
 
 
 def stop_cli(name: str) -> subprocess.CompletedProcess[str]:

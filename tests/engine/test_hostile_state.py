@@ -12,7 +12,6 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,24 +29,11 @@ from ascendctl_engine.state import (
     process_start_time,
 )
 from ascendctl_engine.supervisor import stop_deployment
+from tests.state_records import STARTED as _STARTED
 from tests.state_records import dead_pid, record
 
 # ---------------------------------------------------------------------------------------------------------
 # helpers
-
-
-_STARTED: list[subprocess.Popen[bytes]] = []
-
-
-@pytest.fixture(autouse=True)
-def _reap_started() -> Iterator[None]:
-    """Every process a test starts is ended by its own pid (never by name) when the test is over."""
-    yield
-    while _STARTED:
-        proc = _STARTED.pop()
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
 
 
 def start(argv: list[str], **kw: object) -> subprocess.Popen[bytes]:
