@@ -83,13 +83,15 @@ def parse_args(tokens: Sequence[str]) -> tuple[ArgItem, ...]:
             items.append(ArgItem(flag, index, (token,), key, () if value is None else (value,)))
             open_values = value is None
             continue
+        # The token itself is not quoted: a stray word may be part of a secret (`--api-key=S1 S2`), and the
+        # position (with the file's line) finds it.
         if not items:
-            raise ValueError(f"extra_args must start with a flag such as '--foo', got {token!r} (position {index})")
+            raise ValueError(f"extra_args must start with a flag such as '--foo', not a value (position {index})")
         last = items[-1]
         if not open_values:
             raise ValueError(
-                f"position {index}: {token!r} is neither a flag nor a value of one (`{last.flag}` at position "
-                f"{last.index} already has its value: `=V`, or attached as in `-O3`)"
+                f"position {index} is neither a flag nor a value of one (`{last.flag}` at position {last.index} "
+                "already has its value: `=V`, or attached as in `-O3`)"
             )
         items[-1] = dataclasses.replace(last, tokens=(*last.tokens, token), values=(*last.values, token))
     return tuple(items)
