@@ -46,3 +46,16 @@ def reap_started() -> None:
         if proc.poll() is None:
             proc.kill()
         proc.wait(10)
+
+
+def wait_for_run_id(pid: int, run_id: str, timeout: float = 10.0) -> bool:
+    """Until a just-started child has exec'd, /proc shows the environment it inherited from the test process, not
+    the run id it was started with: wait for the exec (what `stop` sees of any engine that has run a moment)."""
+    from ascendctl_engine.state import carries_run_id
+
+    deadline = time.monotonic() + timeout
+    while not carries_run_id(pid, run_id):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True

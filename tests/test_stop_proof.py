@@ -20,9 +20,9 @@ import pytest
 
 from ascendctl_engine.launcher import EngineProcess, LogSink, launch
 from ascendctl_engine.spec import EngineCommand
-from ascendctl_engine.state import RUN_ID_ENV, StateStore, carries_run_id, group_members, process_start_time
+from ascendctl_engine.state import RUN_ID_ENV, StateStore, group_members, process_start_time
 from tests.state_records import STARTED as _STARTED
-from tests.state_records import dead_pid
+from tests.state_records import dead_pid, wait_for_run_id
 
 
 def stop_cli(name: str) -> subprocess.CompletedProcess[str]:
@@ -108,7 +108,7 @@ def engine(tmp_path: Path) -> Iterator[tuple[EngineProcess, str]]:
 
 def test_an_engine_the_launcher_started_for_the_run_is_stopped(engine: tuple[EngineProcess, str]) -> None:
     proc, run_id = engine
-    assert carries_run_id(proc.pid, run_id)
+    assert wait_for_run_id(proc.pid, run_id)
     write_record("mine", dead_pid(), proc.pid, run_id)  # its supervisor is gone: an orphaned engine
     result = stop_cli("mine")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -30,7 +30,7 @@ from ascendctl_engine.state import (
 )
 from ascendctl_engine.supervisor import stop_deployment
 from tests.state_records import STARTED as _STARTED
-from tests.state_records import dead_pid, record
+from tests.state_records import dead_pid, record, wait_for_run_id
 
 # ---------------------------------------------------------------------------------------------------------
 # helpers
@@ -415,6 +415,7 @@ def test_stop_leaves_an_unverified_engine_group_alone(tmp_path: Path, engine_sta
 def test_stop_ends_a_verified_orphaned_engine(tmp_path: Path) -> None:
     run_id = uuid.uuid4().hex
     engine = sleeper(session=True, env={**os.environ, RUN_ID_ENV: run_id})  # as the launcher starts an engine
+    assert wait_for_run_id(engine.pid, run_id)
     store = StateStore(tmp_path)
     start_time = process_start_time(engine.pid)
     store.claim(
