@@ -721,6 +721,8 @@ def _units(profile: Profile, model: ResolvedModel, data_root: Path | None, row: 
     firsts = {p.role: profiles[p.name] for p in reversed(placements)}
     sizes = group_sizes({role: firsts[role] for role in ("prefill", "decode")})
     shared = str(kv_shared_dir(profile.metadata.name, data_root))
+    router = era_for_release("pd-router", row.backend, row.vllm, row.vllm_ascend)
+    traits = router.traits if router is not None else {}  # no router planned: no metrics, no key handling
     pd = PdFacts(
         connector=profile.disaggregation.connector,
         placements=placements,
@@ -728,9 +730,9 @@ def _units(profile: Profile, model: ResolvedModel, data_root: Path | None, row: 
         router_port=router_port(profile),
         devices_per_node=profile.target.devices_per_node,
         hybrid=model.traits.hybrid,
-        router_metrics_port=_router_metrics_port(profile, row),
+        router_metrics_port=router_metrics_port(traits, profile.disaggregation.router.metrics_port),
         router_metrics_asked=profile.disaggregation.router.metrics_port,
-        router_auth=_router_auth(row),
+        router_auth=traits.get("auth"),
     )
     return [
         _Unit(
@@ -976,20 +978,6 @@ def _services(profile: Profile, row: Release, instances: Sequence[Instance]) -> 
         return node.address if node is not None else NodeAddress(r.host).placeholder
 
     return (replace(service, command=router_command(row.backend, row.vllm, row.vllm_ascend, service, address)),)
-
-
-def _router_metrics_port(profile: Profile, row: Release) -> int | None:
-    """Where the release's router serves its metrics for this profile (None: not disaggregated, or no metrics)."""
-    chosen = era_for_release("pd-router", row.backend, row.vllm, row.vllm_ascend)
-    if profile.disaggregation is None or chosen is None:
-        return None
-    return router_metrics_port(chosen.traits, profile.disaggregation.router.metrics_port)
-
-
-def _router_auth(row: Release) -> str | None:
-    """How the release's router treats API keys, where it checks none from clients (`pd-router` trait `auth`)."""
-    chosen = era_for_release("pd-router", row.backend, row.vllm, row.vllm_ascend)
-    return None if chosen is None else chosen.traits.get("auth")
 
 
 def router_command(
