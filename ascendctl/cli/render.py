@@ -90,9 +90,9 @@ def write_files(directory: Path, files: Sequence[RenderedFile]) -> None:
     import shutil
     import signal
     import tempfile
-    import threading
 
     from ascendctl.core.errors import UserInputError
+    from ascendctl.run.signals import as_interrupt, ignored
 
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -100,44 +100,34 @@ def write_files(directory: Path, files: Sequence[RenderedFile]) -> None:
     except OSError as exc:
         raise UserInputError(f"--output {directory}: {exc.strerror or exc}") from None
     signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous_handlers = {}
-    if threading.current_thread() is threading.main_thread():
-        previous_handlers = {sig: signal.signal(sig, _interrupt) for sig in signals}
     # (target, where its previous version is moved, the staged new file); recorded before either move
     moves: list[tuple[Path, Path | None, Path]] = []
-    try:
-        for file in files:
-            if Path(file.name).name != file.name or file.name in ("", ".", ".."):
-                raise UserInputError(f"refusing to write {file.name!r}: not a plain file name")
-            if (directory / file.name).is_dir():
-                raise UserInputError(f"--output {directory}: {file.name} is a directory; nothing was changed")
-            staged = stage / file.name
-            staged.write_text(file.content, encoding="utf-8")
-            staged.chmod(0o755 if file.executable else 0o644)
-        for file in files:
-            target, staged = directory / file.name, stage / file.name
-            previous = stage / f"{file.name}.previous" if target.exists() or target.is_symlink() else None
-            moves.append((target, previous, staged))
-            if previous is not None:
-                target.replace(previous)
-            staged.replace(target)
-    except BaseException as exc:
-        for sig in previous_handlers:  # a second signal must not cut the roll-back short
-            signal.signal(sig, signal.SIG_IGN)
-        _roll_back(moves)
-        shutil.rmtree(stage, ignore_errors=True)
-        if isinstance(exc, OSError):
-            raise UserInputError(f"--output {directory}: {exc.strerror or exc}; nothing was changed") from None
-        raise
-    else:
-        shutil.rmtree(stage, ignore_errors=True)
-    finally:
-        for sig, handler in previous_handlers.items():
-            signal.signal(sig, handler)
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
+    with as_interrupt(signals):
+        try:
+            for file in files:
+                if Path(file.name).name != file.name or file.name in ("", ".", ".."):
+                    raise UserInputError(f"refusing to write {file.name!r}: not a plain file name")
+                if (directory / file.name).is_dir():
+                    raise UserInputError(f"--output {directory}: {file.name} is a directory; nothing was changed")
+                staged = stage / file.name
+                staged.write_text(file.content, encoding="utf-8")
+                staged.chmod(0o755 if file.executable else 0o644)
+            for file in files:
+                target, staged = directory / file.name, stage / file.name
+                previous = stage / f"{file.name}.previous" if target.exists() or target.is_symlink() else None
+                moves.append((target, previous, staged))
+                if previous is not None:
+                    target.replace(previous)
+                staged.replace(target)
+        except BaseException as exc:
+            with ignored(signals):  # a second signal must not cut the roll-back short
+                _roll_back(moves)
+                shutil.rmtree(stage, ignore_errors=True)
+            if isinstance(exc, OSError):
+                raise UserInputError(f"--output {directory}: {exc.strerror or exc}; nothing was changed") from None
+            raise
+        else:
+            shutil.rmtree(stage, ignore_errors=True)
 
 
 def _roll_back(moves: Sequence[tuple[Path, Path | None, Path]]) -> None:

@@ -18,7 +18,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +29,7 @@ from ascendctl.plan.types import Plan
 from ascendctl.run.bench.client import BenchTarget
 from ascendctl.run.deployments import listed
 from ascendctl.run.serve import engine_env_for
+from ascendctl.run.signals import as_interrupt, ignored
 from ascendctl.schema.loader import load_profile
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.secrets import API_KEY_VAR
@@ -164,6 +164,9 @@ def _stop(name: str, on_status: StatusFn) -> None:
         on_status(f"warning: ascendctl stop {name} failed: {done.stderr.strip()[-300:]}")
 
 
+_ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
 @contextmanager
 def deployment_for_bench(
     profile_path: Path,
@@ -183,12 +186,14 @@ def deployment_for_bench(
     client_path = client if client is not None else engine_env_for(profile, profile_path).vllm_executable
     started = False
     base = _check_url(url) if url is not None else _running_url(plan, StateStore(), status)
-    with _ended_like_ctrl_c():
+    # SIGTERM and SIGHUP end a benchmark as Ctrl-C does, so the deployment started for it is stopped (their default
+    # action ends the process at once, leaving it running: `tune` under `timeout` did)
+    with as_interrupt(_ENDING_SIGNALS):
         if base is None:
             try:
                 _start(profile_path, overrides, allow, plan.deployment.name, status)
             except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP while it starts: it may be starting still
-                with _signals_ignored():
+                with ignored(_ENDING_SIGNALS):
                     _stop(plan.deployment.name, status)
                 raise
             started = True
@@ -207,43 +212,8 @@ def deployment_for_bench(
             yield plan, target, started
         finally:
             if started:
-                with _signals_ignored():  # a second SIGTERM must not cut the stop short
+                with ignored(_ENDING_SIGNALS):  # a second SIGTERM must not cut the stop short
                     _stop(plan.deployment.name, status)
-
-
-_ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
-
-def _raise_interrupt(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-@contextmanager
-def _ended_like_ctrl_c() -> Iterator[None]:
-    """SIGTERM and SIGHUP end a benchmark as Ctrl-C does, so the deployment started for it is stopped (their default
-    action ends the process at once, leaving it running: `tune` under `timeout` did)."""
-    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
-        yield
-        return
-    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in _ENDING_SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-@contextmanager
-def _signals_ignored() -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in _ENDING_SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 __all__ = ["BenchTarget", "deployment_for_bench", "host_facts_here", "plan_for_bench"]
