@@ -35,10 +35,15 @@ def expand_user(text: str, source: str) -> Path:
     try:
         return Path(text).expanduser()
     except RuntimeError:
-        shown = text if text.isprintable() else repr(text)
+        shown = _one_line(text)
         head = shown.split("/", 1)[0]
         given = f"{source} {shown}" if " " in source else f"{source}={shown}"  # `key file ~x/k`, `HF_HOME=~x`
         raise HomeError(f"{given}: {head} names no home directory here; write the path out in full") from None
+
+
+def _one_line(text: str) -> str:
+    """A value as an error shows it: as written, or quoted with escapes when it holds what would break the line."""
+    return text if text.isprintable() else repr(text)
 
 
 def user_home(environ: Mapping[str, str] | None = None) -> Path:
@@ -48,8 +53,7 @@ def user_home(environ: Mapping[str, str] | None = None) -> Path:
     text = env.get("HOME", "")
     if text:
         if not text.startswith("/"):
-            shown = text if text.isprintable() else repr(text)
-            raise HomeError(f"HOME={shown}: not an absolute path; set HOME to your home directory")
+            raise HomeError(f"HOME={_one_line(text)}: not an absolute path; set HOME to your home directory")
         return Path(text)
     try:
         return Path.home()
@@ -66,7 +70,7 @@ def home_dir(environ: Mapping[str, str] | None = None) -> Path | None:
         return None
     path = expand_user(home, HOME_VAR)
     fix = f"point {HOME_VAR} at a directory, or unset it"
-    home = home if home.isprintable() else repr(home)  # one line, whatever the variable holds
+    home = _one_line(home)
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
