@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from ascendctl.cli import app
 from ascendctl.cli.render import write_files
-from ascendctl.run.log_tail import stream, tail_offset
+from ascendctl.run.log_tail import LineClipper, stream, tail_offset
 from ascendctl_engine.launcher import LogSink, open_log_append
 from ascendctl_engine.state import StateStore
 from ascendctl_engine.supervisor import spawn_detached
@@ -58,7 +58,9 @@ def test_tail_memory_is_one_block_whatever_the_file_size(tmp_path: Path) -> None
         tracemalloc.start()
         try:
             offset = tail_offset(handle, 2)
-            end = stream(handle, offset, out.append)
+            lines = LineClipper(out.append, limit=1 << 20)  # the long line is 80 KB: shown whole here
+            end = stream(handle, offset, lines)
+            lines.flush()
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()

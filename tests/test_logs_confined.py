@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ascendctl.run.deployments import MAX_LINE_BYTES, LineClipper
+from ascendctl.run.log_tail import MAX_LINE_BYTES, LineClipper
 from ascendctl_engine.state import StateStore
 from tests.state_records import STARTED as _STARTED
 from tests.state_records import record

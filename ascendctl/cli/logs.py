@@ -25,8 +25,8 @@ def logs(
     import time
 
     from ascendctl.core.errors import OperationFailed
-    from ascendctl.run.deployments import LineClipper, listed, log_path_for, open_log
-    from ascendctl.run.log_tail import BLOCK, tail_offset
+    from ascendctl.run.deployments import listed, log_path_for, open_log
+    from ascendctl.run.log_tail import LineClipper, stream, tail_offset
     from ascendctl_engine.state import StateStore
 
     store = StateStore()
@@ -34,9 +34,7 @@ def logs(
     lines = LineClipper(lambda text: typer.echo(text, nl=False))
     with open_log(path, name) as handle:
         try:  # from the end, in blocks: a log of any size costs one block of memory, one line a bounded output
-            handle.seek(tail_offset(handle, tail) if tail is not None else 0)
-            while chunk := handle.read(BLOCK):
-                lines.feed(chunk)
+            offset = stream(handle, tail_offset(handle, tail) if tail is not None else 0, lines)
         except OSError as exc:
             if exc.errno in (errno.EPIPE, errno.ENOSPC):  # stdout's, reported by the top-level handler
                 raise
@@ -45,13 +43,9 @@ def logs(
             lines.flush()
             return
         while True:
-            chunk = handle.read(BLOCK)
-            if chunk:
-                lines.feed(chunk)
-                continue
-            if not [e for e in listed(store, name, node) if instance is None or e.state.instance == instance]:
-                while chunk := handle.read(BLOCK):
-                    lines.feed(chunk)
+            running = [e for e in listed(store, name, node) if instance is None or e.state.instance == instance]
+            offset = stream(handle, offset, lines)  # what was written meanwhile (all of it, once it has stopped)
+            if not running:
                 lines.flush()
                 return
             time.sleep(0.2)

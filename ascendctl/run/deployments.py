@@ -5,8 +5,7 @@ The state directory is hostile input here: a record that cannot be used is skipp
 store (the others still work), and a state directory that cannot be read at all, or a log that is gone or
 not a file, is an `OperationFailed` (exit 1) with one line, never a traceback. The only log a record may name
 is its deployment's own, `logs/<key>.log` in the state directory: any other path (`/etc/shadow`,
-`/proc/self/environ`) is refused, never opened. A log line is printed whole up to `MAX_LINE_BYTES`; of a longer
-one only its end, marked: a log that never ends its line cannot flood the terminal through `--tail`.
+`/proc/self/environ`) is refused, never opened.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from __future__ import annotations
 import glob
 import shlex
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -148,62 +146,3 @@ def open_log(path: Path, name: str) -> BinaryIO:
         if exc.missing:
             raise OperationFailed(f"the log of {name!r} is gone: {path} was deleted") from None
         raise OperationFailed(f"cannot read the log of {name!r}: {path}: {exc.reason}") from None
-
-
-MAX_LINE_BYTES = 64 * 1024
-
-
-class LineClipper:
-    """Turns the bytes of a log into text, line by line, with at most `limit` bytes of any one line: of a longer
-    line, its last `limit` bytes (the latest state of a line redrawn in place), after a marker saying how much
-    was left out. Memory and output per line are bounded, however long the line; `write` gets each piece."""
-
-    def __init__(self, write: Callable[[str], None], limit: int = MAX_LINE_BYTES) -> None:
-        self._write = write
-        self._limit = limit
-        self._line = bytearray()  # the end of the line being read, at most `limit` bytes
-        self._dropped = 0  # bytes of that line left out so far
-
-    def feed(self, data: bytes) -> None:
-        """Write every line `data` completes; keep (the end of) the unfinished one."""
-        first = data.find(b"\n")
-        if first < 0:
-            self._add(data)
-            return
-        last = data.rfind(b"\n")
-        self._add(data[:first])
-        out = [self._take() + "\n"]
-        middle = data[first + 1 : last + 1]  # whole lines, each with its newline
-        if len(middle) <= self._limit or max(map(len, middle.split(b"\n"))) <= self._limit:
-            out.append(middle.decode("utf-8", errors="replace"))  # at once: a log of short lines is the rule
-        else:
-            for part in middle.split(b"\n")[:-1]:
-                self._add(part)
-                out.append(self._take() + "\n")
-        self._add(data[last + 1 :])
-        self._write("".join(out))
-
-    def flush(self) -> None:
-        """Write the unfinished last line (without a newline), if any."""
-        if self._line or self._dropped:
-            self._write(self._take())
-
-    def _add(self, part: bytes) -> None:
-        self._line += part
-        extra = len(self._line) - self._limit
-        if extra > 0:
-            del self._line[:extra]
-            self._dropped += extra
-
-    def _take(self) -> str:
-        line = bytes(self._line)
-        dropped = self._dropped
-        self._line.clear()
-        self._dropped = 0
-        if not dropped:
-            return line.decode("utf-8", errors="replace")
-        cut = 0
-        while cut < min(3, len(line)) and 0x80 <= line[cut] < 0xC0:  # no half character where the cut fell
-            cut += 1
-        text = line[cut:].decode("utf-8", errors="replace")
-        return f"[ascendctl: {dropped + cut} bytes of an over-long line left out] {text}"
