@@ -14,7 +14,6 @@ cross-node rules say what to run and decide nothing.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,7 +28,7 @@ from ascendctl_engine.host.facts import NpuSmiInfo, PortStatus
 from ascendctl_engine.host.gather import PortRequest
 from ascendctl_engine.host.hccn import PeerTarget, gather_fabric, parse_hccn_conf
 from ascendctl_engine.jsonio import JsonReadError, read_json_file
-from ascendctl_engine.sections.fields import MAX_DEVICES_PER_NODE
+from ascendctl_engine.sections.fields import MAX_DEVICES_PER_NODE, is_ip_address
 
 if TYPE_CHECKING:
     from ascendctl.plan.types import Plan
@@ -84,7 +83,7 @@ def _peer_device(path: Path, item: Any) -> PeerDevice:
             f"--peer-facts {path}: a `fabric.devices` item without a device number (0..{MAX_DEVICES_PER_NODE - 1})"
         )
     text = {k: v if isinstance(v := item.get(k), str) else None for k in ("ip", "tls", "vnic")}
-    for key, valid in (("ip", _is_address), ("vnic", _is_address), ("tls", _TLS_SWITCH.fullmatch)):
+    for key, valid in (("ip", is_ip_address), ("vnic", is_ip_address), ("tls", _TLS_SWITCH.fullmatch)):
         value = text[key]
         if value is not None and not valid(value):
             shown = repr(value if len(value) <= 48 else value[:45] + "...")
@@ -93,14 +92,6 @@ def _peer_device(path: Path, item: Any) -> PeerDevice:
 
 
 _TLS_SWITCH = re.compile(r"[0-9]{1,4}")  # `hccn_tool -tls -g`'s switch, as parse_tls reads it
-
-
-def _is_address(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _interface(profile: Profile, node: int) -> str | None:

@@ -12,7 +12,6 @@ Nothing from a script is ever executed; the plan reads no host.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from typing import Any
@@ -33,6 +32,7 @@ from ascendctl.schema.secrets import secret_flags
 from ascendctl_engine.adapters.parser_snapshot import parser_distribution, snapshot_for
 from ascendctl_engine.argv_items import parse_args
 from ascendctl_engine.records import record
+from ascendctl_engine.sections.fields import is_ip_address
 from ascendctl_engine.spec import is_secret_name
 
 ConfigReader = Callable[[str], ModelConfig | None]
@@ -169,9 +169,9 @@ def _nodes(draft: Draft, scripts: Sequence[LaunchScript]) -> None:
     nodes: list[dict[str, Any]] = []
     for i, script in enumerate(scripts):
         address = next((script.env[k] for k in _ADDRESS_ENV if script.env.get(k)), None)
-        if i == 0 and (address is None or not _is_ip(address)):
+        if i == 0 and (address is None or not is_ip_address(address)):
             address = _option(script.argv, "--data-parallel-address") or address
-        if address is None or not _is_ip(address):
+        if address is None or not is_ip_address(address):
             stand_in = f"192.0.2.{i + 1}"  # RFC 5737 documentation range: never a real host
             said = f"{address!r} is not an IP address" if address else f"none of {', '.join(_ADDRESS_ENV)} is set"
             draft.notes.append(f"node {i} ({script.path}): {said}; network.nodes[{i}].address {stand_in}: replace it")
@@ -235,14 +235,6 @@ def _fraction(text: str, script: LaunchScript) -> float:
         raise ValueError(
             f"{script.path}:{script.line}: --gpu-memory-utilization {text[:40]!r} is not a number"
         ) from None
-
-
-def _is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _env_hatches(draft: Draft, scripts: Sequence[LaunchScript], baseline: Plan) -> list[str]:

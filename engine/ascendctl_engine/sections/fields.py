@@ -59,11 +59,18 @@ def _env_name(value: str) -> str:
     return value
 
 
-def _ip_address(value: str) -> str:
+def is_ip_address(text: str) -> bool:
+    """An IPv4 or IPv6 address, as `ipaddress` reads one."""
     try:
-        ipaddress.ip_address(value)
+        ipaddress.ip_address(text)
     except ValueError:
-        raise ValueError(f"{value!r} is not an IPv4 or IPv6 address") from None
+        return False
+    return True
+
+
+def _ip_address(value: str) -> str:
+    if not is_ip_address(value):
+        raise ValueError(f"{value!r} is not an IPv4 or IPv6 address")
     return value
 
 
@@ -71,11 +78,8 @@ _HOST_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 
 
 def _bind_host(value: str) -> str:
-    try:
-        ipaddress.ip_address(value)
+    if is_ip_address(value):
         return value
-    except ValueError:
-        pass
     labels = value.rstrip(".").split(".")
     if len(value) > 253 or not all(_HOST_LABEL.match(label) for label in labels):
         raise ValueError(f"{value!r} is neither an IP address nor a host name (RFC 1123)")
