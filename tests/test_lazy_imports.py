@@ -244,3 +244,32 @@ def test_the_matrix_costs_no_pydantic_model_machinery() -> None:
     modules = imported_by("matrix", "releases", "--json")
     assert "ascendctl.facts.matrix.schema" in modules
     assert not {"pydantic.main", "pydantic.fields", "pydantic.type_adapter", "annotated_types"} & modules
+
+
+def _typer_callbacks(target: Any) -> list[Any]:
+    """The functions typer inspects for a registered command: the function itself, or every command and callback
+    of a sub-app."""
+    import typer
+
+    if not isinstance(target, typer.Typer):
+        return [target]
+    found = [c.callback for c in target.registered_commands]
+    found += [target.registered_callback.callback] if target.registered_callback else []
+    for group in target.registered_groups:
+        found += _typer_callbacks(group.typer_instance)
+    return [f for f in found if f is not None]
+
+
+def test_command_annotations_are_objects_not_text() -> None:
+    # typer reads each command's parameters from its annotations at every start; a postponed annotation (text, from
+    # `from __future__ import annotations`) is compiled and evaluated each time, 2-4 ms a command
+    from ascendctl import cli
+
+    functions = [cli._root] + [f for name in cli.COMMANDS for f in _typer_callbacks(cli.command_target(name))]
+    assert len(functions) > len(cli.COMMANDS)  # the sub-apps' commands are included
+    postponed = {
+        f"{f.__module__}.{f.__qualname__}"
+        for f in functions
+        if any(isinstance(a, str) for a in f.__annotations__.values())
+    }
+    assert not postponed

@@ -4,8 +4,6 @@ schema 1). `ascendctl bench --compare A.json B.json ...`: those runs side by sid
 the settings that differ; `-o DIR` adds a PNG and a self-contained HTML page of TTFT and TPOT per point.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -112,7 +110,7 @@ def bench(
     )
 
 
-def _stderr() -> Console:
+def _stderr() -> "Console":
     from rich.console import Console
 
     return Console(stderr=True, highlight=False)
@@ -181,14 +179,14 @@ def _bench(
 
 
 def _run_points(
-    target: BenchTarget,
-    load: Workload,
+    target: "BenchTarget",
+    load: "Workload",
     seed: int,
     raw_dir: Path,
     goodput: list[str],
     timeout: float | None,
-    err: Console,
-) -> list[PointResult]:
+    err: "Console",
+) -> "list[PointResult]":
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ascendctl.run.bench import run_point
@@ -206,7 +204,7 @@ def _run_points(
     return results
 
 
-def _print_table(table: TextTable) -> None:
+def _print_table(table: "TextTable") -> None:
     from rich.console import Console
     from rich.table import Table
 

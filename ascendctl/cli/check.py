@@ -1,7 +1,5 @@
 """`ascendctl check [PROFILE]`: can this host run the engine (or this profile)? Exit 0 ok, 1 a check failed."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -95,7 +93,7 @@ def check(
 
 def _lock_comparison(
     profile: Path | None, overrides: list[str], lock_file: Path | None, engine_python: str | None
-) -> LockComparison | None:
+) -> "LockComparison | None":
     """What drifted since `lock_file` (None without `--lock`): the `host.lock` rule reports it."""
     from ascendctl.run.lock import compare_lock
 
@@ -107,7 +105,7 @@ def _lock_comparison(
 _STYLE = {"pass": ("ok", "green"), "warn": ("WARN", "yellow"), "fail": ("FAIL", "bold red"), "skip": ("skip", "dim")}
 
 
-def _host_lines(report: CheckReport) -> list[tuple[str, str]]:
+def _host_lines(report: "CheckReport") -> list[tuple[str, str]]:
     f = report.facts
     lines = [_backend_line(f)]
     optional = (_npu_line(f), _driver_line(f), _cann_line(f), _gpu_line(f), _engine_line(f), _cpu_line(f))
@@ -115,7 +113,7 @@ def _host_lines(report: CheckReport) -> list[tuple[str, str]]:
     return lines
 
 
-def _backend_line(f: HostFacts) -> tuple[str, str]:
+def _backend_line(f: "HostFacts") -> tuple[str, str]:
     """The backend, hardware family, SoC and where the host files were read."""
     fam = f" — {f.family}" if f.family else ""
     soc = f", SOC_VERSION {f.soc_version}" if f.soc_version else ""
@@ -123,7 +121,7 @@ def _backend_line(f: HostFacts) -> tuple[str, str]:
     return ("backend", f"{f.backend}{fam}{soc}{root}")
 
 
-def _devices_text(devices: tuple[NpuDevice, ...]) -> str:
+def _devices_text(devices: "tuple[NpuDevice, ...]") -> str:
     """`8 × 910B3, 65536 MB each (health: all OK)`."""
     names = "/".join(sorted({d.name for d in devices}))
     hbm = sorted({d.hbm_total_mb for d in devices if d.hbm_total_mb})
@@ -133,7 +131,7 @@ def _devices_text(devices: tuple[NpuDevice, ...]) -> str:
     return f"{len(devices)} × {names}{hbm_text} (health: {health})"
 
 
-def _npu_line(f: HostFacts) -> tuple[str, str] | None:
+def _npu_line(f: "HostFacts") -> tuple[str, str] | None:
     """The NPUs npu-smi lists, or why there are none (nothing on a host without npu-smi or NPUs)."""
     if f.devices:
         return ("NPUs", _devices_text(f.devices))
@@ -144,14 +142,14 @@ def _npu_line(f: HostFacts) -> tuple[str, str] | None:
     return None
 
 
-def _driver_line(f: HostFacts) -> tuple[str, str] | None:
+def _driver_line(f: "HostFacts") -> tuple[str, str] | None:
     """The NPU driver's version and where it was read, when there is a driver."""
     if f.driver.installed or f.driver.version:
         return ("driver", f"{f.driver.version or '?'}" + (f" ({f.driver.source})" if f.driver.source else ""))
     return None
 
 
-def _cann_line(f: HostFacts) -> tuple[str, str] | None:
+def _cann_line(f: "HostFacts") -> tuple[str, str] | None:
     """The CANN toolkit's version, path and whether its environment is sourced, when there is one."""
     if f.cann.version or f.cann.installed_versions:
         sourced = "sourced" if f.cann.sourced else "not sourced"
@@ -159,7 +157,7 @@ def _cann_line(f: HostFacts) -> tuple[str, str] | None:
     return None
 
 
-def _gpu_line(f: HostFacts) -> tuple[str, str] | None:
+def _gpu_line(f: "HostFacts") -> tuple[str, str] | None:
     """The CUDA GPUs, named after the first, when there are any."""
     if not f.cuda.gpus:
         return None
@@ -167,7 +165,7 @@ def _gpu_line(f: HostFacts) -> tuple[str, str] | None:
     return ("GPUs", f"{len(f.cuda.gpus)} × {gpu.name} ({gpu.memory_total_mb} MB)")
 
 
-def _engine_line(f: HostFacts) -> tuple[str, str] | None:
+def _engine_line(f: "HostFacts") -> tuple[str, str] | None:
     """The engine interpreter and its engine packages (or why it could not be probed), when one was probed."""
     if f.python is None:
         return None
@@ -177,7 +175,7 @@ def _engine_line(f: HostFacts) -> tuple[str, str] | None:
     return ("engine", f"{f.python.interpreter} (Python {f.python.version}): {pk}")
 
 
-def _cpu_line(f: HostFacts) -> tuple[str, str] | None:
+def _cpu_line(f: "HostFacts") -> tuple[str, str] | None:
     """CPU architecture, cores, memory and NUMA nodes, when any of cores or memory is known."""
     cpu = f.cpu
     if cpu.cores or cpu.memory_total_mb:
@@ -187,7 +185,7 @@ def _cpu_line(f: HostFacts) -> tuple[str, str] | None:
     return None
 
 
-def _render(report: CheckReport, strict: bool, verbose: bool = False) -> None:
+def _render(report: "CheckReport", strict: bool, verbose: bool = False) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table

@@ -1,7 +1,5 @@
 """`ascendctl diagnose LOGFILE [--release R] [--json]`: known engine failures found in a log file."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """`ascendctl engine install|list|remove`: the pinned engine environments (one venv per backend × release)."""
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Callable
@@ -52,7 +50,7 @@ def _target(profile: Path | None, release: str | None, backend: str | None) -> t
 
 def resolve_spec(
     profile: Path | None, release: str | None, backend: str | None, extra_index_urls: list[str] | None
-) -> EngineReleaseSpec:
+) -> "EngineReleaseSpec":
     import dataclasses
 
     from ascendctl.run.engine_envs import engine_spec_for
@@ -64,7 +62,7 @@ def resolve_spec(
     return spec
 
 
-def make_plan(spec: EngineReleaseSpec, arch: str | None = None) -> InstallPlan:
+def make_plan(spec: "EngineReleaseSpec", arch: str | None = None) -> "InstallPlan":
     import platform
 
     from ascendctl_engine.install_plan import PlanError, plan_install
@@ -75,7 +73,7 @@ def make_plan(spec: EngineReleaseSpec, arch: str | None = None) -> InstallPlan:
         raise UserInputError(f"cannot plan the {spec.backend} engine {spec.release}: {exc}") from None
 
 
-def plan_as_dict(plan: InstallPlan, directory: Path) -> dict[str, Any]:
+def plan_as_dict(plan: "InstallPlan", directory: Path) -> dict[str, Any]:
     """The `install --dry-run --json` shape: {"name", "path", "backend", "release", "pins", "steps":
     [{"id", "title", "argv", "env", "reason"}], "fixes", "notes"}."""
     python = directory / "bin" / "python"

@@ -1,7 +1,5 @@
 """`ascendctl fit PROFILE [--facts HOSTFACTS] [--workload LOAD] [--json]`: will the profile fit its devices."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -80,7 +78,7 @@ def fit(
         raise typer.Exit(EXIT_FAILED)
 
 
-def _workload(text: str | None) -> Workload | None:
+def _workload(text: str | None) -> "Workload | None":
     """`--workload`'s load (UserInputError, exit 2, for one that does not parse)."""
     from ascendctl.plan.workload import parse_workload
 

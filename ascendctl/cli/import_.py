@@ -7,8 +7,6 @@ env. Exit 0 when every node is reproduced, 1 when a script's option or variable 
 differs (or the plan is refused), 2 for a script that cannot be read. Nothing from a script is executed.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

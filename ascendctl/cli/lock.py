@@ -2,8 +2,6 @@
 the engine environment's packages, image, model identity, per-node argv/env hash, profile hash), so `check
 PROFILE --lock` and `serve PROFILE --locked` can list what drifted. The shape: `ascendctl.plan.lock`."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Annotated

@@ -1,7 +1,5 @@
 """`ascendctl logs NAME [-f]`: the engine log of a deployment (running, or its last run)."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

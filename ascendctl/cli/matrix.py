@@ -16,8 +16,6 @@ Views: `releases` (default), `models`, `hardware`, `quantizations`. Filters: `--
   packages}, rows: [{version, backend, status, fit, changes, problems}]}.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
@@ -118,13 +116,13 @@ def _check_options(view: str, backend: str | None, facts: Path | None, here: boo
 
 
 def _explain(
-    m: SupportMatrix,
+    m: "SupportMatrix",
     model: str,
     *,
     hardware: str | None,
     release: str | None,
     quant: str | None,
-    backend: Backend | None,
+    backend: "Backend | None",
     feature: str | None,
     task: str | None,
     as_json: bool,
@@ -150,7 +148,7 @@ def _explain(
 
 
 def _here(
-    m: SupportMatrix,
+    m: "SupportMatrix",
     facts: Path | None,
     *,
     release: str | None,
@@ -185,9 +183,9 @@ def _here(
 
 
 def _show_view(
-    m: SupportMatrix,
+    m: "SupportMatrix",
     view: str,
-    be: Backend | None,
+    be: "Backend | None",
     *,
     release: str | None,
     model: str | None,
@@ -223,7 +221,7 @@ def _show_view(
 # Input: host facts
 
 
-def _probe_here() -> HostFacts:
+def _probe_here() -> "HostFacts":
     """Host facts from the bundled host probes (the same ones `ascendctl check` uses), engine Python included."""
     import os
     from dataclasses import replace
@@ -241,7 +239,7 @@ def _probe_here() -> HostFacts:
     return facts
 
 
-def _narrow(report: HostReport, keep: set[str]) -> HostReport:
+def _narrow(report: "HostReport", keep: set[str]) -> "HostReport":
     from dataclasses import replace
 
     return replace(report, rows=[r for r in report.rows if r.release.version in keep])

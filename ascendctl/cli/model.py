@@ -2,8 +2,6 @@
 `ascendctl model config|pull`: models from Hugging Face / ModelScope into their caches (`ascendctl.run.hub`);
 `ascendctl model identity`: the content hashes that say two nodes hold the same model."""
 
-from __future__ import annotations
-
 import json
 from typing import TYPE_CHECKING, Annotated
 
@@ -36,7 +34,7 @@ class ModelFailure(OperationFailed):
         return out + ([f"hint: {self.hint}"] if self.hint else [])
 
 
-def pick_engine(name: str | None) -> EngineEnv:
+def pick_engine(name: str | None) -> "EngineEnv":
     """The engine interpreter that runs the preparation: `--engine NAME`, else the CPU engine of the
     latest-stable CPU row, else any ready CPU engine environment."""
     from ascendctl_engine import envs
@@ -133,7 +131,7 @@ SourceArgument = Annotated[
 ]
 
 
-def _hub_client(source: HubSource) -> HubClient:
+def _hub_client(source: "HubSource") -> "HubClient":
     """The download library of `source`'s hub; exit 1 with the install hint when it is not installed."""
     from ascendctl.run.hub import HUB_NAMES, INSTALL_HINT
 
@@ -153,7 +151,7 @@ def _hub_client(source: HubSource) -> HubClient:
         ) from None
 
 
-def _echo_fetched(fetched: Fetched) -> None:
+def _echo_fetched(fetched: "Fetched") -> None:
     typer.echo(f"{fetched.source.source}{f'@{fetched.revision}' if fetched.revision else ''}: {fetched.path}")
     shown = ", ".join(fetched.files) if len(fetched.files) <= 8 else f"{len(fetched.files)} files"
     typer.echo(f"  files: {shown}")

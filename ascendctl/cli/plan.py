@@ -6,8 +6,6 @@ argv (shell-quoted for display only), warnings and the plan rules' findings; `--
 environment in install order, plus the container image for the declared (or detected) SoC family.
 """
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -56,7 +54,7 @@ ModelConfigOption = Annotated[
 ]
 
 
-def _load_facts(path: Path | None) -> HostFacts | None:
+def _load_facts(path: Path | None) -> "HostFacts | None":
     if path is None:
         return None
     from ascendctl.cli.facts import read_facts_file
@@ -73,7 +71,7 @@ def build_plan(
     allow_unsupported: bool = False,
     facts: Path | None = None,
     model_config: Path | None = None,
-) -> Plan:
+) -> "Plan":
     """Load the profile and plan it (the one core call of `plan`, `fit` and `serve --dry-run`); exit 2 while a
     failing finding is left that neither the profile's `allow` nor `--allow` accepts. `model_config`: `--config`."""
     from ascendctl.plan.planner import plan_profile, require_startable
@@ -93,7 +91,7 @@ def build_plan(
     return plan
 
 
-def _emit(plan: Plan, *, as_json: bool, node: int | None, why: bool) -> None:
+def _emit(plan: "Plan", *, as_json: bool, node: int | None, why: bool) -> None:
     if as_json:
         data: dict[str, Any] = plan.to_json()
         if node is not None:

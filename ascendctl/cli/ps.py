@@ -1,7 +1,5 @@
 """`ascendctl ps`: the deployments supervised on this host (stale records are cleaned on the way)."""
 
-from __future__ import annotations
-
 import json
 from typing import Annotated
 

@@ -1,8 +1,6 @@
 """`ascendctl render PROFILE --target TARGET [-o DIR]`; the targets are `ascendctl.outputs.targets` (data: the help
 is built from it), rendered by `ascendctl.outputs.render.RENDERERS` (imported when the command runs)."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -81,7 +79,7 @@ def render(
         typer.echo(f"wrote {output / file.name}")
 
 
-def write_files(directory: Path, files: Sequence[RenderedFile]) -> None:
+def write_files(directory: Path, files: "Sequence[RenderedFile]") -> None:
     """Write every file or none. All files are staged in a private directory next to their targets first;
     then each target is moved aside and the new file moved in. Any failure (an OS error, SIGINT, SIGTERM or
     SIGHUP: while writing, those raise `KeyboardInterrupt` instead of ending the process where it stands) puts

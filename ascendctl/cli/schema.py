@@ -1,7 +1,5 @@
 """`ascendctl schema`: the JSON Schema of the profile format, for editors and CI."""
 
-from __future__ import annotations
-
 
 def schema() -> None:
     """Print the JSON Schema of the profile (apiVersion ascendctl/v1) on stdout."""

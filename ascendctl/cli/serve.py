@@ -5,8 +5,6 @@ same supervisor in the background (a re-executed `python -m ascendctl serve ... 
 session of its own) and returns once the engine is ready or has failed.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -117,7 +115,9 @@ def _require_locked(profile: Path, overrides: list[str], lock_file: Path) -> Non
     typer.echo(f"ascendctl: matches {lock_file}", err=True)
 
 
-def _supervise(target: ServeTarget, store: StateStore, *, run_id: str | None, foreground: bool, warmup: bool) -> None:
+def _supervise(
+    target: "ServeTarget", store: "StateStore", *, run_id: str | None, foreground: bool, warmup: bool
+) -> None:
     from ascendctl.core.errors import EXIT_INTERRUPTED
     from ascendctl_engine.supervisor import Failure, Supervisor, SupervisorReady
 
@@ -154,7 +154,7 @@ def _supervise(target: ServeTarget, store: StateStore, *, run_id: str | None, fo
         typer.echo(f"ascendctl: {target.name} stopped{note}")
 
 
-def _detach(target: ServeTarget, store: StateStore, *, warmup: bool) -> None:
+def _detach(target: "ServeTarget", store: "StateStore", *, warmup: bool) -> None:
     import signal
     import uuid
 
@@ -211,7 +211,7 @@ def _detach(target: ServeTarget, store: StateStore, *, warmup: bool) -> None:
     typer.echo(f"ascendctl: logs: ascendctl logs {target.name} -f    stop: ascendctl stop {target.name}")
 
 
-def _print_ready(target: ServeTarget, seconds: float, *, background_pid: int | None) -> None:
+def _print_ready(target: "ServeTarget", seconds: float, *, background_pid: int | None) -> None:
     from ascendctl.run.serve import curl_example
 
     endpoint = target.command.endpoint

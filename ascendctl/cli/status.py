@@ -3,8 +3,6 @@
 Exit 0 when every instance answered, 1 when any is down (its reason is shown), 0 on Ctrl-C in `--watch`.
 """
 
-from __future__ import annotations
-
 import json
 from typing import TYPE_CHECKING, Annotated
 
@@ -54,7 +52,7 @@ def status(
         raise typer.Exit(EXIT_FAILED)
 
 
-def _watch(found: list[Target], interval: float) -> None:
+def _watch(found: "list[Target]", interval: float) -> None:
     from rich.console import Console
     from rich.live import Live
 
@@ -73,7 +71,7 @@ def _number(value: object, digits: int = 1) -> str:
     return "-" if value is None else f"{float(value):.{digits}f}"  # type: ignore[arg-type]
 
 
-def _view(found: list[Target]) -> RenderableType:
+def _view(found: "list[Target]") -> "RenderableType":
     """A table of the instances that answered, then one line per instance that is down (with its reason)."""
     from rich import box
     from rich.console import Group

@@ -1,7 +1,5 @@
 """`ascendctl stop NAME`: drain and stop a deployment started with `ascendctl serve` on this host."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

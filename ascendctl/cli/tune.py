@@ -3,8 +3,6 @@ combination (one engine start per distinct engine setting), keep the best under 
 `<stem>.tuned.yaml` with a report of every trial. `--suggest` prints grids worth trying instead.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -100,7 +98,7 @@ def _table(rows: list[dict[str, str]]) -> list[str]:
     return lines
 
 
-def _print_report(report: TuneReport, goal: Goal) -> None:
+def _print_report(report: "TuneReport", goal: "Goal") -> None:
     from ascendctl.run.tune.session import trial_rows
 
     outcome = report.outcome

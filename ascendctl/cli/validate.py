@@ -1,7 +1,5 @@
 """`ascendctl validate PROFILE...`: exit 0 when every profile is valid, 2 otherwise."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Annotated
