@@ -24,8 +24,9 @@ def _pair(body: dict[str, object], annotations: dict[str, str], **options: bool)
         return decorate(type(name, (), namespace))  # type: ignore[operator, no-any-return]
 
     eq = options.get("eq", True)
-    ours = build(record(eq=eq), "Point")
-    theirs = build(dataclass(frozen=True, eq=eq), "Point")
+    frozen = options.get("frozen", True)
+    ours = build(record(eq=eq, frozen=frozen), "Point")
+    theirs = build(dataclass(frozen=frozen, eq=eq), "Point")
     return ours, theirs
 
 
@@ -68,6 +69,35 @@ def test_assignment_and_deletion_raise_frozen_instance_error() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         del point.x
     assert point.x == 1
+
+
+@pytest.mark.parametrize("eq", [True, False])
+def test_a_mutable_record_behaves_as_a_dataclass(eq: bool) -> None:
+    ours, theirs = _pair({"tags": field(default_factory=list)}, {"x": "int", "tags": "list[str]"}, eq=eq, frozen=False)
+    for cls in (ours, theirs):
+        first, second = cls(1), cls(1)
+        first.x = 2  # assignment, deletion and new attributes work, as on any mutable class
+        first.tags.append("a")
+        first.extra = "kept"
+        assert (first.x, first.tags, first.extra, second.tags) == (2, ["a"], "kept", [])
+        del first.extra
+        second.x = 2
+        second.tags.append("a")
+        assert (first == second) is eq  # equality over the fields, or identity
+        assert (cls.__hash__ is None) is eq  # mutable and comparing by value: unhashable, as dataclasses makes it
+        assert repr(first) == "Point(x=2, tags=['a'])"
+    names = [(f.name, f.type) for f in dataclasses.fields(ours)]
+    assert names == [(f.name, f.type) for f in dataclasses.fields(theirs)]
+
+
+def test_a_mutable_record_refuses_a_setattr_of_its_own() -> None:
+    # dataclasses' `__init__` assigns through the class's `__setattr__`; a record's fills the instance directly, so
+    # a class that needs its `__setattr__` called is refused rather than initialised differently
+    def setattr_(self: object, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+
+    with pytest.raises(TypeError, match="mutable record cannot define __setattr__"):
+        _pair({"__setattr__": setattr_}, {"x": "int"}, frozen=False)
 
 
 def test_dataclass_helpers_work_on_records() -> None:

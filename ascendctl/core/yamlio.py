@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ class Mark:
     value_column: int
 
 
-@dataclass
+@record(frozen=False)
 class YamlDocument:
     """Plain Python data of one document, plus where each key path sits in the source."""
 

@@ -1,4 +1,4 @@
-"""Immutable value records: frozen dataclasses that are cheap to define.
+"""Value records: dataclasses that are cheap to define, frozen by default.
 
 Python 3.11's `dataclasses` compiles every method it generates from source text with exec(): a frozen class
 gets `__init__`, `__repr__`, `__eq__`, `__hash__`, `__setattr__` and `__delattr__`, about 0.8 ms per class.
@@ -16,6 +16,9 @@ assignment or deletion. The differences: `inspect.signature` of a record class r
 record without a docstring is documented as `Name(field, ...)` (dataclasses writes the annotated signature,
 which it reads with `inspect.signature`: about 0.3 ms a class, more than the rest of a record's definition); and
 `InitVar` pseudo-fields are not supported.
+
+`@record(frozen=False)` is the same for a mutable class (a builder filled in step by step): assignment and
+deletion work, and with equality an instance is unhashable, as `@dataclass` makes it.
 """
 
 from __future__ import annotations
@@ -196,12 +199,14 @@ def _collect_fields(cls: type) -> tuple[dataclasses.Field[Any], ...]:
     return fields
 
 
-def _make_record(cls: _T, *, eq: bool) -> _T:
+def _make_record(cls: _T, *, eq: bool, frozen: bool) -> _T:
     # What the class body itself defines wins, as with dataclasses.
     own = cls.__dict__
     for name in ("__setattr__", "__delattr__"):
-        if name in own:
+        if frozen and name in own:
             raise TypeError(f"cannot overwrite attribute {name} in class {cls.__name__}")
+        if name in own:  # `__init__` below fills `__dict__` itself, where dataclasses' would call the body's method
+            raise TypeError(f"a mutable record cannot define {name} (class {cls.__name__}): use @dataclass")
 
     undocumented = not own.get("__doc__")
     if undocumented:
@@ -215,26 +220,32 @@ def _make_record(cls: _T, *, eq: bool) -> _T:
     setattr(cls, _REPR_NAMES, tuple(field.name for field in fields if field.repr))
     if "__repr__" not in own:
         cls.__repr__ = _record_repr  # type: ignore[assignment]
-    cls.__setattr__ = _record_setattr  # type: ignore[assignment]
-    cls.__delattr__ = _record_delattr  # type: ignore[assignment]
+    if frozen:
+        cls.__setattr__ = _record_setattr  # type: ignore[assignment]
+        cls.__delattr__ = _record_delattr  # type: ignore[assignment]
     if eq:
-        _add_equality(cls, fields)
+        _add_equality(cls, fields, hashable=frozen)
     return cls
 
 
-def _add_equality(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> None:
+def _add_equality(cls: type, fields: tuple[dataclasses.Field[Any], ...], *, hashable: bool) -> None:
     """Equality over the fields that compare, and (unless the class body defines its own) hashing over the
-    fields that hash. An `__eq__` in the body leaves `__hash__` None there, which is not a hash of its own."""
+    fields that hash, or none for a mutable class (`hashable` False). An `__eq__` in the body leaves `__hash__`
+    None there, which is not a hash of its own."""
     own = cls.__dict__
     body_hash = own.get("__hash__", dataclasses.MISSING)
     explicit_hash = not (body_hash is dataclasses.MISSING or (body_hash is None and "__eq__" in own))
     setattr(cls, _COMPARE_KEY, _key_of(tuple(field.name for field in fields if field.compare)))
     if "__eq__" not in own:
         cls.__eq__ = _record_eq  # type: ignore[assignment]
-    if not explicit_hash:
-        hashed = tuple(field.name for field in fields if (field.hash is None and field.compare) or field.hash)
-        setattr(cls, _HASH_KEY, _key_of(hashed))
-        cls.__hash__ = _record_hash  # type: ignore[assignment]
+    if explicit_hash:
+        return
+    if not hashable:  # a mutable instance's hash could change while it sits in a set: none (dataclasses' rule)
+        cls.__hash__ = None  # type: ignore[assignment]
+        return
+    hashed = tuple(field.name for field in fields if (field.hash is None and field.compare) or field.hash)
+    setattr(cls, _HASH_KEY, _key_of(hashed))
+    cls.__hash__ = _record_hash  # type: ignore[assignment]
 
 
 @overload
@@ -242,13 +253,13 @@ def record(cls: _T, /) -> _T: ...
 
 
 @overload
-def record(*, eq: bool = True) -> Callable[[_T], _T]: ...
+def record(*, eq: bool = True, frozen: bool = True) -> Callable[[_T], _T]: ...
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, dataclasses.Field))
-def record(cls: _T | None = None, /, *, eq: bool = True) -> _T | Callable[[_T], _T]:
+def record(cls: _T | None = None, /, *, eq: bool = True, frozen: bool = True) -> _T | Callable[[_T], _T]:
     """`@record` is `@dataclass(frozen=True)`; `@record(eq=False)` is `@dataclass(frozen=True, eq=False)`
-    (identity equality and hashing)."""
+    (identity equality and hashing); `@record(frozen=False)` is `@dataclass` (mutable)."""
     if cls is None:
-        return lambda target: _make_record(target, eq=eq)
-    return _make_record(cls, eq=eq)
+        return lambda target: _make_record(target, eq=eq, frozen=frozen)
+    return _make_record(cls, eq=eq, frozen=frozen)

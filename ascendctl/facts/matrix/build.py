@@ -20,7 +20,7 @@ import copy
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -33,6 +33,7 @@ from ascendctl.facts.matrix.schema import ModelFamily, as_data, validate_data
 
 # The pins of an Ascend release row that upstream files state (`Release` fields of the same names).
 from ascendctl.facts.upstream import RELEASE_FIELDS
+from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse, parse_or_none
 from ascendctl_engine.vocab import SOC_VERSION_CONTAINS, SOC_VERSIONS
 
@@ -60,7 +61,7 @@ class Upstream(Protocol):
     def quantization_schemes(self, tag: str) -> Mapping[str, FactLike]: ...
 
 
-@dataclass
+@record(frozen=False)
 class Built:
     data: dict[str, Any]
     problems: list[str] = field(default_factory=list)

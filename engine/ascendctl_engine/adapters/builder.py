@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ascendctl_engine.adapters.acceptance import ReleaseAcceptance
@@ -37,7 +37,7 @@ Symbolic = NodeAddress | NodeRankBase | Joined
 ArgValue = str | int | float | Sequence[int] | Symbolic | None
 
 
-@dataclass(eq=False)
+@record(eq=False, frozen=False)
 class Arg:
     flag: str
     words: tuple[Word, ...]  # the values, symbolic (a plain value is a one-part word)
@@ -67,7 +67,7 @@ class Refusal:
     fatal: bool = False
 
 
-@dataclass(eq=False)
+@record(eq=False, frozen=False)
 class AdapterResult:
     """What the adapters made of one intent: one command per node, plus the reasons."""
 
@@ -129,7 +129,7 @@ def _arg_groups(tokens: Sequence[str]) -> list[list[str]]:
     return groups
 
 
-@dataclass(eq=False)
+@record(eq=False, frozen=False)
 class CommandBuilder:
     intent: EngineIntent
     accepted: ReleaseAcceptance
