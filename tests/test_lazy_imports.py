@@ -106,6 +106,7 @@ def test_plan_loads_no_host_probes_and_no_renderer(args: tuple[str, ...], absent
     }
     assert not {"ascendctl.facts.matrix.host_match", "ascendctl.facts.matrix.filters", "ascendctl.cli.facts"} & modules
     assert not absent & modules
+    assert "importlib.resources" not in modules  # package data is found by `ascendctl_engine.package_data`
     if args[0] == "serve":  # a CPU plan reads no upstream extract and no vllm-ascend key table
         assert result["reads"] == {"extracts": 0, "key_tables": 0}
 

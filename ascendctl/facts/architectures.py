@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from importlib.resources import files
 from typing import Any, Literal
 
 from packaging.version import Version
 
 from ascendctl_engine.jsonio import read_json_resource
+from ascendctl_engine.package_data import package_dir
 from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse, parse_or_none
 from ascendctl_engine.vocab import ModelArch
@@ -90,7 +90,7 @@ def _spans(origin: Origin, items: Sequence[Mapping[str, Any]]) -> tuple[_Span, .
 
 @functools.cache
 def _table() -> _Table:
-    data = read_json_resource(files("ascendctl.facts").joinpath(DATA))  # package data: the one JSON reader
+    data = read_json_resource(package_dir("ascendctl.facts").joinpath(DATA))  # package data: the one JSON reader
     decisions = {d["version"]: d for d in data["decisions"]}
     return _Table(data["architectures"], decisions, dict(data["vllm_ascend_tags"]), tuple(data["vllm_versions"]))
 

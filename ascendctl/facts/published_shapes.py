@@ -26,13 +26,13 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import yaml
 
 from ascendctl.facts.model_inspect import ModelConfig, parse_model_config
 from ascendctl.facts.stamped_mirror import mirror_text, stamped
+from ascendctl_engine.package_data import package_dir
 from ascendctl_engine.records import record
 
 DATA = ("data", "model_configs")
@@ -94,7 +94,7 @@ def index_from_texts(yaml_text: str, mirror: str = "") -> dict[str, Any]:
 
 
 def index_dir() -> Any:
-    return resources.files("ascendctl.facts").joinpath(*DATA)
+    return package_dir("ascendctl.facts").joinpath(*DATA)
 
 
 @cache
@@ -144,7 +144,7 @@ def find_published(source: str) -> PublishedShapes | None:
 
 
 def read_published(shapes: PublishedShapes) -> ModelConfig:
-    root = resources.files("ascendctl.facts").joinpath(*DATA)
+    root = package_dir("ascendctl.facts").joinpath(*DATA)
     data = json.loads(root.joinpath(shapes.file).read_text(encoding="utf-8"))
     return parse_model_config(data, f"published shapes of {shapes.model} ({shapes.source})")
 

@@ -25,18 +25,15 @@ import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import field
-from importlib.resources import files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from packaging.version import InvalidVersion, Version
 
 from ascendctl_engine.jsonio import read_json_resource
+from ascendctl_engine.package_data import package_dir
 from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse
-
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
 
 DATA_PACKAGE = "ascendctl.facts"
 DATA_FOLDER = "data/upstream"
@@ -117,10 +114,10 @@ def clear_cache() -> None:
     feature_table.cache_clear()
 
 
-def _root() -> Traversable:
+def _root() -> Path:
     if _override is not None:
         return _override
-    return files(DATA_PACKAGE).joinpath(DATA_FOLDER)
+    return package_dir(DATA_PACKAGE).joinpath(DATA_FOLDER)
 
 
 def _strip_v(tag: str) -> str:

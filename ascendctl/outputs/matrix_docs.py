@@ -13,7 +13,6 @@ differs from what the data renders.
 from __future__ import annotations
 
 import sys
-from importlib.resources import files
 from pathlib import Path
 
 from ascendctl.facts import published_shapes
@@ -29,6 +28,7 @@ from ascendctl.facts.matrix import (
 )
 from ascendctl.facts.matrix.launch import launch_eras
 from ascendctl.facts.matrix.schema import Release, SupportMatrix
+from ascendctl_engine.package_data import package_dir
 from ascendctl_engine.vocab import HARDWARE_FAMILIES
 
 DOC_PATH = Path("docs") / "compatibility.md"
@@ -207,7 +207,7 @@ def _model_lines(matrix: SupportMatrix) -> list[str]:
 
 def package_data_dir() -> Path:
     """The directory holding matrix.yaml (the source tree in an editable install)."""
-    return Path(str(files("ascendctl.facts").joinpath(MATRIX_YAML))).parent
+    return package_dir("ascendctl.facts").joinpath(MATRIX_YAML).parent
 
 
 def expected_files(docs_path: Path = DOC_PATH) -> dict[Path, str]:

@@ -36,10 +36,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
-
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+from typing import Any, BinaryIO
 
 MAX_DEPTH = 64
 MAX_INT = 2**63 - 1  # the largest integer a JSON document may hold (int64, what safetensors and probes write)
@@ -124,12 +121,10 @@ def read_json_file(
     return loads_json(read_bytes(path, max_bytes), source=path, max_depth=max_depth, trusted=trusted)
 
 
-def read_json_resource(resource: Traversable, *, max_bytes: int = 64 * 1024 * 1024) -> Any:
-    """Checked-in package data (`importlib.resources`): a plain file when installed as files, the same
-    parser (no depth pre-check: the data is ours and the start-up path reads it)."""
-    if isinstance(resource, Path):
-        return read_json_file(resource, max_bytes=max_bytes, trusted=True)
-    return loads_json(resource.read_bytes(), source=str(resource), trusted=True)
+def read_json_resource(path: Path, *, max_bytes: int = 64 * 1024 * 1024) -> Any:
+    """Checked-in package data (`ascendctl_engine.package_data`): the same reader and parser, without the depth
+    pre-check (the data is ours and the start-up path reads it)."""
+    return read_json_file(path, max_bytes=max_bytes, trusted=True)
 
 
 def loads_json(

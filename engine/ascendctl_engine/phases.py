@@ -23,7 +23,6 @@ import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import field
-from importlib import resources
 from typing import Any
 
 import yaml
@@ -31,6 +30,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from ascendctl_engine import versions
+from ascendctl_engine.package_data import package_dir
 from ascendctl_engine.records import record
 
 # ---------------------------------------------------------------------------------------------------------
@@ -329,7 +329,7 @@ def parse_catalog(document: object, source: str = "<catalog>") -> tuple[FailureP
 @functools.cache
 def catalog() -> tuple[FailurePattern, ...]:
     """The diagnosis catalog, loaded (with `yaml.safe_load`) and validated once."""
-    resource = resources.files(DATA_PACKAGE).joinpath(*CATALOG_PATH)
+    resource = package_dir(DATA_PACKAGE).joinpath(*CATALOG_PATH)
     return parse_catalog(
         yaml.safe_load(resource.read_text(encoding="utf-8")), "engine/ascendctl_engine/data/diagnoses.yaml"
     )

@@ -14,7 +14,6 @@ import re
 import sys
 import types
 import typing
-from importlib.resources import files
 from typing import Any
 
 import yaml
@@ -23,6 +22,7 @@ from ascendctl.facts import upstream
 from ascendctl.facts.matrix.build import build_matrix
 from ascendctl.facts.matrix.schema import MatrixRecord, SupportMatrix, iso_default, validate_data, validate_json
 from ascendctl.facts.stamped_mirror import mirror_text, stamped
+from ascendctl_engine.package_data import package_dir
 from ascendctl_engine.records import record
 
 
@@ -74,7 +74,7 @@ def load_matrix() -> SupportMatrix:
     matrix as validating it (`tests/test_matrix_data.py`). Otherwise the matrix is built from both and validated
     (slower: every extract is read).
     """
-    pkg = files("ascendctl.facts")
+    pkg = package_dir("ascendctl.facts")
     yaml_text = pkg.joinpath(MATRIX_YAML).read_text(encoding="utf-8")
     try:
         mirror = pkg.joinpath(MATRIX_JSON).read_text(encoding="utf-8")

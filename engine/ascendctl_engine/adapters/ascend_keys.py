@@ -42,17 +42,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from importlib import resources
-from typing import TYPE_CHECKING, Any, Literal, cast
+from pathlib import Path
+from typing import Any, Literal, cast
 
 from packaging.version import InvalidVersion, Version
 
 from ascendctl_engine.jsonio import read_json_resource
+from ascendctl_engine.package_data import package_dir
 from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse
-
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
 
 Policy = Literal["ignored", "warned", "error", "kept"]
 ProblemKind = Literal["not-read", "rejected"]
@@ -260,8 +258,8 @@ class KeyTable:
 
 
 # ------------------------------------------------------------------------------------------------ loading
-def _data_dir() -> Traversable:
-    return resources.files(DATA_PACKAGE).joinpath(*DATA_DIR)
+def _data_dir() -> Path:
+    return package_dir(DATA_PACKAGE).joinpath(*DATA_DIR)
 
 
 def _version(tag: str) -> Version:

@@ -28,17 +28,15 @@ import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from importlib import resources
-from typing import TYPE_CHECKING, Any, Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import yaml
 from packaging.version import InvalidVersion, Version
 
 from ascendctl_engine.jsonio import read_json_resource
+from ascendctl_engine.package_data import package_dir
 from ascendctl_engine.records import record
-
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
 
 Group = Literal["frontend", "engine", "other"]
 UnknownKeys = Literal["rejected", "dropped", "kept", "unknown"]
@@ -838,8 +836,8 @@ def _option(raw: Mapping[str, Any], classes: tuple[str, ...]) -> OptionInfo:
 # ----------------------------------------------------------------------------------------------- loading
 
 
-def _data_dir() -> Traversable:
-    return resources.files(DATA_PACKAGE).joinpath(*DATA_DIR)
+def _data_dir() -> Path:
+    return package_dir(DATA_PACKAGE).joinpath(*DATA_DIR)
 
 
 def _file_name(distribution: str, version: str) -> str:
