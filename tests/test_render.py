@@ -338,6 +338,20 @@ def test_cli_writes_all_files_into_the_output_directory(tmp_path: Path) -> None:
     assert all(os.access(out / n, os.X_OK) for n in names)
 
 
+@pytest.mark.parametrize("command", ["render", "import", "lock"])
+def test_an_empty_output_path_is_refused_not_read_as_the_current_directory(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `-o "$UNSET"`: typer alone reads "" as ".", and render wrote its files where the user stood
+    monkeypatch.chdir(tmp_path)
+    source = {"render": ["profiles/cpu-demo.yaml", "-t", "k8s"], "import": [], "lock": ["profiles/cpu-demo.yaml"]}
+    args = [command, *[str(ROOT / a) if a.endswith(".yaml") else a for a in source[command]], "-o", ""]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "an empty path" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_cli_rejects_an_unknown_target_with_exit_2() -> None:
     result = CliRunner().invoke(app, ["render", str(ROOT / "profiles/cpu-demo.yaml"), "--target", "helm"])
     assert result.exit_code == 2

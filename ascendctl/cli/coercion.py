@@ -10,7 +10,8 @@ paths and numbers they already spell.
 `enable()` (called when the app is built) gives each parameter a `DirectParam` in place of typer's adapter. It
 decides the values whose result is certain: a `str` for a `str`, a `bool` for a `bool`, a plain decimal for an
 `int` or a `float` within its `min`/`max`, a string for a `Path` (typer's own path checks then run on it,
-unchanged), and lists of those. Everything else goes to typer's own coercion, built on first need: other
+unchanged), and lists of those. One value is refused here that typer accepts: an empty string for a `Path`, which
+typer reads as the current directory (`render -o "$UNSET"` wrote its files where the user stood). Everything else goes to typer's own coercion, built on first need: other
 annotations, clamped ranges, custom parsers, choices, files, and every value the direct path does not decide.
 So a value typer would refuse is still refused by typer, with typer's message; tests/cli/test_cli_coercion.py
 checks on generated values that a decided value equals what typer's own coercion returns.
@@ -25,6 +26,8 @@ import functools
 import re
 from pathlib import Path
 from typing import Any, Final
+
+import typer
 
 try:  # typer's coercion layer (private: feature-detected, see the module docstring)
     from typer import core as typer_core
@@ -58,7 +61,10 @@ def _decide_leaf(annotation: Any, value: Any, descriptor: Any, param: Any, ctx: 
             value = float(value)
         return _within(value, descriptor.parameter_info) if type(value) is float else _UNDECIDED
     if annotation is Path:
-        if kind is str and value and "\x00" not in value:
+        if kind is str and not value:
+            # typer reads "" as "." (the current directory): `-o "$UNSET"` would write where the user stands
+            raise typer.BadParameter("an empty path", ctx=ctx, param=param)
+        if kind is str and "\x00" not in value:
             value = Path(value)
         if not isinstance(value, Path) or "\x00" in str(value):  # typer's own refuses a NUL with pydantic's message
             return _UNDECIDED
