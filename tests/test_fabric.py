@@ -204,6 +204,10 @@ def test_bad_peer_facts_and_node_are_input_errors(tmp_path: Path) -> None:
         run_check(PROFILE, probe=FakeHostProbe(), fabric=FabricRequest(0, (bad,)))
     with pytest.raises(UserInputError, match="--node 5"):
         run_check(PROFILE, probe=FakeHostProbe(), fabric=FabricRequest(5, ()))
+    twice = tmp_path / "twice.json"  # which address would the probe ping? neither: refused
+    twice.write_text('{"schema": 1, "fabric": {"devices": [{"device": 0, "ip": "10.0.0.2", "ip": "10.0.0.3"}]}}')
+    with pytest.raises(UserInputError, match='names the key "ip" twice'):
+        run_check(PROFILE, probe=FakeHostProbe(), fabric=FabricRequest(0, (twice,)))
 
 
 @pytest.mark.parametrize(

@@ -91,6 +91,17 @@ def test_a_5000_digit_integer_is_refused_in_one_line() -> None:
     assert str(caught.value) == "f.json: the integer 99999999999999999999... (5000 digits) is beyond the 64-bit range"
 
 
+@pytest.mark.parametrize(
+    "text",
+    ['{"address": "10.0.0.1", "address": "10.0.0.9"}', '[{"a": {"k": 1, "j": 2, "k": 3}}]', '{"": 1, "": 1}'],
+)
+def test_an_object_naming_a_key_twice_is_refused(text: str) -> None:
+    # the stdlib parser keeps the last value, a person reading the file may take the first: ambiguous input
+    with pytest.raises(JsonReadError, match=r"^facts.json: an object names the key \S+ twice$"):
+        loads_json(text, source="facts.json")
+    assert loads_json(text, trusted=True)  # checked-in package data: the stdlib parser as it is
+
+
 def test_bounded_int_range_checks_counts_and_ignores_non_integers() -> None:
     assert bounded_int(7, high=10) == 7
     assert bounded_int(True) is None and bounded_int(1.5) is None and bounded_int("3") is None

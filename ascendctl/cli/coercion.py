@@ -11,8 +11,9 @@ paths and numbers they already spell.
 decides the values whose result is certain: a `str` for a `str`, a `bool` for a `bool`, a plain decimal for an
 `int` or a `float` within its `min`/`max`, a string for a `Path` (typer's own path checks then run on it,
 unchanged), and lists of those. One value is refused here that typer accepts: an empty string for a `Path`, which
-typer reads as the current directory (`render -o "$UNSET"` wrote its files where the user stood). Everything else goes to typer's own coercion, built on first need: other
-annotations, clamped ranges, custom parsers, choices, files, and every value the direct path does not decide.
+typer reads as the current directory (`render -o "$UNSET"` wrote its files where the user stood). Everything
+else goes to typer's own coercion, built on first need: other annotations, clamped ranges, custom parsers,
+choices, files, and every value the direct path does not decide.
 So a value typer would refuse is still refused by typer, with typer's message; tests/cli/test_cli_coercion.py
 checks on generated values that a decided value equals what typer's own coercion returns.
 

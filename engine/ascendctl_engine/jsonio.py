@@ -18,6 +18,9 @@ catches `ValueError` keeps working):
   hold (a tensor dimension, a byte count, a device's MiB) is an int64 where it was written, and a larger one
   overflows to float (or to infinity) in the arithmetic downstream. `bounded_int` is the one range check for
   the values read from such a document (counts, sizes) at the boundary;
+- an object that names a key twice (`{"address": "a", "address": "b"}`): the stdlib parser keeps the last one,
+  while a reader of the file may take the first, so the document is ambiguous (YAML input is refused the same
+  way, `ascendctl.core.yamlio`);
 - invalid JSON, with the parser's message and position.
 
 `trusted=True` is for checked-in package data only (the parser snapshots, the key tables, the upstream extracts, the
@@ -157,7 +160,9 @@ def loads_json(
     if _depth_over(text, max_depth) and _parses(text):
         raise JsonReadError(name, f"nested deeper than {max_depth} levels")
     try:
-        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        value = json.loads(
+            text, parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
+        )
     except RecursionError:
         raise JsonReadError(name, f"nested deeper than {max_depth} levels") from None
     except _NonFinite as exc:
@@ -179,6 +184,15 @@ def loads_json(
 
 class _NonFinite(ValueError):
     pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        raise _NonFinite(f"an object names the key {json.dumps(twice)[:80]} twice")
+    return value
 
 
 def _check_integers(text: str, name: str) -> None:
