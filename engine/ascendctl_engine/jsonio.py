@@ -165,7 +165,7 @@ def loads_json(
         )
     except RecursionError:
         raise JsonReadError(name, f"nested deeper than {max_depth} levels") from None
-    except _NonFinite as exc:
+    except _Refused as exc:
         raise JsonReadError(name, str(exc)) from None
     except json.JSONDecodeError as exc:
         raise JsonReadError(name, f"not valid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})") from None
@@ -182,16 +182,19 @@ def loads_json(
     return value
 
 
-class _NonFinite(ValueError):
-    pass
+class _Refused(ValueError):
+    """A value the reader refuses, raised from inside the parser's hooks (a number out of range, a repeated key)."""
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The parser's object hook: the object as a dict, refused when it names a key twice."""
     value = dict(pairs)
-    if len(value) != len(pairs):
+    if len(value) < len(pairs):
         seen: set[str] = set()
-        twice = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
-        raise _NonFinite(f"an object names the key {json.dumps(twice)[:80]} twice")
+        for key, _ in pairs:
+            if key in seen:
+                raise _Refused(f"an object names the key {json.dumps(key)[:80]} twice")
+            seen.add(key)
     return value
 
 
@@ -199,7 +202,7 @@ def _check_integers(text: str, name: str) -> None:
     """Refuse an integer outside `MIN_INT`..`MAX_INT` (the second parse runs only when a long digit run is present)."""
     try:
         json.loads(text, parse_int=_bounded_literal)
-    except _NonFinite as exc:
+    except _Refused as exc:
         raise JsonReadError(name, str(exc)) from None
 
 
@@ -209,7 +212,7 @@ def _bounded_literal(text: str) -> int:
     value = int(text) if len(text) - text.startswith("-") <= 19 else MAX_INT + 1
     if not MIN_INT <= value <= MAX_INT:
         shown = text if len(text) <= 24 else f"{text[:20]}... ({len(text) - text.startswith('-')} digits)"
-        raise _NonFinite(f"the integer {shown} is beyond the 64-bit range")
+        raise _Refused(f"the integer {shown} is beyond the 64-bit range")
     return value
 
 
@@ -226,13 +229,13 @@ def bounded_int(value: object, *, low: int = 0, high: int = MAX_INT, where: str 
 
 
 def _refuse_constant(name: str) -> Any:
-    raise _NonFinite(f"not valid JSON: {name} is not a JSON number")
+    raise _Refused(f"not valid JSON: {name} is not a JSON number")
 
 
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise _NonFinite(f"not valid JSON: the number {text[:40]} is out of range")
+        raise _Refused(f"not valid JSON: the number {text[:40]} is out of range")
     return value
 
 

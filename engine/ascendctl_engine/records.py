@@ -205,8 +205,8 @@ def _make_record(cls: _T, *, eq: bool, frozen: bool) -> _T:
     for name in ("__setattr__", "__delattr__"):
         if frozen and name in own:
             raise TypeError(f"cannot overwrite attribute {name} in class {cls.__name__}")
-        if name in own:  # `__init__` below fills `__dict__` itself, where dataclasses' would call the body's method
-            raise TypeError(f"a mutable record cannot define {name} (class {cls.__name__}): use @dataclass")
+    if not frozen and "__setattr__" in own:  # `__init__` below fills `__dict__`, where dataclasses' calls the method
+        raise TypeError(f"a mutable record cannot define __setattr__ (class {cls.__name__}): use @dataclass")
 
     undocumented = not own.get("__doc__")
     if undocumented:
