@@ -188,6 +188,9 @@ EXTRA_CONFIG_SECRETS = {
     "abbreviated": (["--additional-c", f'{{"db_password": "{SECRET}"}}'], 0, "db_password"),
     "shortest-prefix": ([f'--ad={{"rows": [{{"token": "{SECRET}"}}]}}'], 0, "rows.0.token"),
     "dotted-key": (["--additional-config.kv.password", SECRET], 0, "kv.password"),
+    # JSON the bounded reader refuses but vLLM's json.loads accepts still reaches the argv: scanned as vLLM reads it
+    "not-a-number-beside": (["--additional-config", f'{{"x": NaN, "api_key": "{SECRET}"}}'], 0, "api_key"),
+    "repeated-key": (["--additional-config", f'{{"token": "{SECRET}", "token": null}}'], 0, "token"),
 }
 
 

@@ -21,6 +21,7 @@ host reads it without loading them.
 
 from __future__ import annotations
 
+import json
 import shlex
 import stat
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,7 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ascendctl_engine.argv_items import ArgItem
-from ascendctl_engine.jsonio import JsonReadError, loads_json
 from ascendctl_engine.paths import expand_user
 from ascendctl_engine.records import record
 from ascendctl_engine.secret_names import API_KEY_VAR, INLINE_REFUSED, POSIX_NAME, is_posix_name, is_switch
@@ -106,7 +106,13 @@ def secret_config_key(config: object, path: tuple[str | int, ...] = ()) -> tuple
     secret's and whose value is a scalar that is not a switch: (its path, the part that makes it one), or None.
     vllm-ascend reads no secret from `--additional-config` (no key of any release's table has such a name:
     engine/ascendctl_engine/data/ascend_keys), so such a key is a secret written into the engine's argv."""
-    items = config.items() if isinstance(config, Mapping) else enumerate(config) if isinstance(config, list) else ()
+    items: Iterable[tuple[str | int, object]] = ()
+    if isinstance(config, Mapping):
+        items = config.items()
+    elif isinstance(config, _RepeatedKeys):  # an `--additional-config` object naming a key twice: every value
+        items = iter(config)
+    elif isinstance(config, list):
+        items = enumerate(config)
     for key, value in items:
         here = (*path, key)
         if isinstance(value, (Mapping, list)):
@@ -183,12 +189,25 @@ def _configs(item: ArgItem) -> list[object]:
 
 
 def _json(text: str) -> object | None:
-    """`text` as JSON through the bounded reader (depth, size of numbers), None when it is not JSON."""
+    """`text` as vLLM's parser reads it (`json.loads`, so `NaN` and a repeated key pass), None when it reads none.
+
+    Not the bounded reader: what it refuses, vLLM may still accept and put in the argv, and a scan for secrets
+    must see what goes there. An object that names a key twice is kept as `_RepeatedKeys`, every value scanned:
+    vLLM keeps the last one, but the whole text is in the argv. The text is a profile value (bounded in size)."""
     try:
-        value: object = loads_json(text, source="--additional-config")
-    except JsonReadError:
+        value: object = json.loads(text, object_pairs_hook=_object)
+    except (ValueError, RecursionError):
         return None
     return value
+
+
+class _RepeatedKeys(list[tuple[str, object]]):
+    """A JSON object naming a key more than once, as its (key, value) pairs in order."""
+
+
+def _object(pairs: list[tuple[str, object]]) -> object:
+    value = dict(pairs)
+    return value if len(value) == len(pairs) else _RepeatedKeys(pairs)
 
 
 # --- key files --------------------------------------------------------------------------------------
