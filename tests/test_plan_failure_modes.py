@@ -190,8 +190,11 @@ def test_mla_models_split_the_attention_heads_only(tmp_path: Path) -> None:
         {"model": {"source": str(kimi), "max_model_len": 8192}, "engine": {"parallel": {"tensor": 16}}},
     )
     assert found(path)["plan.tp.heads-divisible"].status == "pass"
-    hub = write_profile(tmp_path, {"model": {"source": "Qwen/Qwen3-8B"}, "engine": {"parallel": {"tensor": 4}}})
-    assert status(found(hub)["plan.tp.heads-divisible"]) == "info"
+    hub = write_profile(tmp_path, {"model": {"source": "Qwen/Qwen3-4B"}, "engine": {"parallel": {"tensor": 4}}})
+    assert status(found(hub)["plan.tp.heads-divisible"]) == "info"  # no config.json, no published shapes
+    published = write_profile(tmp_path, {"model": {"source": "Qwen/Qwen3-8B"}, "engine": {"parallel": {"tensor": 4}}})
+    decided = found(published)["plan.tp.heads-divisible"]
+    assert decided.status == "pass" and "published shapes of Qwen/Qwen3-8B (the model's id)" in decided.message
 
 
 # ---- plan.model.max-model-len-unset -----------------------------------------------------------------------

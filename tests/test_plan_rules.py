@@ -160,9 +160,19 @@ def test_launch_blocking_with_graph_mode(tmp_path: Path) -> None:
 
 
 def test_hub_ids_skip_the_config_rules(tmp_path: Path) -> None:
+    # no config.json on disk and no published shapes: the shape rules cannot decide
+    path = profile(tmp_path, "deepseek-ai/DeepSeek-V2-Lite", "engine: {parallel: {tensor: 4, expert: true}}\n")
+    assert findings(path)["plan.moe.experts-divisible"] == "info"
+
+
+def test_hub_ids_with_published_shapes_decide_the_shape_rules(tmp_path: Path) -> None:
+    # DeepSeek-V3's shapes are published (ascendctl/facts/data/model_configs): 128 heads / TP4, 256 experts / EP4
     path = profile(tmp_path, "deepseek-ai/DeepSeek-V3", "engine: {parallel: {tensor: 4, expert: true}}\n")
-    found = findings(path)
-    assert found["plan.mla.heads-per-rank"] == "info" and found["plan.moe.experts-divisible"] == "info"
+    plan = plan_profile(load_profile(path))
+    status = {f.id: f.status for f in plan.deployment.findings}
+    assert status["plan.mla.heads-per-rank"] == "pass" and status["plan.moe.experts-divisible"] == "pass"
+    split = profile(tmp_path, "deepseek-ai/DeepSeek-V3", "engine: {parallel: {tensor: 3, expert: true}}\n")
+    assert findings(split)["plan.mla.heads-per-rank"] == "fail"  # 128 heads / TP 3, on the model's own id
 
 
 def test_model_not_in_the_matrix(tmp_path: Path) -> None:

@@ -114,7 +114,7 @@ def invoke_json(*args: str) -> dict[str, Any]:
 def test_json_shape_is_pinned() -> None:
     data = invoke_json("--against-release", "v0.25.1rc1")
     assert data["schema"] == RELEASE_DIFF_SCHEMA == 1
-    assert list(data) == ["schema", "profile", "from", "to", "pins", "eras", "commands", "findings"]
+    assert list(data) == ["schema", "profile", "from", "to", "pins", "eras", "commands", "findings", "reads"]
     assert data["from"]["release"] == "v0.13.0" and data["to"]["release"] == "v0.25.1rc1"
     assert {"name": "cann", "from": "8.5.0", "to": "9.0.1"} in data["pins"]
     assert set(data["findings"]) == {"appeared", "disappeared", "changed"}

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -50,6 +50,13 @@ class PublishedShapes:
     model: str  # the publisher's id, e.g. Qwen/Qwen3-32B
     file: str
     source: str  # where the numbers come from (the model card / config.json URL)
+    ids: tuple[str, ...] = ()  # every id the entry names exactly: the model and its aliases
+
+    def names_exactly(self, source: str) -> bool:
+        """Whether `source` is one of the ids the entry names (hub ids compare without case), not only a name
+        that normalises to one: `/models/qwen3-32b` may hold a fine-tune with other shapes."""
+        wanted = source.rstrip("/").lower()
+        return any(wanted == i.lower() for i in self.ids)
 
 
 def normalise(name: str) -> str:
@@ -112,8 +119,9 @@ def _index() -> dict[str, PublishedShapes]:
     data = _data()
     out: dict[str, PublishedShapes] = {}
     for entry in data["models"]:
-        shapes = PublishedShapes(entry["model"], entry["file"], entry["source"])
-        for name in (entry["model"], *entry.get("aliases", ())):
+        ids = (entry["model"], *entry.get("aliases", ()))
+        shapes = PublishedShapes(entry["model"], entry["file"], entry["source"], tuple(ids))
+        for name in ids:
             key = normalise(name)
             if key in out and out[key] != shapes:
                 raise ValueError(f"model_configs/index.yaml: {name!r} names two entries")
@@ -147,6 +155,44 @@ def read_published(shapes: PublishedShapes) -> ModelConfig:
     root = package_dir("ascendctl.facts").joinpath(*DATA)
     data = json.loads(root.joinpath(shapes.file).read_text(encoding="utf-8"))
     return parse_model_config(data, f"published shapes of {shapes.model} ({shapes.source})")
+
+
+ShapesBasis = Literal["config.json", "--config", "publisher id", "name"]
+
+
+@record
+class ModelShapes:
+    """The shapes the plan's shape rules read, and what they rest on: the model's own config.json, the file
+    `--config` names, published shapes whose entry names the model's id exactly, or ones matched only by a
+    normalised name (`/models/qwen3-32b` may hold a fine-tune with other shapes)."""
+
+    config: ModelConfig
+    basis: ShapesBasis
+    matched: str | None = None  # the published id, for published shapes
+
+    @property
+    def decisive(self) -> bool:
+        """Whether a rule failing on these shapes may refuse (everything but a name match)."""
+        return self.basis != "name"
+
+    @property
+    def label(self) -> str:
+        if self.basis in ("config.json", "--config"):
+            return f"{self.config.path} ({self.basis})" if self.basis == "--config" else str(self.config.path)
+        how = "the model's id" if self.basis == "publisher id" else "a name match"
+        return f"the published shapes of {self.matched} ({how})"
+
+
+def model_shapes(location: str, config: ModelConfig | None, from_file: bool) -> ModelShapes | None:
+    """The shapes a plan decides its shape rules on: `config` (the model's config.json, or `--config FILE` when
+    `from_file`), else the published shapes found for `location`, else None."""
+    if config is not None:
+        return ModelShapes(config, "--config" if from_file else "config.json")
+    shapes = find_published(location)
+    if shapes is None:
+        return None
+    basis: ShapesBasis = "publisher id" if shapes.names_exactly(location) else "name"
+    return ModelShapes(read_published(shapes), basis, shapes.model)
 
 
 def published_config(source: str) -> ModelConfig | None:

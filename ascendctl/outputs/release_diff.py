@@ -50,6 +50,16 @@ def render_release_diff(diff: ReleaseDiff) -> list[str]:
         lines += ["findings (warnings and failures):", *appeared, *disappeared, *changed]
     else:
         lines.append("findings: the same warnings and failures")
+    lines.append("")
+    if diff.reads:
+        lines.append("what each release reads (config keys and variables both plans pass):")
+        for r in diff.reads:
+            lines.append(
+                f"  {r.instance}: {r.before.kind} {r.before.name} [{r.before.origin}]: "
+                f"{r.before.status} → {r.after.status}: {r.reason}"
+            )
+    else:
+        lines.append("reads: both releases read the same config keys and variables")
     if diff.eras:
         lines += ["", f"eras ({len(diff.eras)} topics change between the two releases):"]
         lines += [f"  {topic}: {_era(a)} → {_era(b)}" for topic, a, b in diff.eras]

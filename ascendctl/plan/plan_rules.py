@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Literal
 from ascendctl.core.dotted import dotted_get
 from ascendctl.core.findings import Each, Finding, Outcome, evaluate, kebab, passed, problem, rule, skipped, undecided
 from ascendctl_engine.adapters import quantization_rule
+from ascendctl_engine.adapters.acceptance import SettingVerdict
 from ascendctl_engine.adapters.builder import Refusal
 from ascendctl_engine.adapters.eras import Era, era_for_release
 from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, SnapshotMissing, parser_distribution, snapshot_for
@@ -39,6 +40,7 @@ from ascendctl_engine.records import record
 if TYPE_CHECKING:
     from ascendctl.facts.matrix.schema import Hardware, Release
     from ascendctl.facts.model_inspect import ModelConfig
+    from ascendctl.facts.published_shapes import ModelShapes
     from ascendctl.plan.fit.result import FitResult
     from ascendctl.plan.pd_facts import PdFacts
     from ascendctl.schema.profile import Profile
@@ -71,8 +73,10 @@ class PlanFacts:
     profile: Profile
     graph_mode: str  # as resolved by the adapters (eager / piecewise / full / ... / default)
     arch: str  # dense / moe / mla
-    config: ModelConfig | None
+    config: ModelConfig | None  # the model's own config.json (or `--config FILE`): what its directory says
     model_is_local: bool
+    # the shapes the shape rules read (config.json, `--config`, else published shapes) and what they rest on
+    shapes: ModelShapes | None = None
     hardware: Hardware | None = None  # the matrix's family (npu targets)
     in_matrix: bool = True  # the model family is in the support matrix (npu targets)
     verified_max_len: int | None = None  # the context the matrix verifies for this family on this hardware
@@ -80,6 +84,7 @@ class PlanFacts:
     matrix: tuple[Broken, ...] = ()  # the support matrix's verdict on this combination
     host: tuple[Broken, ...] = ()  # the profile against the probed host
     refusals: tuple[Refusal, ...] = ()  # what the era adapters and the release's acceptance checks refused
+    reads: tuple[SettingVerdict, ...] = ()  # each config key and variable the plan passes, as the release reads it
     fit: FitResult | None = None  # the memory fit of this plan (ascendctl.plan.fit), when it could be made
     release: Release | None = None  # the resolved release row (for the era registry's answers)
     kv_role: str | None = None  # the planned `kv_role` of a prefill/decode instance (None: not disaggregated)
@@ -101,6 +106,31 @@ def _no_config(f: PlanFacts, what: str) -> Outcome:
         else "its config.json could not be read"
     )
     return undecided(f"skipped: {what} needs the model's config.json and {where}")
+
+
+def _shape_config(f: PlanFacts) -> ModelConfig | None:
+    """What the shape rules read: config.json, `--config`, else the published shapes (`ModelShapes`)."""
+    return f.shapes.config if f.shapes is not None else None
+
+
+def _on_shapes(f: PlanFacts, outcome: Outcome) -> Outcome:
+    """A shape rule's outcome, said on what it rests on. A failure on shapes matched only by a normalised name
+    warns instead of refusing (the model may be a fine-tune with other shapes), naming the id it matched."""
+    shapes = f.shapes
+    if shapes is None or shapes.basis in ("config.json", "--config"):
+        return outcome
+    if outcome.kind == "pass":
+        return passed(f"{outcome.message} (from {shapes.label})")
+    if outcome.kind != "problem":
+        return outcome
+    if shapes.decisive:
+        return Outcome("problem", f"{outcome.message} [from {shapes.label}]", outcome.fix, outcome.severity, outcome.at)
+    return problem(
+        f"{outcome.message} [from {shapes.label}: {f.profile.model.location} may be a fine-tune with other shapes]",
+        f"{outcome.fix or 'check the layout'}; or give the model's own config.json (`--config FILE`) to decide",
+        severity="warn",
+        at=outcome.at or (),
+    )
 
 
 def _ep_size(p: Profile) -> int:
@@ -152,6 +182,26 @@ def release_rejections(f: PlanFacts) -> list[Each]:
         Each(kebab(r.kind), problem(r.message, "the engine would not start: change or remove it"))
         for r in f.refusals
         if r.fatal
+    ]
+
+
+@rule(
+    "plan.unread",
+    "warn",
+    "The release reads every `--additional-config` key and vLLM / vllm-ascend variable the plan passes",
+    source="engine/ascendctl_engine/data/ascend_keys (what each vllm-ascend tag reads), "
+    "engine/ascendctl_engine/data/vllm_envs.json (the variables each vLLM reads)",
+)
+def unread_settings(f: PlanFacts) -> list[Each]:
+    # One judgement wherever the setting was written (ascendctl_engine.adapters.acceptance): the same id and words
+    # for a typed field, engine.additional_config, extra_args, runtime.env/secrets, a node's or a role's settings.
+    return [
+        Each(
+            "keys" if v.kind == "key" else "env",
+            problem(v.message, "the engine ignores it: remove it, or plan a release that reads it"),
+        )
+        for v in f.reads
+        if v.status == "not-read"
     ]
 
 
@@ -269,22 +319,26 @@ def square_mask_length(f: PlanFacts) -> Outcome:
 def mla_heads(f: PlanFacts) -> Outcome:
     if not f.npu or f.arch != "mla" or not captures_graphs(f.graph_mode):
         return skipped("not MLA with a graph mode on an NPU")
-    cfg = f.config
+    cfg = _shape_config(f)
     if cfg is None or cfg.num_attention_heads is None:
         return _no_config(f, "the MLA heads-per-rank check")
     tp = f.profile.engine.parallel.tensor
     per_rank = cfg.num_attention_heads / tp
     if per_rank in MLA_HEADS:
-        return passed(f"{per_rank:g} heads per rank")
-    return problem(
-        f"MLA with graph mode needs heads per TP rank in {{32, 64, 128}}: {cfg.num_attention_heads} heads / "
-        f"TP {tp} = {per_rank:g} (engine error EZ9999 'MLA only support {{32, 64, 128}}')",
-        "change the tensor size or use engine.graph.mode: eager",
+        return _on_shapes(f, passed(f"{per_rank:g} heads per rank"))
+    return _on_shapes(
+        f,
+        problem(
+            f"MLA with graph mode needs heads per TP rank in {{32, 64, 128}}: {cfg.num_attention_heads} heads / "
+            f"TP {tp} = {per_rank:g} (engine error EZ9999 'MLA only support {{32, 64, 128}}')",
+            "change the tensor size or use engine.graph.mode: eager",
+        ),
     )
 
 
 def _experts(f: PlanFacts) -> int | None:
-    return f.config.num_experts if f.config else None
+    cfg = _shape_config(f)
+    return cfg.num_experts if cfg else None
 
 
 @rule(
@@ -301,11 +355,14 @@ def experts_divisible(f: PlanFacts) -> Outcome:
     total = experts + p.engine.eplb.redundant_experts
     ep = _ep_size(p)
     if total % ep == 0:
-        return passed(f"{total} experts over {ep} EP ranks")
-    return problem(
-        f"(experts {experts} + redundant {p.engine.eplb.redundant_experts}) = {total} is not divisible by the "
-        f"EP size {ep} (tensor × data)",
-        "adjust engine.eplb.redundant_experts or the layout",
+        return _on_shapes(f, passed(f"{total} experts over {ep} EP ranks"))
+    return _on_shapes(
+        f,
+        problem(
+            f"(experts {experts} + redundant {p.engine.eplb.redundant_experts}) = {total} is not divisible by the "
+            f"EP size {ep} (tensor × data)",
+            "adjust engine.eplb.redundant_experts or the layout",
+        ),
     )
 
 
@@ -322,11 +379,14 @@ def eplb_experts_per_device(f: PlanFacts) -> Outcome:
         return _no_config(f, "the experts-per-device check")
     per_device = (experts + p.engine.eplb.redundant_experts) / _ep_size(p)
     if per_device > EPLB_MIN_EXPERTS_PER_DEVICE:
-        return passed(f"{per_device:g} experts per device")
-    return problem(
-        f"EPLB with {per_device:g} experts per device (≤ {EPLB_MIN_EXPERTS_PER_DEVICE}) has little to balance "
-        "and is not recommended",
-        "turn EPLB off (engine.eplb.mode: off)",
+        return _on_shapes(f, passed(f"{per_device:g} experts per device"))
+    return _on_shapes(
+        f,
+        problem(
+            f"EPLB with {per_device:g} experts per device (≤ {EPLB_MIN_EXPERTS_PER_DEVICE}) has little to balance "
+            "and is not recommended",
+            "turn EPLB off (engine.eplb.mode: off)",
+        ),
     )
 
 
@@ -541,7 +601,7 @@ def heads_divisible(f: PlanFacts) -> Outcome:
     tp = f.profile.engine.parallel.tensor
     if tp == 1:
         return skipped("tensor parallelism off")
-    cfg = f.config
+    cfg = _shape_config(f)
     if cfg is None or cfg.num_attention_heads is None:
         return _no_config(f, "the heads ÷ TP check")
     heads = cfg.num_attention_heads
@@ -549,15 +609,18 @@ def heads_divisible(f: PlanFacts) -> Outcome:
     refusal = _heads_split(heads, kv_heads, tp)
     if refusal is None:
         kv = "" if kv_heads is None else f", {kv_heads} KV heads"
-        return passed(f"{heads} heads{kv} over TP {tp}")
+        return _on_shapes(f, passed(f"{heads} heads{kv} over TP {tp}"))
     limit = max(f.profile.target.devices_per_node, tp)
     sizes = ", ".join(str(t) for t in _working_tp(heads, kv_heads, limit))
     kv_text = " (MLA: the attention heads only)" if kv_heads is None else f" and {kv_heads} KV heads"
-    return problem(
-        f"engine.parallel.tensor {tp} does not split {heads} attention heads{kv_text}: vLLM refuses to start "
-        f"({refusal})",
-        f"set engine.parallel.tensor to one of {sizes} (sizes up to {limit} that split the heads)",
-        at=("engine", "parallel", "tensor"),
+    return _on_shapes(
+        f,
+        problem(
+            f"engine.parallel.tensor {tp} does not split {heads} attention heads{kv_text}: vLLM refuses to start "
+            f"({refusal})",
+            f"set engine.parallel.tensor to one of {sizes} (sizes up to {limit} that split the heads)",
+            at=("engine", "parallel", "tensor"),
+        ),
     )
 
 
@@ -572,33 +635,40 @@ def max_model_len_unset(f: PlanFacts) -> Outcome:
         return skipped(f"model.max_model_len {p.model.max_model_len}")
     if f.hardware is not None and f.hardware.limits.square_attention_mask:
         return skipped("plan.hardware.max-model-len asks for a bounded context on this hardware")
-    if f.config is None:
+    cfg = _shape_config(f)
+    if cfg is None:
         return _no_config(f, "the default-context check")
-    length = f.config.derived_max_model_len
+    length = cfg.derived_max_model_len
     if length is None:
         return skipped("config.json gives no max_position_embeddings")
     if length < LONG_CONTEXT:
-        return passed(f"default context {length} tokens")
-    rope = f" × RoPE {f.config.rope_type} factor {f.config.rope_factor:g}" if f.config.rope_factor else ""
+        return _on_shapes(f, passed(f"default context {length} tokens"))
+    rope = f" × RoPE {cfg.rope_type} factor {cfg.rope_factor:g}" if cfg.rope_factor else ""
     fix = "set model.max_model_len to the longest prompt + output you serve (e.g. 32768)"
     if f.fit is not None and f.fit.max_model_len == length and f.fit.kv_tokens < length:
         # the fit sized the KV cache of this plan on this hardware: one request of the default context does not fit
-        return problem(
-            f"model.max_model_len is unset: the engine serves the model's full default context, {length:,} tokens "
-            f"(max_position_embeddings{rope}), but the fit estimates a KV cache of {f.fit.kv_tokens:,} tokens here: "
-            "the engine refuses to start ('To serve at least one request with the model's max seq len (…), … KV "
-            "cache is needed, which is larger than the available KV cache memory')",
-            f"{fix}; at most {f.fit.kv_tokens:,} tokens fit",
-            at=("model", "max_model_len"),
+        return _on_shapes(
+            f,
+            problem(
+                f"model.max_model_len is unset: the engine serves the model's full default context, {length:,} "
+                f"tokens (max_position_embeddings{rope}), but the fit estimates a KV cache of {f.fit.kv_tokens:,} "
+                "tokens here: the engine refuses to start ('To serve at least one request with the model's max seq "
+                "len (…), … KV cache is needed, which is larger than the available KV cache memory')",
+                f"{fix}; at most {f.fit.kv_tokens:,} tokens fit",
+                at=("model", "max_model_len"),
+            ),
         )
-    return problem(
-        f"model.max_model_len is unset: the engine serves the model's full default context, {length} tokens "
-        f"(max_position_embeddings{rope}), and refuses to start when the KV cache cannot hold one request of "
-        "that length ('To serve at least one request with the model's max seq len (…), … KV cache is needed, "
-        "which is larger than the available KV cache memory')",
-        fix,
-        severity="warn",
-        at=("model", "max_model_len"),
+    return _on_shapes(
+        f,
+        problem(
+            f"model.max_model_len is unset: the engine serves the model's full default context, {length} tokens "
+            f"(max_position_embeddings{rope}), and refuses to start when the KV cache cannot hold one request of "
+            "that length ('To serve at least one request with the model's max seq len (…), … KV cache is needed, "
+            "which is larger than the available KV cache memory')",
+            fix,
+            severity="warn",
+            at=("model", "max_model_len"),
+        ),
     )
 
 

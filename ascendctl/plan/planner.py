@@ -48,6 +48,7 @@ from ascendctl.facts.model_inspect import (
     read_config_file,
     read_model_config,
 )
+from ascendctl.facts.published_shapes import model_shapes
 from ascendctl.plan import pd_rules  # noqa: F401  (registers the plan.pd.* rules)
 from ascendctl.plan.fit.estimate import FitError, estimate
 from ascendctl.plan.fit.inputs import fit_inputs
@@ -789,6 +790,7 @@ def _plan_unit(
         arch=model.traits.arch,
         config=model.config,
         model_is_local=model.is_local,
+        shapes=model_shapes(p.model.location, model.config, model.config_file is not None),
         hardware=hardware,
         in_matrix=model.family is not None,
         verified_max_len=_verified_len(model, p.target.hardware),
@@ -796,6 +798,7 @@ def _plan_unit(
         matrix=verdict.broken,
         host=_host_mismatch(p, host),
         refusals=result.refusals,
+        reads=result.reads,
         release=chosen.row,
         fit=fit,
         kv_role=_KV_ROLES.get(unit.role),
@@ -883,6 +886,7 @@ def _instance(one: _Planned, facts: ModelFacts) -> Instance:
         facts,
         env_sources=one.result.env_sources,
         origins=one.result.origins,
+        reads=one.result.reads,
         fit=one.fit,
         fit_error=one.fit_error,
     )

@@ -6,14 +6,20 @@ is *renamed* when the other side emits exactly one item for the same profile fie
 of that field too: the field that asked for each item is the plan's own data (`Instance.origins`, recorded by the
 era adapters' builder), never a guess from names. The rest is added, removed or changed (same item, other value).
 Findings that appear or disappear (a release that refuses what the profile uses fails a finding), pins that
-change (vLLM, CANN, torch, torch_npu, ...) and era topics whose era changes are listed too.
+change (vLLM, CANN, torch, torch_npu, ...) and era topics whose era changes are listed too. So is every
+`--additional-config` key and vLLM / vllm-ascend variable both plans pass whose reading changes (read at one release,
+ignored or rejected at the other), wherever the profile wrote it: a typed field, `engine.additional_config`,
+`engine.extra_args`, `runtime.env`, a node's settings (`Instance.reads`, the one judgement of
+`ascendctl_engine.adapters.acceptance`).
 
 JSON (`schema` 1; a renamed or removed key, or a value that changes meaning, bumps `RELEASE_DIFF_SCHEMA`):
 `{"schema": 1, "profile", "from": {"release", "source"}, "to": {"release", "source"},
 "pins": [{"name", "from", "to"}], "eras": [{"topic", "from", "to"}],
 "commands": [{"instance", "node", "added": [item], "removed": [item], "changed": [{"kind", "name", "from", "to",
 "origin"}], "renamed": [{"origin", "from": item, "to": item}]}],
-"findings": {"appeared": [finding], "disappeared": [finding], "changed": [{"id", "from", "to", "message"}]}}`;
+"findings": {"appeared": [finding], "disappeared": [finding], "changed": [{"id", "from", "to", "message"}]},
+"reads": [{"instance", "kind": "key"|"env", "name", "origin", "from", "to", "reason"}]}` (`from`/`to`: `read`,
+`not-read`, `rejected`; `reason`: why the side that does not read it does not);
 an item is `{"kind": "flag"|"env"|"additional-config"|"compilation-config", "name", "value", "origin"}`.
 """
 
@@ -33,6 +39,7 @@ from ascendctl_engine.spec import EngineCommand
 
 if TYPE_CHECKING:
     from ascendctl.schema.profile import Profile
+    from ascendctl_engine.adapters.acceptance import SettingVerdict
     from ascendctl_engine.host.facts import HostFacts
 
 RELEASE_DIFF_SCHEMA = 1
@@ -117,6 +124,31 @@ class FindingChange:
 
 
 @record
+class ReadChange:
+    """A setting both plans pass that one release reads and the other ignores or rejects."""
+
+    instance: str
+    before: SettingVerdict
+    after: SettingVerdict
+
+    @property
+    def reason(self) -> str:
+        return self.after.reason if self.after.status != "read" else self.before.reason
+
+    def to_json(self) -> dict[str, Any]:
+        b, a = self.before, self.after
+        return {
+            "instance": self.instance,
+            "kind": b.kind,
+            "name": b.name,
+            "origin": b.origin,
+            "from": b.status,
+            "to": a.status,
+            "reason": self.reason,
+        }
+
+
+@record
 class ReleaseDiff:
     profile: str
     before: Plan
@@ -127,6 +159,7 @@ class ReleaseDiff:
     appeared: tuple[Finding, ...] = field(default=())
     disappeared: tuple[Finding, ...] = field(default=())
     finding_changes: tuple[FindingChange, ...] = field(default=())
+    reads: tuple[ReadChange, ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
         def side(plan: Plan) -> dict[str, Any]:
@@ -147,6 +180,7 @@ class ReleaseDiff:
                     {"id": c.id, "from": c.before, "to": c.after, "message": c.message} for c in self.finding_changes
                 ],
             },
+            "reads": [r.to_json() for r in self.reads],
         }
 
 
@@ -232,6 +266,16 @@ def _commands(plan: Plan) -> dict[tuple[str, int], dict[tuple[str, str], Item]]:
 # ------------------------------------------------------------------------------------------------ the diff
 
 
+def read_changes(before: Plan, after: Plan) -> tuple[ReadChange, ...]:
+    """The settings both plans pass (same instance, kind, name and origin) whose reading differs."""
+
+    def verdicts(plan: Plan) -> dict[tuple[str, str, str, str], SettingVerdict]:
+        return {(i.name, v.kind, v.name, v.origin): v for i in plan.instances for v in i.reads}
+
+    va, vb = verdicts(before), verdicts(after)
+    return tuple(ReadChange(key[0], va[key], vb[key]) for key in va if key in vb and va[key].status != vb[key].status)
+
+
 def _notable(plan: Plan) -> dict[str, Finding]:
     return {f.id: f for f in plan.deployment.findings if f.status in ("warn", "fail")}
 
@@ -267,6 +311,7 @@ def diff_plans(profile: str, before: Plan, after: Plan) -> ReleaseDiff:
         appeared=tuple(f for i, f in nb.items() if i not in na),
         disappeared=tuple(f for i, f in na.items() if i not in nb),
         finding_changes=changes,
+        reads=read_changes(before, after),
     )
 
 

@@ -25,6 +25,7 @@ from ascendctl_engine.vocab import Role
 if TYPE_CHECKING:
     from ascendctl.facts.matrix.schema import Hardware
     from ascendctl.plan.fit.result import FitResult
+    from ascendctl_engine.adapters.acceptance import SettingVerdict
 
 InstanceRole = Literal["serve", "prefill", "decode"]
 # The rules that carry the verdicts gathered before the plan rules (`ascendctl.plan.plan_rules`).
@@ -200,6 +201,8 @@ class Instance:
     origins: Mapping[str, str] = field(default_factory=dict)
     fit: FitResult | None = None  # this instance's memory fit
     fit_error: str | None = None
+    # every `--additional-config` key and variable the instance passes, wherever written, as its release reads it
+    reads: tuple[SettingVerdict, ...] = ()
 
     def host_of(self, command: EngineCommand) -> int:
         """The profile node (host) a command of this instance runs on."""

@@ -21,7 +21,6 @@ host reads it without loading them.
 
 from __future__ import annotations
 
-import json
 import shlex
 import stat
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ascendctl_engine.argv_items import ArgItem
+from ascendctl_engine.json_args import ADDITIONAL_CONFIG, ADDITIONAL_CONFIG_SHORTEST, RepeatedKeys, item_configs, spells
 from ascendctl_engine.paths import expand_user
 from ascendctl_engine.records import record
 from ascendctl_engine.secret_names import API_KEY_VAR, INLINE_REFUSED, POSIX_NAME, is_posix_name, is_switch
@@ -59,9 +59,6 @@ SECRET_FLAGS: Mapping[str, FlagSecret] = {
         "--hf-t", "use runtime.secrets: {HF_TOKEN: {env: VAR}} or {HF_TOKEN: {file: PATH}}", True, "HF_TOKEN"
     ),
 }
-# vllm-ascend's JSON options, and the shortest prefix vLLM's parser reads as it: `--ad` starts no other flag of
-# any snapshot (`--a` also starts `--api-key`, `--async-scheduling`, ...).
-ADDITIONAL_CONFIG, ADDITIONAL_CONFIG_SHORTEST = "--additional-config", "--ad"
 
 
 def secret_label(name: str) -> str:
@@ -109,7 +106,7 @@ def secret_config_key(config: object, path: tuple[str | int, ...] = ()) -> tuple
     items: Iterable[tuple[str | int, object]] = ()
     if isinstance(config, Mapping):
         items = config.items()
-    elif isinstance(config, _RepeatedKeys):  # an `--additional-config` object naming a key twice: every value
+    elif isinstance(config, RepeatedKeys):  # an `--additional-config` object naming a key twice: every value
         items = iter(config)
     elif isinstance(config, list):
         items = enumerate(config)
@@ -134,13 +131,6 @@ class SecretFlag:
     variable: str  # the engine variable that carries the same secret (`FlagSecret.variable`)
 
 
-def _spells(item: ArgItem, flag: str, shortest: str) -> bool:
-    """Whether argparse reads `item` as `flag`: its canonical spelling (`--api_key`, `--api-key=V`), or an
-    abbreviation at least as long as the shortest unique prefix."""
-    name = item.as_written
-    return name.startswith("--") and flag.startswith(name) and len(name) >= len(shortest)
-
-
 def secret_flags(items: Sequence[ArgItem]) -> list[SecretFlag]:
     """The secret-valued `vllm serve` flags among parsed extra args (`parse_args`), any spelling: `--api_key`,
     `--api-key=...`, an abbreviation such as `--api-k` (a unique prefix at least as long as the shortest one
@@ -148,7 +138,7 @@ def secret_flags(items: Sequence[ArgItem]) -> list[SecretFlag]:
     found: list[SecretFlag] = []
     for item in items:
         for flag, spec in SECRET_FLAGS.items():
-            if _spells(item, flag, spec.shortest) and (item.values or not spec.bare_ok):
+            if spells(item, flag, spec.shortest) and (item.values or not spec.bare_ok):
                 found.append(SecretFlag(item.index, flag, spec.instead, spec.variable))
     return found
 
@@ -166,48 +156,14 @@ def secret_config_args(items: Sequence[ArgItem]) -> list[SecretConfigArg]:
     as `engine.additional_config` may not. A value that is not JSON holds no key (the planner reports it)."""
     found: list[SecretConfigArg] = []
     for item in items:
-        if not _spells(item, ADDITIONAL_CONFIG, ADDITIONAL_CONFIG_SHORTEST):
+        if not spells(item, ADDITIONAL_CONFIG, ADDITIONAL_CONFIG_SHORTEST):
             continue
-        for config in _configs(item):
+        for config in item_configs(item):
             hit = secret_config_key(config)
             if hit is not None:
                 found.append(SecretConfigArg(item.index, *hit))
                 break
     return found
-
-
-def _configs(item: ArgItem) -> list[object]:
-    """The JSON objects an `--additional-config` item passes: each value parsed, or the one key a dotted
-    spelling sets (`--additional-config.a.b V` is `{"a": {"b": V}}`, as vLLM nests it)."""
-    if item.key is None:
-        return [c for c in map(_json, item.values) if c is not None]
-    parsed = None if item.value is None else _json(item.value)
-    leaf: object = True if item.value is None else item.value if parsed is None else parsed
-    for key in reversed(item.key.split(".")):
-        leaf = {key: leaf}
-    return [leaf]
-
-
-def _json(text: str) -> object | None:
-    """`text` as vLLM's parser reads it (`json.loads`, so `NaN` and a repeated key pass), None when it reads none.
-
-    Not the bounded reader: what it refuses, vLLM may still accept and put in the argv, and a scan for secrets
-    must see what goes there. An object that names a key twice is kept as `_RepeatedKeys`, every value scanned:
-    vLLM keeps the last one, but the whole text is in the argv. The text is a profile value (bounded in size)."""
-    try:
-        value: object = json.loads(text, object_pairs_hook=_object)
-    except (ValueError, RecursionError):
-        return None
-    return value
-
-
-class _RepeatedKeys(list[tuple[str, object]]):
-    """A JSON object naming a key more than once, as its (key, value) pairs in order."""
-
-
-def _object(pairs: list[tuple[str, object]]) -> object:
-    value = dict(pairs)
-    return value if len(value) == len(pairs) else _RepeatedKeys(pairs)
 
 
 # --- key files --------------------------------------------------------------------------------------

@@ -456,9 +456,10 @@ def test_an_additional_config_key_the_release_ignores_is_a_warning_naming_its_re
     # v0.13.0's AscendConfig ignores a top-level key it does not know; the engine starts without it
     ignored = plan_commands(npu("v0.13.0", engine={"additional_config": {"enable_dsa_cp": True}}))
     assert ignored.refusals == ()
-    (warning,) = [w for w in ignored.warnings if w.startswith("--additional-config:")]
-    assert "v0.13.0 does not read `--additional-config` key `enable_dsa_cp`" in warning
-    assert "read by v0.20.2rc1 … v0.25.1rc1" in warning
+    (verdict,) = [v for v in ignored.reads if v.status == "not-read"]
+    assert verdict.origin == "engine.additional_config" and verdict.name == "enable_dsa_cp"
+    assert "v0.13.0 does not read `--additional-config` key `enable_dsa_cp`" in verdict.reason
+    assert "read by v0.20.2rc1 … v0.25.1rc1" in verdict.reason
     assert config(ignored.commands[0].argv, "--additional-config") == {"enable_dsa_cp": True}  # passed as written
     # a level that raises on a key it does not know stays a refusal the plan cannot allow
     raising = plan_commands(npu("v0.23.0", engine={"additional_config": {"eplb_config": {"no_such_key": 1}}}))

@@ -134,9 +134,9 @@ def test_nothing_the_release_rejects_is_planned_silently(row: Any) -> None:
                 for problem in accepted.argv_problems(command.argv):
                     assert problem.message in result.unsupported, (row.version, problem.message)
             for name in command.env:
-                message = accepted.env_problem(name)
-                if message is not None:
-                    assert any(message in u for u in result.unsupported), (row.version, name)
+                verdict = accepted.judge_env(name, "the env")
+                if verdict is not None and verdict.status != "read":  # never silent: a verdict the plan reports
+                    assert any(v.name == name and v.reason == verdict.reason for v in result.reads), (row.version, name)
         assert result.provenance["decision:flag-check"].startswith(f"vLLM {accepted.parser.built_from} ")
 
 

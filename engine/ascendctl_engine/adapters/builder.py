@@ -8,16 +8,18 @@ Adapters never build argv strings themselves: they call `arg()`, `compile_key()`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import Any
 
-from ascendctl_engine.adapters.acceptance import ReleaseAcceptance
+from ascendctl_engine.adapters.acceptance import FAIL_ON_ENVIRON, ReleaseAcceptance, SettingVerdict
 from ascendctl_engine.adapters.intent import EngineIntent, secret_ref
 from ascendctl_engine.adapters.parser_snapshot import ItemSchema
-from ascendctl_engine.argv_items import parse_args
+from ascendctl_engine.argv_items import ArgItem, parse_args
 from ascendctl_engine.flags import canonical_flag, flag_tokens
+from ascendctl_engine.json_args import additional_configs
 from ascendctl_engine.mapping import deep_merge
 from ascendctl_engine.records import record
 from ascendctl_engine.spec import (
@@ -84,6 +86,9 @@ class AdapterResult:
     # provenance key → the dotted profile field that asked for it (`engine.ascend.flashcomm1`), where one did: what
     # `plan --against-release` pairs across releases to tell a renamed flag/key/variable from an added one
     origins: dict[str, str] = field(default_factory=dict)
+    # every `--additional-config` key and vLLM / vllm-ascend variable the plan passes, wherever it was written, as
+    # the release reads it (`ReleaseAcceptance.judge_keys` / `judge_env`): the findings and the release diff ask it
+    reads: tuple[SettingVerdict, ...] = ()
 
     @property
     def unsupported(self) -> tuple[str, ...]:
@@ -157,6 +162,7 @@ class CommandBuilder:
     ascend_scheduler: bool = False  # TorchAir era: the Ascend scheduler is on (takes chunked prefill)
     # Set by data eras (`lora-modules`): the JSON objects a list flag's items may be, for the argv replay.
     item_schemas: dict[str, ItemSchema] = field(default_factory=dict)
+    reads: dict[tuple[str, str, str], SettingVerdict] = field(default_factory=dict)  # (kind, name, origin) → verdict
 
     # ---------------------------------------------------------------- queries
     @property
@@ -305,7 +311,7 @@ class CommandBuilder:
                 self.provenance[f"--additional-config.{key}"] = "user: engine.additional_config"
                 self.origins[f"--additional-config.{key}"] = "engine.additional_config"
             planned_additional = merged
-        self._check_additional(planned_additional)
+        self._judge_keys()
         if planned_additional:
             self.arg(
                 "--additional-config",
@@ -358,7 +364,7 @@ class CommandBuilder:
             if i not in self.worker_argv:
                 self._check_argv(argv, mine, node_extra, i)
             env, sources, env_words = self._node_env(i)
-            self._check_env(env, i)
+            self._judge_env(env, i)
             env_sources[i] = sources
             serves_http = i not in self.worker_argv and not headless
             secret: dict[str, SecretRef] = {}
@@ -370,9 +376,7 @@ class CommandBuilder:
             # replaces a planned value of the same name: one variable, one source, and no value left to print.
             for name, given in intent.runtime.secrets.items():
                 ref = secret_ref(given)
-                unread = self.accepted.env_problem(name)
-                if unread is not None:
-                    self.fail(f"runtime.secrets {name}: {unread}", kind="env")
+                self._record(self.accepted.judge_env(name, "runtime.secrets", self._fails_on_unknown_env()))
                 replacing = f" (replaces the planned value: {sources[name]})" if name in env else ""
                 env.pop(name, None)
                 env_words.pop(name, None)
@@ -405,6 +409,7 @@ class CommandBuilder:
             provenance=self.provenance,
             warnings=tuple(self.warnings),
             refusals=tuple(self.refusals),
+            reads=tuple(self.reads.values()),
             eras=self.eras,
             env_sources=env_sources,
             graph_mode=self.graph_mode,
@@ -521,21 +526,62 @@ class CommandBuilder:
             else:
                 self.fail(problem.message, kind="parser", fatal=fatal)
 
-    def _check_additional(self, planned: Mapping[str, Any]) -> None:
-        """A key the release raises on at start-up is a fatal refusal; one it does not read (ignored, perhaps
-        with a log line) is a warning that names the releases reading it: the engine starts without it."""
-        for problem in self.accepted.key_problems(planned):
-            if problem.kind == "rejected":
-                self.fail(f"--additional-config: {problem.message}", kind="keys", fatal=True)
-            else:
-                self.warn(f"--additional-config: {problem.message}")
+    # ---------------------------------------------------------------- what the release reads
+    def _record(self, verdict: SettingVerdict | None) -> None:
+        """Keep one verdict per (kind, name, origin). One the engine would not start with is a fatal refusal
+        (`plan.rejected.*`); the plan's findings make the rest from `AdapterResult.reads` (`plan.unread.*`)."""
+        if verdict is None:
+            return
+        key = (verdict.kind, verdict.name, verdict.origin)
+        if key in self.reads:
+            return
+        self.reads[key] = verdict
+        if verdict.status == "rejected":
+            self.fail(verdict.message, kind="keys" if verdict.kind == "key" else "env", fatal=True)
 
-    def _check_env(self, env: Mapping[str, str], node: int = 0) -> None:
+    def _planned_key_origin(self, path: str) -> str:
+        """The typed field that asked for a key the plan sets (its longest recorded prefix), else `the plan`."""
+        parts = path.split(".")
+        for n in range(len(parts), 0, -1):
+            origin = self.origins.get("--additional-config." + ".".join(parts[:n]))
+            if origin is not None and origin != "engine.additional_config":
+                return origin
+        return "the plan"
+
+    def _judge_keys(self) -> None:
+        """Every `--additional-config` key, judged where it was written: the plan's own (a typed field or a
+        default), `engine.additional_config`, and an `--additional-config` in the profile's or a node's
+        `extra_args` (which vLLM reads as a whole option: the last one given wins)."""
+        for verdict in self.accepted.judge_keys(self.additional, "the plan"):
+            self._record(dataclasses.replace(verdict, origin=self._planned_key_origin(verdict.name)))
+        for verdict in self.accepted.judge_keys(self.intent.engine.additional_config, "engine.additional_config"):
+            self._record(verdict)
+        for origin, items in self._written_args():
+            for _item, mapping in additional_configs(items):
+                for verdict in self.accepted.judge_keys(mapping, origin):
+                    self._record(verdict)
+
+    def _written_args(self) -> list[tuple[str, tuple[ArgItem, ...]]]:
+        """The profile's extra args and each node's, parsed, with where they were written."""
+        written = [("engine.extra_args", self.intent.engine.arg_items)]
+        for node in self.intent.nodes:
+            if node.overrides is not None:
+                written.append((f"network.nodes[{node.index}].extra_args", node.overrides.arg_items))
+        return written
+
+    def _fails_on_unknown_env(self) -> bool:
+        """Whether the argv turns vLLM's unknown-variable warning into a start-up error (the last spelling wins)."""
+        said = [i for _origin, items in self._written_args() for i in items if i.positive == FAIL_ON_ENVIRON]
+        return bool(said) and not said[-1].negated
+
+    def _judge_env(self, env: Mapping[str, str], node: int) -> None:
+        """Every variable of one node's env, judged where it was written."""
+        fails = self._fails_on_unknown_env()
         for name in env:
-            problem = self.accepted.env_problem(name)
-            if problem is not None:
-                if name in self.intent.nodes[node].env:
-                    origin = f"network.nodes[{node}].env"
-                else:
-                    origin = "runtime.env" if name in self.intent.runtime.env else "planned env"
-                self.fail(f"{origin} {name}: {problem}", kind="env")
+            if name in self.intent.nodes[node].env:
+                origin = f"network.nodes[{node}].env"
+            elif name in self.intent.runtime.env:
+                origin = "runtime.env"
+            else:
+                origin = self.origins.get(f"env:{name}") or "the plan"
+            self._record(self.accepted.judge_env(name, origin, fails))
