@@ -206,7 +206,11 @@ def _show_view(
         out.emit(as_json, [mx.release_json(r) for r in rows], lambda: out.releases_table(rows))
     elif view == "models":
         fams = filters.filter_models(m, model=model, hardware=hardware, feature=feature, quant=quant, release=release)
-        out.emit(as_json, [mx.model_json(f) for f in fams], lambda: out.models_table(fams, hardware))
+        tag = release if release in {r.version for r in mx.releases(m, "npu")} else None
+        out.emit(
+            as_json, [_with_verified(mx.model_json(f), f.id, tag) for f in fams],
+            lambda: out.models_table(fams, hardware, tag),
+        )  # fmt: skip
     elif view == "hardware":
         hws = filters.filter_hardware(m, hardware=hardware, release=release)
         out.emit(as_json, [mx.hardware_json(h) for h in hws], lambda: out.hardware_table(hws))
@@ -215,6 +219,17 @@ def _show_view(
 
         qts = filters.filter_quantizations(m, quant=quant, hardware=hardware, release=release)
         out.emit(as_json, [quantization_json(m, q) for q in qts], lambda: out.quant_tables(m, qts))
+
+
+def _with_verified(row: dict[str, object], family: str, tag: str | None) -> dict[str, object]:
+    """A model row with `verified`: per hardware family the newest upstream CI launch (at `tag`, when one is named)."""
+    from ascendctl.facts.launches import family_marks
+
+    marks = family_marks(family, tag)
+    row["verified"] = [
+        {"hardware": h, "tag": m.tag, "source": m.source, "layout": m.layout} for h, m in sorted(marks.items())
+    ]
+    return row
 
 
 # ---------------------------------------------------------------------------------------------------------

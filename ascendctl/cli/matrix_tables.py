@@ -120,10 +120,12 @@ def releases_table(rows: list[Release]) -> None:
 _GLYPH = {"supported": "✅", "experimental": "🔵", "untested": "🟡", "unsupported": "❌", None: "·"}
 
 
-def models_table(fams: list[ModelFamily], hardware: str | None) -> None:
+def models_table(fams: list[ModelFamily], hardware: str | None, release: str | None = None) -> None:
+    from ascendctl.facts.launches import family_marks
     from ascendctl.facts.matrix import model_support
 
-    cols = ["model", "types", *HARDWARE_FAMILIES, "max len", "architectures"]
+    verified = f"verified at {release}" if release else "verified (newest tag)"
+    cols = ["model", "types", *HARDWARE_FAMILIES, "max len", "architectures", verified]
     if hardware:
         cols.append(f"features on {hardware}")
     t = _table("Models (support matrix; ✅ supported 🔵 experimental 🟡 untested ❌ no · not listed)", cols)
@@ -135,6 +137,8 @@ def models_table(fams: list[ModelFamily], hardware: str | None) -> None:
         lens = sorted({s.max_len for s in f.support if s.max_len})
         cells.append(", ".join(_fmt_len(n) for n in lens) or "—")
         cells.append(", ".join(f.architectures))
+        marks = family_marks(f.id, release)
+        cells.append(", ".join(f"{h} {m.tag}" if not release else h for h, m in sorted(marks.items())) or "—")
         if hardware:
             row = model_support(f, hardware)
             feats = [k for k, v in (row.features.items() if row else []) if v == "yes"]

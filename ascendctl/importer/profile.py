@@ -17,6 +17,7 @@ from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from ascendctl.core.dotted import dotted_get
+from ascendctl.facts.checkpoint_names import quantization_from_name
 from ascendctl.importer.compare import MODEL_KEY
 from ascendctl.importer.script import LaunchScript
 from ascendctl.schema.profile import Profile
@@ -24,9 +25,6 @@ from ascendctl.schema.secrets import API_KEY_VAR, secret_flags, secret_label
 from ascendctl_engine.argv_items import ArgItem, parse_args
 from ascendctl_engine.sections.fields import HUB_ID
 from ascendctl_engine.typed_fields import owner
-from ascendctl_engine.vocab import Quantization
-
-QUANTIZATIONS: frozenset[str] = frozenset(get_args(Quantization))
 
 Converter = Callable[[ArgItem], Any]
 
@@ -180,18 +178,6 @@ def _model(draft: Draft, model: str | None, argv: list[str]) -> None:
             draft.notes.append(
                 f"model.quantization {guess}: read from the model name {source!r} (--quantization ascend)"
             )
-
-
-def quantization_from_name(source: str) -> str | None:
-    """The ModelSlim type a checkpoint's name states (`Qwen3-32B-W8A8` → w8a8, `-w4a8` → w4a8_dynamic)."""
-    tokens = re.split(r"[-_/.]+", source.lower())
-    for token in tokens:
-        if not re.fullmatch(r"w\d+a\d+\w*", token):
-            continue
-        for candidate in (token, f"{token}_dynamic"):
-            if candidate in QUANTIZATIONS:
-                return candidate
-    return None
 
 
 def _items(argv: Sequence[str]) -> tuple[ArgItem, ...]:

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.core.findings import Finding, accepts, is_id, rule_of
+from ascendctl.facts.launches import verified_line
 from ascendctl.facts.matrix import (
     find_models,
     fit_row,
@@ -937,6 +938,10 @@ def _assemble(
     provenance = {"release": chosen.why, **_shared_or_named([(o.unit.name, o.result.provenance) for o in planned])}
     eras = {topic: label for one in planned for topic, label in one.result.eras.items()}
     provenance.update({f"era:{topic}": label for topic, label in eras.items()})
+    if row.backend == "npu":  # what upstream's CI runs on hardware for this model, quantization and hardware
+        family = model.family.id if model.family else None
+        quant, location = profile.model.quantization, profile.model.location
+        provenance["decision:verified"] = verified_line(family, quant, hardware, row.version, location)
     return Plan(
         deployment=deployment,
         instances=instances,

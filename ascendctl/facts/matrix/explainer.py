@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.core.findings import kebab
+from ascendctl.facts.launches import evidence_for
 from ascendctl.facts.matrix.features import _feature_by_id, constraint_hits, constraint_key, feature_status
 from ascendctl.facts.matrix.hardware import hardware_by_id, hardware_supported
 from ascendctl.facts.matrix.launch import QuantLaunch, quantization_launch
@@ -212,6 +213,18 @@ def _model_table_judgement(ask: _NpuAsk, reasons: list[Reason], suggestions: lis
         suggestions.append(f"use release {stable.version}")
 
 
+def _verified_launches(ask: _NpuAsk, reasons: list[Reason], suggestions: list[str]) -> None:
+    """What upstream's CI runs on hardware for this combination (`ascendctl.facts.launches`): the release's own
+    launches, else the nearest tag's, named with its tag. Evidence in favour; it never blocks."""
+    own, others = evidence_for(ask.fam.id, ask.qt.id, ask.hw.id, ask.rel.version, ask.features)
+    for launch in own[:3]:
+        reasons.append(Reason(launch.mark(), launch.source, "ok", constraint="verified"))
+    if len(own) > 3:
+        reasons.append(Reason(f"{len(own) - 3} more launches at {ask.rel.version}", own[3].source, "ok", "verified"))
+    for launch in others[:1]:
+        reasons.append(Reason(launch.mark(ask.rel.version), launch.source, "ok", constraint="verified"))
+
+
 def _asked_features(ask: _NpuAsk, reasons: list[Reason], suggestions: list[str]) -> None:
     """Every feature step for each asked feature in turn (a feature's reasons stay together)."""
     for f in ask.features:
@@ -383,6 +396,7 @@ _NPU_STEPS: tuple[_Step, ...] = (
     _hardware_maturity,
     _hardware_dtypes,
     _model_table_judgement,
+    _verified_launches,
     _asked_features,
     _quantization_runs_on_hardware,
     _quantization_launch,

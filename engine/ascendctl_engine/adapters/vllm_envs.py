@@ -52,12 +52,12 @@ def vllm_env_table(distribution: str, version: str) -> VllmEnvTable | None:
     said = _data()["versions"].get(label)
     if said is None:
         return None
-    order = _order()
-    at = order.index(label)
+    order = {name: i for i, name in enumerate(_order())}
+    at = order[label]
     names = frozenset(
         name
         for name, runs in _data()["names"].items()
-        if any(order.index(first) <= at <= order.index(last) for first, last, _line in runs)
+        if any(order[first] <= at <= order[last] for first, last, _line in runs)
     )
     return VllmEnvTable(label, str(said["source"]), said.get("validate_environ"), names)
 
