@@ -23,7 +23,7 @@ from ascendctl.core.errors import DocumentError
 from ascendctl.core.yamlio import load_yaml_text
 from ascendctl.facts.matrix import load_matrix
 from ascendctl.facts.matrix.explainer import explain
-from ascendctl.plan.planner import UnsupportedPlan, plan_profile, require_startable
+from ascendctl.plan.planner import plan_profile
 from ascendctl.schema.loader import load_profile, validate_profile_document
 from ascendctl.schema.profile import Profile, profile_json_schema
 from ascendctl_engine import typed_fields
@@ -357,14 +357,16 @@ def test_a_v0_18_era_profile_planned_for_v0_25_1rc1_shows_the_renamed_spellings(
     assert why.startswith("user: engine.ascend.balance_scheduling") and "ascend_config.py:871" in why
 
 
-def test_the_plan_fails_naming_the_first_release(tmp_path: Path) -> None:
+def test_the_plan_warns_naming_the_first_release(tmp_path: Path) -> None:
+    # a switch the release does not read is ignored by its engine: the plan warns (the refusal policy), naming the
+    # first release that reads it, and plans nothing for it
     profile = _profile(HEAD + "release: v0.11.0\nengine:\n  ascend:\n    balance_scheduling: true\n", tmp_path)
-    with pytest.raises(UnsupportedPlan) as exc:
-        require_startable(plan_profile(profile))
-    assert any("engine.ascend.balance_scheduling" in p and "v0.13.0rc1" in p for p in exc.value.problems)
-    allowed = plan_profile(profile, allow=["plan.refused.ascend-balance-scheduling"])
-    [refused] = [f for f in allowed.deployment.findings if f.id == "plan.refused.ascend-balance-scheduling"]
-    assert refused.status == "warn" and "engine.ascend.balance_scheduling" in refused.message
+    plan = plan_profile(profile)
+    assert not [f for f in plan.blocking if f.id.startswith("plan.refused.ascend")]
+    [warned] = [f for f in plan.deployment.findings if f.id == "plan.refused.ascend-balance-scheduling"]
+    assert warned.status == "warn" and warned.clause is None
+    assert "engine.ascend.balance_scheduling" in warned.message and "v0.13.0rc1" in warned.message
+    assert "VLLM_ASCEND_BALANCE_SCHEDULING" not in plan.commands[0].env
 
 
 def test_jemalloc_is_preloaded_and_checked_for_shape(tmp_path: Path) -> None:
@@ -467,10 +469,10 @@ def test_explain_names_the_spelling_and_every_era() -> None:
     assert 'v0.20.2rc1 … v0.24.0rc1: --additional-config {"enable_balance_scheduling": true}' in per_era
 
 
-def test_explain_refuses_a_release_without_the_switch() -> None:
+def test_explain_warns_of_a_release_without_the_switch() -> None:
     v = explain(MATRIX, model="DeepSeek-R1", hardware="a3", release="v0.13.0", features=["engine.ascend.dsa_cp"])
-    assert not v.supported
-    assert any(r.level == "error" and "first release that reads one is v0.20.2rc1" in r.message for r in v.reasons)
+    assert v.supported  # the release ignores the switch: a warning, never a refusal
+    assert any(r.level == "warning" and "first release that reads one is v0.20.2rc1" in r.message for r in v.reasons)
     assert "use release v0.20.2rc1 or newer for engine.ascend.dsa_cp" in v.suggestions
 
 

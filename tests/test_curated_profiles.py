@@ -120,17 +120,22 @@ def test_check_on_the_fixture_host_of_its_family(fixture_host, name: str) -> Non
     assert not any(i.startswith("plan.") for i in failed), failed
 
 
-def test_a_profile_that_allows_a_constraint_sees_it_as_a_warning() -> None:
+def test_a_table_claim_a_launch_contradicts_warns_naming_both_sources() -> None:
+    # main's feature matrix says W4A8 does not work for multimodal models; upstream's CI launches Kimi-K2.5/K2.6 W4A8
+    # on A3: the curated profile plans without `allow`, with a warning naming the launch and the table
     from ascendctl.plan.planner import plan_profile
     from ascendctl.schema.loader import load_profile
 
-    plan = plan_profile(load_profile(REPO / "profiles" / "kimi-k2-5-w4a8-eagle3-a3.yaml"))
-    allowed = "plan.matrix.combination.quant-w4a8-dynamic-and-mm"
-    [w4a8] = [f for f in plan.deployment.findings if f.id == allowed]
-    assert (w4a8.status, w4a8.severity) == ("warn", "warn")
-    assert "W4A8" in w4a8.message and f"(allowed: {allowed})" in w4a8.message
-    assert plan.allowed == (allowed,) and not plan.blocking
-    assert not any("deprecated" in w for w in plan.warnings)  # the profile names the id, not the blanket
+    profile = load_profile(REPO / "profiles" / "kimi-k2-5-w4a8-eagle3-a3.yaml")
+    assert profile.allow == []
+    plan = plan_profile(profile)
+    [w4a8] = [f for f in plan.deployment.findings if f.id == "plan.matrix.combination.quant-w4a8-dynamic-and-mm"]
+    assert (w4a8.status, w4a8.clause) == ("warn", None) and not plan.blocking and plan.allowed == ()
+    assert "contradicted by a launch upstream runs: verified at v0.23.0: tests/e2e/" in w4a8.message
+    assert "feature_matrix.md" in w4a8.message
+    # the `allow:` it once needed is now stale, and the plan says so
+    stale = plan_profile(profile, allow=["plan.matrix.combination.quant-w4a8-dynamic-and-mm"])
+    assert any("plan.matrix.combination.quant-w4a8-dynamic-and-mm is no longer needed" in w for w in stale.warnings)
 
 
 def test_a_curated_profile_whose_release_rejects_an_argument_exits_2_whatever_it_allows() -> None:

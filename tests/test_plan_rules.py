@@ -67,9 +67,10 @@ def findings(path: Path, **kw: Any) -> dict[str, str]:
 def test_mla_heads_per_rank(tmp_path: Path) -> None:
     lite = model_dir(tmp_path, DEEPSEEK_V2_LITE)
     graph = profile(tmp_path, str(lite), "engine: {parallel: {tensor: 2}}\n")
-    assert findings(graph)["plan.mla.heads-per-rank"] == "fail"
-    with pytest.raises(UnsupportedPlan, match="heads per TP rank"):
-        require_startable(plan_profile(load_profile(graph)))
+    # main's FAQ says so (a document's claim): a warning, never a refusal (upstream's CI runs Kimi-K2.5, 64 heads,
+    # at TP 4 with FULL_DECODE_ONLY graphs)
+    assert findings(graph)["plan.mla.heads-per-rank"] == "warn"
+    require_startable(plan_profile(load_profile(graph)))
     eager = profile(tmp_path, str(lite), "engine: {graph: {mode: eager}, parallel: {tensor: 2}}\n")
     assert "plan.mla.heads-per-rank" not in findings(eager)
 
@@ -90,7 +91,7 @@ def test_experts_divisible_by_ep(tmp_path: Path) -> None:
         str(moe),
         "engine: {parallel: {tensor: 16, expert: true}, eplb: {mode: dynamic, redundant_experts: 5}}\n",
     )
-    assert findings(bad)["plan.moe.experts-divisible"] == "fail"
+    assert findings(bad)["plan.moe.experts-divisible"] == "warn"  # the EPLB guide's claim: a warning
     good = profile(
         tmp_path,
         str(moe),
@@ -119,13 +120,14 @@ def test_low_bit_quantization_with_eplb(tmp_path: Path) -> None:
     plan = plan_profile(load_profile(path))
     # one finding per matrix constraint, its id the constraint's atoms: what `allow:` names to accept just it
     [w4a8] = [f for f in plan.deployment.findings if f.id == "plan.matrix.combination.quant-w4a8-dynamic-and-eplb"]
-    assert w4a8.status == "fail" and "W4A8 quantization does not work with EPLB" in w4a8.message
+    # main's feature matrix claims it (a document): a warning with its source, never a refusal
+    assert w4a8.status == "warn" and "W4A8 quantization does not work with EPLB" in w4a8.message
     unknown = profile(
         tmp_path, "someorg/unknown-moe", "engine: {parallel: {tensor: 4, expert: true}, eplb: {mode: dynamic}}\n"
     )
     unknown.write_text(unknown.read_text().replace("model: {source:", "model: {quantization: w4a8_dynamic, source:"))
-    with pytest.raises(UnsupportedPlan, match="W4A8 quantization does not work with EPLB"):
-        require_startable(plan_profile(load_profile(unknown)))
+    [claim] = [f for f in plan_profile(load_profile(unknown)).deployment.findings if "W4A8" in f.message]
+    assert claim.status == "warn" and claim.clause is None  # no family either: the same claim, the same warning
 
 
 def test_300i_duo_dtype_and_length(tmp_path: Path) -> None:
@@ -172,7 +174,7 @@ def test_hub_ids_with_published_shapes_decide_the_shape_rules(tmp_path: Path) ->
     status = {f.id: f.status for f in plan.deployment.findings}
     assert status["plan.mla.heads-per-rank"] == "pass" and status["plan.moe.experts-divisible"] == "pass"
     split = profile(tmp_path, "deepseek-ai/DeepSeek-V3", "engine: {parallel: {tensor: 3, expert: true}}\n")
-    assert findings(split)["plan.mla.heads-per-rank"] == "fail"  # 128 heads / TP 3, on the model's own id
+    assert findings(split)["plan.mla.heads-per-rank"] == "warn"  # 128 heads / TP 3, on the model's own id (the FAQ)
 
 
 def test_model_not_in_the_matrix(tmp_path: Path) -> None:

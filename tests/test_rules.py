@@ -46,7 +46,7 @@ def test_outcomes_become_findings() -> None:
     assert (unknown.status, unknown.undecided, unknown.notable) == ("skip", True, True)
     bad = make(lambda c: problem("m", "f", at=("model", "dtype"))).evaluate(None)
     assert (bad.status, bad.fix, bad.at, bad.notable) == ("warn", "f", ("model", "dtype"), True)
-    assert set(bad.to_dict()) == {"id", "severity", "status", "title", "message", "fix", "source"}
+    assert set(bad.to_dict()) == {"id", "severity", "status", "title", "message", "fix", "source", "clause"}
 
 
 def test_evaluate_runs_one_scope_only() -> None:

@@ -41,7 +41,7 @@ def set_env_script(ctx: CheckContext) -> str:
     return ctx.facts.cann.set_env or TOOLKIT_SET_ENV
 
 
-@rule("host.cann.installed", "error", "CANN toolkit installed")
+@rule("host.cann.installed", "error", "CANN toolkit installed", clause="engine-start")
 def cann_installed(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -58,7 +58,7 @@ def cann_installed(ctx: CheckContext) -> Outcome:
     return passed(f"CANN {cann.version} at {cann.path} ({cann.layout} layout, from {cann.source}){also}")
 
 
-@rule("host.cann.sourced", "error", "CANN environment sourced")
+@rule("host.cann.sourced", "error", "CANN environment sourced", clause="engine-start")
 def cann_sourced(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -77,7 +77,7 @@ def cann_sourced(ctx: CheckContext) -> Outcome:
     return passed(f"sourced (home {home})")
 
 
-@rule("host.cann.atb", "error", "NNAL / ATB (libatb.so) installed and sourced")
+@rule("host.cann.atb", "error", "NNAL / ATB (libatb.so) installed and sourced", clause="engine-start")
 def cann_atb(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -98,7 +98,7 @@ def cann_atb(ctx: CheckContext) -> Outcome:
     return passed("NNAL/ATB installed and sourced")
 
 
-@rule("host.cann.release", "error", "CANN version matches the release row")
+@rule("host.cann.release", "error", "CANN version matches the release row", clause="known-failure")
 def cann_release(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -140,7 +140,7 @@ def cann_graph_capture(ctx: CheckContext) -> Outcome:
     return passed(f"graph mode {mode}: HDK {ctx.facts.driver.version or '?'}, CANN {ctx.facts.cann.version or '?'}")
 
 
-@rule("host.npu.release-hardware", "error", "The release supports this hardware family")
+@rule("host.npu.release-hardware", "error", "The release supports this hardware family", clause="placement")
 def npu_release_hardware(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -157,7 +157,7 @@ def npu_release_hardware(ctx: CheckContext) -> Outcome:
     return passed(f"{row.version} supports {hw.name}" + (f" (image {image})" if image else ""))
 
 
-@rule("host.npu.graph-min-cann", "error", "CANN new enough for graph mode on this family")
+@rule("host.npu.graph-min-cann", "error", "CANN new enough for graph mode on this family", clause="known-failure")
 def npu_graph_min_cann(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -188,6 +188,7 @@ def kernels_package(hw: Hardware, cann: str) -> str | None:
     "error",
     "CANN kernels/ops package installed for this SoC",
     source="matrix hardware cann_kernels/cann_ops/opp_kernel_dir; main:docs/source/installation.md",
+    clause="engine-start",
 )
 def cann_kernels(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
@@ -225,6 +226,7 @@ def driver_minimum(rows: list[CannDriverMinimum], cann: str) -> CannDriverMinimu
     "error",
     "Driver (HDK) new enough for the installed CANN",
     source="matrix cann_driver_minimums (Huawei CANN release notes: CANN ↔ Ascend HDK compatibility)",
+    clause="known-failure",
 )
 def npu_driver_cann(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:

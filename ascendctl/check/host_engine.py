@@ -58,7 +58,7 @@ def _no_python(ctx: CheckContext) -> Outcome | None:
     return None
 
 
-@rule("host.engine.python", "error", "Engine interpreter probed")
+@rule("host.engine.python", "error", "Engine interpreter probed", clause="engine-start")
 def engine_python(ctx: CheckContext) -> Outcome:
     py = ctx.facts.python
     if py is None:
@@ -72,7 +72,7 @@ def engine_python(ctx: CheckContext) -> Outcome:
     return passed(f"{py.interpreter} (Python {py.version}, chosen by {py.chosen_by})")
 
 
-@rule("host.engine.installed", "error", "Engine packages installed")
+@rule("host.engine.installed", "error", "Engine packages installed", clause="engine-start")
 def engine_installed(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
@@ -96,7 +96,7 @@ def engine_installed(ctx: CheckContext) -> Outcome:
     return passed(f"{name} {version}")
 
 
-@rule("host.engine.release", "error", "Installed engine matches the profile's release")
+@rule("host.engine.release", "error", "Installed engine matches the profile's release", clause="engine-start")
 def engine_release(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
@@ -114,7 +114,7 @@ def engine_release(ctx: CheckContext) -> Outcome:
     return passed(f"{name} {have} = release {row.version}")
 
 
-@rule("host.engine.python-version", "error", "Engine Python within the release's range")
+@rule("host.engine.python-version", "error", "Engine Python within the release's range", clause="engine-start")
 def engine_python_version(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
@@ -142,7 +142,7 @@ def _is_dev(version: str) -> bool:
     return v is None or v.is_devrelease
 
 
-@rule("host.engine.vllm-pair", "error", "vLLM and vllm-ascend from the same release row")
+@rule("host.engine.vllm-pair", "error", "vLLM and vllm-ascend from the same release row", clause="engine-start")
 def engine_vllm_pair(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
@@ -187,7 +187,7 @@ def _row_for_installed(ctx: CheckContext, ascend: str) -> Release | None:
     return row_for_version(ctx.matrix, "npu", ascend) if ctx.matrix is not None else None
 
 
-@rule("host.engine.torch-pair", "error", "torch_npu built for the installed torch")
+@rule("host.engine.torch-pair", "error", "torch_npu built for the installed torch", clause="engine-start")
 def engine_torch_pair(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
@@ -204,7 +204,7 @@ def engine_torch_pair(ctx: CheckContext) -> Outcome:
     return passed(f"torch {torch} / torch-npu {torch_npu}")
 
 
-@rule("host.engine.torch-npu-cann", "error", "torch_npu has CANN (else `import torch` fails)")
+@rule("host.engine.torch-npu-cann", "error", "torch_npu has CANN (else `import torch` fails)", clause="engine-start")
 def engine_torch_npu_cann(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
@@ -270,7 +270,7 @@ def engine_pins(ctx: CheckContext) -> Outcome:
     return passed(f"pins of {row.version} installed")
 
 
-@rule("host.engine.soc-build", "error", "vllm-ascend build matches the SoC family")
+@rule("host.engine.soc-build", "error", "vllm-ascend build matches the SoC family", clause="engine-start")
 def engine_soc_build(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -301,7 +301,7 @@ def engine_soc_build(ctx: CheckContext) -> Outcome:
     return passed(f"built for {built_for} ({tag})")
 
 
-@rule("host.engine.no-triton", "error", "No triton where the hardware cannot run it")
+@rule("host.engine.no-triton", "error", "No triton where the hardware cannot run it", clause="known-failure")
 def engine_no_triton(ctx: CheckContext) -> Outcome:
     if (skip := _no_python(ctx)) is not None:
         return skip
@@ -340,7 +340,7 @@ def engine_cpu_vision(ctx: CheckContext) -> Outcome:
     return passed("no CUDA-only vision/audio packages")
 
 
-@rule("host.engine.ray", "error", "Ray executor usable")
+@rule("host.engine.ray", "error", "Ray executor usable", clause="engine-start")
 def engine_ray(ctx: CheckContext) -> Outcome:
     if ctx.profile is None or ctx.profile.engine.parallel.executor != "ray":
         return skipped("executor is not ray")

@@ -45,7 +45,13 @@ def _devices(view: FabricView, key: str, bad: str) -> list[str]:
     return out
 
 
-@rule("host.fabric.tool", "error", "hccn_tool available for the fabric checks", source=f"{_GUIDE}:528-538")
+@rule(
+    "host.fabric.tool",
+    "error",
+    "hccn_tool available for the fabric checks",
+    source=f"{_GUIDE}:528-538",
+    clause="placement",
+)
 def tool(ctx: CheckContext) -> Outcome:
     if ctx.fabric is None:
         return _not_gathered(ctx)
@@ -59,7 +65,7 @@ def tool(ctx: CheckContext) -> Outcome:
     return passed(f"{ctx.fabric.facts.tool}, {len(ctx.fabric.devices)} devices checked")
 
 
-@rule("host.fabric.link", "error", "Every NPU NIC link is UP", source=f"{_GUIDE}:530; {_EACH_NODE}")
+@rule("host.fabric.link", "error", "Every NPU NIC link is UP", source=f"{_GUIDE}:530; {_EACH_NODE}", clause="placement")
 def link(ctx: CheckContext) -> Outcome:
     view = _view(ctx)
     if isinstance(view, Outcome):
@@ -74,7 +80,13 @@ def link(ctx: CheckContext) -> Outcome:
     return passed(f"{len(view.facts.devices)} links UP")
 
 
-@rule("host.fabric.health", "error", "Every NPU NIC reports net health Success", source=f"{_GUIDE}:532; {_EACH_NODE}")
+@rule(
+    "host.fabric.health",
+    "error",
+    "Every NPU NIC reports net health Success",
+    source=f"{_GUIDE}:532; {_EACH_NODE}",
+    clause="placement",
+)
 def health(ctx: CheckContext) -> Outcome:
     view = _view(ctx)
     if isinstance(view, Outcome):
@@ -137,7 +149,13 @@ def _peer_subnets(view: FabricView) -> list[str]:
     return out
 
 
-@rule("host.fabric.ip", "error", "Every NPU NIC has its own address, as configured", source=f"{_GUIDE}:538,565")
+@rule(
+    "host.fabric.ip",
+    "error",
+    "Every NPU NIC has its own address, as configured",
+    source=f"{_GUIDE}:538,565",
+    clause="placement",
+)
 def ip(ctx: CheckContext) -> Outcome:
     view = _view(ctx)
     if isinstance(view, Outcome):
@@ -176,7 +194,8 @@ def _pings(view: FabricView, kind: str, fix: str) -> Outcome:
 
 
 @rule("host.fabric.ping", "error", "Every peer's NPU NIC answers a ping from every local NPU",
-      source=f"{_GUIDE}:574-578; {_PD_GUIDE}:108-111 (every local device, once per peer address)")  # fmt: skip
+      source=f"{_GUIDE}:574-578; {_PD_GUIDE}:108-111 (every local device, once per peer address)",
+      clause="placement")  # fmt: skip
 def ping(ctx: CheckContext) -> Outcome:
     view = _view(ctx)
     if isinstance(view, Outcome):
@@ -189,7 +208,13 @@ def ping(ctx: CheckContext) -> Outcome:
     )
 
 
-@rule("host.fabric.vnic", "error", "A3: every NPU reports its virtual NPU address", source=f"{_PD_GUIDE}:50-51")
+@rule(
+    "host.fabric.vnic",
+    "error",
+    "A3: every NPU reports its virtual NPU address",
+    source=f"{_PD_GUIDE}:50-51",
+    clause="placement",
+)
 def vnic(ctx: CheckContext) -> Outcome:
     view = _view(ctx)
     if isinstance(view, Outcome):
@@ -207,7 +232,7 @@ def vnic(ctx: CheckContext) -> Outcome:
 
 
 @rule("host.fabric.hccs-ping", "error", "A3: every peer's virtual NPU address answers every local NPU's superpod ping",
-      source=f"{_PD_GUIDE}:61-64")  # fmt: skip
+      source=f"{_PD_GUIDE}:61-64", clause="placement")  # fmt: skip
 def hccs_ping(ctx: CheckContext) -> Outcome:
     view = _view(ctx)
     if isinstance(view, Outcome):
@@ -249,7 +274,7 @@ def _superpod_problems(view: FabricView, read: list[SpodInfo]) -> list[str]:
 
 
 @rule("host.fabric.superpod", "error", "A3: the nodes share one superpod, each node's chips one server index",
-      source=_SPOD_SOURCE)  # fmt: skip
+      source=_SPOD_SOURCE, clause="placement")  # fmt: skip
 def superpod(ctx: CheckContext) -> Outcome:
     if ctx.fabric is None:
         return _not_gathered(ctx)
@@ -275,7 +300,8 @@ def superpod(ctx: CheckContext) -> Outcome:
 
 
 @rule("host.fabric.tls", "error", "The NPU TLS switch is the same on every device of every node",
-      source=f"{_PD_GUIDE}:115-118 (\"The TLS settings should be consistent across all nodes\")")  # fmt: skip
+      source=f"{_PD_GUIDE}:115-118 (\"The TLS settings should be consistent across all nodes\")",
+      clause="placement")  # fmt: skip
 def tls(ctx: CheckContext) -> Outcome:
     view = _view(ctx)
     if isinstance(view, Outcome):
@@ -303,7 +329,13 @@ def tls(ctx: CheckContext) -> Outcome:
 _NIC_SOURCE = f"{_PD_GUIDE}:252-257,307-312 (each node's nic_name → HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME)"
 
 
-@rule("host.fabric.nic", "error", "The planned NIC exists on this node and on every peer", source=_NIC_SOURCE)
+@rule(
+    "host.fabric.nic",
+    "error",
+    "The planned NIC exists on this node and on every peer",
+    source=_NIC_SOURCE,
+    clause="placement",
+)
 def nic(ctx: CheckContext) -> Outcome:
     if ctx.fabric is None:
         return _not_gathered(ctx)
@@ -327,7 +359,11 @@ def nic(ctx: CheckContext) -> Outcome:
 
 
 @rule(
-    "host.fabric.ports", "error", "This node's share of the port plan can be bound", source="ascendctl/check/fabric.py"
+    "host.fabric.ports",
+    "error",
+    "This node's share of the port plan can be bound",
+    source="ascendctl/check/fabric.py",
+    clause="placement",
 )
 def ports(ctx: CheckContext) -> Outcome:
     if ctx.fabric is None:

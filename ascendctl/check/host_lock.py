@@ -17,6 +17,7 @@ from ascendctl.core.findings import Each, Outcome, kebab, passed, problem, rule,
     "The host still matches the lock of its profile",
     source="ascendctl/run/lock.py (the lock `ascendctl lock` wrote)",
     allowable=False,  # a lock is the record of what ran: accept a change by re-locking, not by `allow`
+    clause="placement",
 )
 def lock(ctx: CheckContext) -> Outcome | list[Each]:
     if ctx.lock is None:

@@ -54,7 +54,7 @@ def used_devices(ctx: CheckContext) -> list[NpuDevice]:
     return devices_in_use(ctx.facts.devices, wanted, ctx.env.get("ASCEND_RT_VISIBLE_DEVICES"))
 
 
-@rule("host.npu.driver", "error", "Ascend NPU driver installed")
+@rule("host.npu.driver", "error", "Ascend NPU driver installed", clause="engine-start")
 def npu_driver(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -106,7 +106,7 @@ def npu_smi(ctx: CheckContext) -> Outcome:
     return passed(f"npu-smi info parsed ({ctx.facts.npu.layout if ctx.facts.npu else '?'} layout)")
 
 
-@rule("host.npu.devices", "error", "NPUs listed by npu-smi")
+@rule("host.npu.devices", "error", "NPUs listed by npu-smi", clause="placement")
 def npu_devices(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -125,7 +125,7 @@ def npu_devices(ctx: CheckContext) -> Outcome:
     return passed(f"{len(devices)} × {'/'.join(names)}{hbm_text}")
 
 
-@rule("host.npu.device-nodes", "error", "Device nodes /dev/davinci*")
+@rule("host.npu.device-nodes", "error", "Device nodes /dev/davinci*", clause="placement")
 def npu_device_nodes(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -149,7 +149,7 @@ def npu_device_nodes(ctx: CheckContext) -> Outcome:
     return passed(f"/dev/davinci{{{','.join(str(i) for i in nodes.davinci)}}} and control nodes present")
 
 
-@rule("host.npu.soc", "error", "Supported Ascend SoC")
+@rule("host.npu.soc", "error", "Supported Ascend SoC", clause="engine-start")
 def npu_soc(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -186,7 +186,7 @@ def npu_health(ctx: CheckContext) -> Outcome:
     return passed(f"all {len(devices)} devices OK")
 
 
-@rule("host.npu.hardware-match", "error", "Profile hardware family matches the host")
+@rule("host.npu.hardware-match", "error", "Profile hardware family matches the host", clause="placement")
 def npu_hardware_match(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -204,7 +204,7 @@ def npu_hardware_match(ctx: CheckContext) -> Outcome:
     return passed(f"{have} on both")
 
 
-@rule("host.npu.device-count", "error", "Enough NPUs for the profile")
+@rule("host.npu.device-count", "error", "Enough NPUs for the profile", clause="placement")
 def npu_device_count(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -254,7 +254,7 @@ def _mask_valid(mask: str | None, wanted: list[int], known: bool, count: int) ->
     return passed(f"{' and '.join(shown)} valid for {count} devices")
 
 
-@rule("host.npu.visible-devices", "error", "Device mask (ASCEND_RT_VISIBLE_DEVICES) is valid")
+@rule("host.npu.visible-devices", "error", "Device mask (ASCEND_RT_VISIBLE_DEVICES) is valid", clause="placement")
 def npu_visible_devices(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -307,7 +307,7 @@ def npu_busy(ctx: CheckContext) -> Outcome:
 
 @rule(
     "host.npu.hbm", "error", "The model, its activations and two max_model_len sequences fit device memory",
-    source="ascendctl.plan.fit (the plan's memory fit against this host's HBM; docs/memory-fit.md)",
+    source="ascendctl.plan.fit (the plan's memory fit against this host's HBM; docs/memory-fit.md)", clause="placement"
 )  # fmt: skip
 def npu_hbm(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:

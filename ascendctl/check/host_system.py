@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 NIC_VARS = ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME")
 
 
-@rule("host.probes", "error", "Host probes ran")
+@rule("host.probes", "error", "Host probes ran", clause="placement")
 def host_probes(ctx: CheckContext) -> Outcome:
     errors = {k: v for k, v in ctx.facts.probe_errors.items() if k not in ("npu-smi",)}
     if errors:
@@ -52,7 +52,7 @@ def host_cpu(ctx: CheckContext) -> Outcome:
     return passed(f"{cpu.arch or '?'}: {cpu.cores or '?'} cores, {mem} RAM{numa}")
 
 
-@rule("host.env.launch-blocking", "error", "ASCEND_LAUNCH_BLOCKING off with graph mode")
+@rule("host.env.launch-blocking", "error", "ASCEND_LAUNCH_BLOCKING off with graph mode", clause="engine-start")
 def env_launch_blocking(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -85,7 +85,7 @@ def parse_alloc_conf(value: str) -> tuple[dict[str, str], list[str]]:
     return entries, bad
 
 
-@rule("host.env.alloc-conf", "error", "PYTORCH_NPU_ALLOC_CONF consistent")
+@rule("host.env.alloc-conf", "error", "PYTORCH_NPU_ALLOC_CONF consistent", clause="known-failure")
 def env_alloc_conf(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
         return skip
@@ -108,7 +108,7 @@ def env_alloc_conf(ctx: CheckContext) -> Outcome:
     return passed(f"PYTORCH_NPU_ALLOC_CONF={value}")
 
 
-@rule("host.net.ports", "error", "Ports free")
+@rule("host.net.ports", "error", "Ports free", clause="placement")
 def net_ports(ctx: CheckContext) -> Outcome:
     if not ctx.facts.ports:
         return skipped("no ports requested" if ctx.profile is None else "ports not probed")
@@ -151,7 +151,7 @@ def _unknown_interface(ctx: CheckContext, p: Profile, interface: str | None) -> 
     return None
 
 
-@rule("host.net.multinode", "error", "Multi-node network settings")
+@rule("host.net.multinode", "error", "Multi-node network settings", clause="placement")
 def net_multinode(ctx: CheckContext) -> Outcome:
     p = ctx.profile
     if p is None or p.target.nodes <= 1:
@@ -175,6 +175,7 @@ def net_multinode(ctx: CheckContext) -> Outcome:
     "error",
     "/etc/hccn.conf present where the engines read NPU NIC addresses",
     source=HCCN_CONF_SOURCES,
+    clause="placement",
 )
 def net_hccn_conf(ctx: CheckContext) -> Outcome:
     if (skip := not_npu(ctx)) is not None:
@@ -221,7 +222,7 @@ def cpu_kvcache(ctx: CheckContext) -> Outcome:
     return passed(f"KV cache {want} GiB")
 
 
-@rule("host.cuda.gpus", "error", "CUDA GPUs present")
+@rule("host.cuda.gpus", "error", "CUDA GPUs present", clause="placement")
 def cuda_gpus(ctx: CheckContext) -> Outcome:
     if ctx.target != "cuda":
         return skipped(f"target backend is {ctx.target}")
@@ -240,7 +241,7 @@ def cuda_gpus(ctx: CheckContext) -> Outcome:
     return passed(f"{len(gpus)} × {'/'.join(names)} (driver {ctx.facts.cuda.driver_version or '?'})")
 
 
-@rule("host.matrix.release", "error", "Profile release is in the support matrix")
+@rule("host.matrix.release", "error", "Profile release is in the support matrix", clause="placement")
 def matrix_release(ctx: CheckContext) -> Outcome:
     if ctx.profile is None:
         return skipped("no profile")

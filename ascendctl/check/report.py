@@ -20,7 +20,8 @@ from ascendctl.core.findings import Finding
 from ascendctl_engine.host.facts import HostFacts
 from ascendctl_engine.records import record
 
-CHECK_JSON_SCHEMA = 2
+# 3: every result carries `clause` (the refusal policy, docs/refusal-policy.md; null when it does not fail).
+CHECK_JSON_SCHEMA = 3
 
 
 @record

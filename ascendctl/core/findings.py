@@ -18,6 +18,13 @@ topic) returns a list of `Each` instead: one finding per broken constraint, with
 an operator can accept exactly that one (`allow: [ids]`, `allowed()`); no broken constraint is one passing
 finding under the rule's id. A rule registered `allowable=False` guarantees a failed start when it fails (the
 release's parser rejects an argument): no `allow` accepts it.
+
+The refusal policy (docs/refusal-policy.md): a finding fails (refuses: exit 2) only with one of three clauses,
+which it names — `engine-start` (the release's engine would reject it at start: never allowable), `placement` (it
+cannot be laid out on the hardware: devices, nodes, ports, memory) or `known-failure` (upstream evidence, an issue,
+a PR or a code path, shows it failing at that tag). A rule declares the clause of its failures (`rule(clause=…)`),
+a problem may name its own (`problem(clause=…)`); a failing problem with no clause is a warning: what the engine
+ignores, or what only a document claims, warns with its source.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ from ascendctl_engine.records import record
 
 Scope = Literal["profile", "plan", "host"]
 Severity = Literal["error", "warn", "info"]
+Clause = Literal["engine-start", "placement", "known-failure"]
+CLAUSES: tuple[Clause, ...] = get_args(Clause)
 Status = Literal["pass", "warn", "fail", "skip"]
 _RANK: dict[Severity, int] = {"info": 0, "warn": 1, "error": 2}
 _ID = re.compile(r"^(?:" + "|".join(get_args(Scope)) + r")(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+$")
@@ -47,6 +56,7 @@ class Outcome:
     fix: str | None = None
     severity: Severity | None = None  # a problem's severity when lower than the rule's
     at: KeyPath | None = None  # the profile key the problem is about (profile rules point at it)
+    clause: Clause | None = None  # why it may refuse, when not the rule's own clause
 
 
 def passed(message: str) -> Outcome:
@@ -63,8 +73,15 @@ def undecided(why: str) -> Outcome:
     return Outcome("undecided", why)
 
 
-def problem(message: str, fix: str | None = None, *, severity: Severity | None = None, at: KeyPath = ()) -> Outcome:
-    return Outcome("problem", message, fix, severity, at or None)
+def problem(
+    message: str,
+    fix: str | None = None,
+    *,
+    severity: Severity | None = None,
+    at: KeyPath = (),
+    clause: Clause | None = None,
+) -> Outcome:
+    return Outcome("problem", message, fix, severity, at or None, clause)
 
 
 @record
@@ -89,6 +106,7 @@ class Finding:
     source: str = ""  # where the rule's fact comes from (a reference file, a tag:path:line)
     at: KeyPath | None = None
     undecided: bool = False  # a skip because an input was missing (not because the rule does not apply)
+    clause: Clause | None = None  # a failure's clause of the refusal policy (None for anything that does not fail)
 
     @property
     def scope(self) -> str:
@@ -108,6 +126,7 @@ class Finding:
             "message": self.message,
             "fix": self.fix,
             "source": self.source,
+            "clause": self.clause,
         }
 
 
@@ -119,6 +138,7 @@ class Rule(Generic[Ctx]):
     source: str
     fn: Callable[[Ctx], Outcome | list[Each]]
     allowable: bool = True  # False: failing guarantees a failed start, no `allow` accepts it
+    clause: Clause | None = None  # the clause its failures refuse with (a problem may name another)
 
     @property
     def scope(self) -> str:
@@ -159,8 +179,16 @@ class Rule(Generic[Ctx]):
         severity = self.severity
         if out.severity is not None and _RANK[out.severity] < _RANK[severity]:
             severity = out.severity
+        clause = out.clause or self.clause
+        if severity == "error" and clause is None and self.scope == "plan":
+            severity = (
+                "warn"  # the policy: a plan refuses only with a clause (profile and host rules judge their input)
+            )
         status = "fail" if severity == "error" else ("warn" if severity == "warn" else "pass")
-        return Finding(finding_id, severity, status, self.title, out.message, out.fix, source, out.at)
+        return Finding(
+            finding_id, severity, status, self.title, out.message, out.fix, source, out.at,
+            clause=clause if status == "fail" else None,
+        )  # fmt: skip
 
 
 RULES: dict[str, Rule[Any]] = {}
@@ -170,16 +198,23 @@ RuleFn = TypeVar("RuleFn", bound=Callable[..., "Outcome | list[Each]"])
 
 
 def rule(
-    rule_id: str, severity: Severity, title: str, *, source: str = "", allowable: bool = True
+    rule_id: str,
+    severity: Severity,
+    title: str,
+    *,
+    source: str = "",
+    allowable: bool = True,
+    clause: Clause | None = None,
 ) -> Callable[[RuleFn], RuleFn]:
-    """Register a rule function under `rule_id` (`profile.*`, `plan.*` or `host.*`, unique)."""
+    """Register a rule function under `rule_id` (`profile.*`, `plan.*` or `host.*`, unique). `clause`: the policy
+    clause its failures refuse with; an `engine-start` rule is never allowable."""
     if not _ID.match(rule_id):
         raise ValueError(f"rule id {rule_id!r} is not <scope>.<dotted-kebab-name> with scope in {get_args(Scope)}")
 
     def register(fn: RuleFn) -> RuleFn:
         if rule_id in RULES:
             raise ValueError(f"duplicate rule id {rule_id!r}")
-        RULES[rule_id] = Rule(rule_id, severity, title, source, fn, allowable)
+        RULES[rule_id] = Rule(rule_id, severity, title, source, fn, allowable and clause != "engine-start", clause)
         return fn
 
     return register
@@ -200,13 +235,19 @@ def is_id(text: str) -> bool:
     return _ID.match(text) is not None
 
 
-def accepts(allow: Iterable[str], finding_id: str) -> bool:
+def covers(allow_id: str, finding_id: str) -> bool:
+    """Whether one `allow` entry names this finding: its id, or the id of a rule or constraint group it is in."""
+    return finding_id == allow_id or finding_id.startswith(allow_id + ".")
+
+
+def accepts(allow: Iterable[str], finding_id: str, clause: Clause | None = None) -> bool:
     """Whether an `allow` list accepts this finding: its id, or the id of a rule (or constraint group) it
-    belongs to (`plan.matrix.combination` accepts every broken combination). Never for an unallowable rule."""
+    belongs to (`plan.matrix.combination` accepts every broken combination). Never an unallowable rule's, never
+    an `engine-start` failure (the engine would not start whatever the profile accepts)."""
     owner = rule_of(finding_id)
-    if owner is not None and not owner.allowable:
+    if clause == "engine-start" or (owner is not None and not owner.allowable):
         return False
-    return any(finding_id == a or finding_id.startswith(a + ".") for a in allow)
+    return any(covers(a, finding_id) for a in allow)
 
 
 def kebab(text: str) -> str:
@@ -226,7 +267,9 @@ def evaluate(scope: Scope, ctx: object, rules: Mapping[str, Rule[Any]] | None = 
 
 
 __all__ = [
+    "CLAUSES",
     "RULES",
+    "Clause",
     "Each",
     "Finding",
     "Outcome",
@@ -235,6 +278,7 @@ __all__ = [
     "Severity",
     "Status",
     "accepts",
+    "covers",
     "evaluate",
     "is_id",
     "kebab",

@@ -64,6 +64,8 @@ GRAPH_FEATURES: Mapping[str, str] = {
     "FULL": "full-graph",
 }
 SIZE_FEATURES: Mapping[str, str] = {"--tensor-parallel-size": "tp", "--data-parallel-size": "dp"}
+# the features a launch's argv can show (a model trait such as `mm` is the family's, not the argv's)
+ARGV_FEATURES = frozenset([*FLAG_FEATURES.values(), *GRAPH_FEATURES.values(), *SIZE_FEATURES.values()])
 
 
 @record

@@ -32,13 +32,17 @@ SCOPES = (
 ALLOW_NOTE = (
     "`plan.matrix`, `plan.host`, `plan.refused` and `plan.rejected` report one finding per constraint, its id the "
     "rule's plus the constraint (`plan.matrix.combination.quant-w4a8-dynamic-and-mm`, `plan.refused.graph`, "
-    "`plan.rejected.parser`). A profile's `allow: [ids]` or `--allow ID` accepts a failing finding by its id (or "
-    "every constraint of a rule by the rule's id); a rule marked *never allowable* guarantees a failed start."
+    "`plan.rejected.parser`); each constraint names its own clause. A plan rule fails only with a clause of the "
+    "refusal policy ([docs/refusal-policy.md](docs/refusal-policy.md)): `engine-start` (never allowable), "
+    "`placement` or `known-failure`; an error rule without one warns. A profile's `allow: [ids]` or `--allow ID` "
+    "accepts a failing `placement` / `known-failure` finding by its id (or every constraint of a rule by the rule's "
+    "id); a rule marked *never allowable* guarantees a failed start."
 )
 
 
 def _severity(rule: Rule[Any]) -> str:
-    return rule.severity if rule.allowable else f"{rule.severity} (never allowable)"
+    said = rule.severity if rule.clause is None else f"{rule.severity}: {rule.clause}"
+    return said if rule.allowable else f"{said} (never allowable)"
 
 
 def _cell(text: str) -> str:

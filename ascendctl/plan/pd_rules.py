@@ -85,6 +85,7 @@ def router_metrics(f: PlanFacts) -> Outcome:
     "error",
     "A prefill/decode deployment asks for an API key only where its router checks one",
     source=ROUTER_AUTH_SOURCE,
+    clause="known-failure",
 )
 def api_key(f: PlanFacts) -> Outcome:
     pd = _pd(f)
@@ -103,7 +104,7 @@ def api_key(f: PlanFacts) -> Outcome:
     )
 
 
-@rule("plan.pd.ports", "error", "No two instances on a host share a port", source=PD_GUIDE)
+@rule("plan.pd.ports", "error", "No two instances on a host share a port", source=PD_GUIDE, clause="placement")
 def ports(f: PlanFacts) -> Outcome:
     pd = _pd(f)
     if pd is None:
@@ -124,7 +125,13 @@ def ports(f: PlanFacts) -> Outcome:
     return passed(f"{sum(len(b) for b in _bindings(pd).values())} ports and ranges, none shared on a host")
 
 
-@rule("plan.pd.kv-port-range", "error", "Mooncake KV ports stay above the transport's random range", source=PD_GUIDE)
+@rule(
+    "plan.pd.kv-port-range",
+    "error",
+    "Mooncake KV ports stay above the transport's random range",
+    source=PD_GUIDE,
+    clause="placement",
+)
 def kv_port_range(f: PlanFacts) -> Outcome:
     pd = _pd(f)
     if pd is None or pd.connector not in SIZED:
@@ -142,7 +149,8 @@ def kv_port_range(f: PlanFacts) -> Outcome:
     return passed(f"KV ports from {low}, above Mooncake's random range (< {floor})")
 
 
-@rule("plan.pd.speculative", "error", "Speculative tokens agree across prefill and decode", source=PD_GUIDE)
+# the PD guide says so (a document): it warns (docs/refusal-policy.md)
+@rule("plan.pd.speculative", "warn", "Speculative tokens agree across prefill and decode", source=PD_GUIDE)
 def speculative(f: PlanFacts) -> Outcome:
     pd = _pd(f)
     if pd is None:
@@ -173,7 +181,7 @@ def speculative(f: PlanFacts) -> Outcome:
     return passed(f"prefill 1, decode {dec} speculative tokens")
 
 
-@rule("plan.pd.devices", "error", "Each instance runs on a contiguous device range")
+@rule("plan.pd.devices", "error", "Each instance runs on a contiguous device range", clause="placement")
 def contiguous_devices(f: PlanFacts) -> Outcome:
     pd = _pd(f)
     if pd is None:

@@ -27,7 +27,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from ascendctl.core.dotted import dotted_get
-from ascendctl.core.findings import Each, Finding, Outcome, evaluate, kebab, passed, problem, rule, skipped, undecided
+from ascendctl.core.findings import (
+    Clause,
+    Each,
+    Finding,
+    Outcome,
+    evaluate,
+    kebab,
+    passed,
+    problem,
+    rule,
+    skipped,
+    undecided,
+)
 from ascendctl_engine.adapters import quantization_rule
 from ascendctl_engine.adapters.acceptance import SettingVerdict
 from ascendctl_engine.adapters.builder import Refusal
@@ -64,6 +76,7 @@ class Broken:
     source: str = ""
     level: Literal["error", "warning"] = "error"
     fix: str | None = None
+    clause: Clause | None = None  # an error refuses only with one (the refusal policy); without one it warns
 
 
 @record
@@ -145,7 +158,11 @@ def plannable(f: PlanFacts) -> Outcome:
 
 def _each(broken: tuple[Broken, ...]) -> list[Each]:
     return [
-        Each(b.key, problem(b.message, b.fix, severity="warn" if b.level == "warning" else None), b.source or None)
+        Each(
+            b.key,
+            problem(b.message, b.fix, severity="warn" if b.level == "warning" else None, clause=b.clause),
+            b.source or None,
+        )
         for b in broken
     ]
 
@@ -155,7 +172,7 @@ def matrix_verdict(f: PlanFacts) -> list[Each]:
     return _each(f.matrix)
 
 
-@rule("plan.host", "error", "The profile targets this host's backend and hardware")
+@rule("plan.host", "error", "The profile targets this host's backend and hardware", clause="placement")
 def host_verdict(f: PlanFacts) -> list[Each]:
     return _each(f.host)
 
@@ -167,7 +184,7 @@ def host_verdict(f: PlanFacts) -> list[Each]:
     source="engine/ascendctl_engine/adapters (the era registry)",
 )
 def adapter_refusals(f: PlanFacts) -> list[Each]:
-    return [Each(kebab(r.kind), problem(r.message)) for r in f.refusals if not r.fatal]
+    return [Each(kebab(r.kind), problem(r.message, clause=r.clause)) for r in f.refusals if not r.fatal]
 
 
 @rule(
@@ -176,6 +193,7 @@ def adapter_refusals(f: PlanFacts) -> list[Each]:
     "The release's own parser and config accept every argument and key",
     source="engine/ascendctl_engine/data/parsers (real-parser snapshots), data/ascend_keys (key tables)",
     allowable=False,
+    clause="engine-start",
 )
 def release_rejections(f: PlanFacts) -> list[Each]:
     return [
@@ -225,6 +243,7 @@ def model_in_matrix(f: PlanFacts) -> Outcome:
 @rule(
     "plan.hardware.dtype", "error", "model.dtype is one the hardware runs",
     source="matrix hardware limits (main:docs/source/tutorials/models/Qwen-VL-Dense.md:301, 300I Duo: float16 only)",
+    clause="placement",  # the hardware has no such dtype: it cannot run there
 )  # fmt: skip
 def hardware_dtype(f: PlanFacts) -> Outcome:
     hw, dtype = f.hardware, f.profile.model.dtype
@@ -239,7 +258,7 @@ def hardware_dtype(f: PlanFacts) -> Outcome:
     return passed(f"{dtype} on {hw.name}")
 
 
-@rule("plan.hardware.min-devices", "error", "Enough devices work together for the hardware family")
+@rule("plan.hardware.min-devices", "error", "Enough devices work together for the hardware family", clause="placement")
 def hardware_min_devices(f: PlanFacts) -> Outcome:
     hw = f.hardware
     if hw is None:
@@ -254,7 +273,12 @@ def hardware_min_devices(f: PlanFacts) -> Outcome:
     return passed(f"{have} devices")
 
 
-@rule("plan.hardware.devices-per-node", "error", "No more devices per node than the family's servers have")
+@rule(
+    "plan.hardware.devices-per-node",
+    "error",
+    "No more devices per node than the family's servers have",
+    clause="placement",
+)
 def hardware_devices_per_node(f: PlanFacts) -> Outcome:
     hw = f.hardware
     if hw is None or hw.devices_per_server is None:
@@ -313,8 +337,8 @@ def square_mask_length(f: PlanFacts) -> Outcome:
 
 
 @rule(
-    "plan.mla.heads-per-rank", "error", "MLA graph kernels get 32, 64 or 128 heads per rank",
-    source="main:docs/source/faqs.md #13",
+    "plan.mla.heads-per-rank", "warn", "MLA graph kernels get 32, 64 or 128 heads per rank",
+    source="main:docs/source/faqs.md #13",  # a document's claim (main's FAQ): it warns, the refusal policy
 )  # fmt: skip
 def mla_heads(f: PlanFacts) -> Outcome:
     if not f.npu or f.arch != "mla" or not captures_graphs(f.graph_mode):
@@ -342,8 +366,8 @@ def _experts(f: PlanFacts) -> int | None:
 
 
 @rule(
-    "plan.moe.experts-divisible", "error", "Experts divide over the EP ranks",
-    source="main:docs/source/user_guide/feature_guide/expert_parallelism_load_balancer.md:328",
+    "plan.moe.experts-divisible", "warn", "Experts divide over the EP ranks",
+    source="main:docs/source/user_guide/feature_guide/expert_parallelism_load_balancer.md:328 (a document: it warns)",
 )  # fmt: skip
 def experts_divisible(f: PlanFacts) -> Outcome:
     p = f.profile
@@ -416,7 +440,7 @@ def full_with_context_parallel(f: PlanFacts) -> Outcome:
 
 @rule(
     "plan.graph.launch-blocking", "error", "ASCEND_LAUNCH_BLOCKING off with graph mode",
-    source="main:vllm_ascend/platform.py:1110",
+    source="main:vllm_ascend/platform.py:1110", clause="engine-start"
 )  # fmt: skip
 def launch_blocking(f: PlanFacts) -> Outcome:
     if not f.npu:
@@ -471,7 +495,12 @@ def _items(f: PlanFacts) -> tuple[ArgItem, ...]:
     return _resolved(f)[0]
 
 
-@rule("plan.extra-args.prefix", "error", "Abbreviated extra_args flags name one flag of the release")
+@rule(
+    "plan.extra-args.prefix",
+    "error",
+    "Abbreviated extra_args flags name one flag of the release",
+    clause="engine-start",
+)
 def extra_args_prefix(f: PlanFacts) -> Outcome:
     if _snapshot(f) is None:
         return skipped("no parser snapshot for the release")
@@ -503,6 +532,7 @@ def _model_dir(f: PlanFacts) -> str:
     source="v0.9.1:docs/source/user_guide/feature_guide/quantization.md:103 (KeyError FAQ); quantization era traits "
     "(engine/ascendctl_engine/adapters/model.py): detection at "
     "v0.15.0rc1:vllm_ascend/platform.py:178, none at v0.16.0rc1, again from v0.17.0rc1:vllm_ascend/platform.py:184",
+    clause="known-failure"
 )  # fmt: skip
 def modelslim_unset(f: PlanFacts) -> Outcome:
     p = f.profile
@@ -549,6 +579,7 @@ def modelslim_unset(f: PlanFacts) -> Outcome:
     "plan.quant.description-name", "error", "The ModelSlim description has the name vllm-ascend reads",
     source="v0.23.0:vllm_ascend/quantization/modelslim_config.py:67 (MODELSLIM_CONFIG_FILENAME); older msModelSlim "
     "output: v0.8.4rc2:docs/source/tutorials/multi_npu_quantization.md:65; era topic quant-description",
+    clause="engine-start"
 )  # fmt: skip
 def description_name(f: PlanFacts) -> Outcome:
     chosen = _era(f, "quant-description")
@@ -595,7 +626,7 @@ def _heads_split(heads: int, kv_heads: int | None, tp: int) -> str | None:
 @rule(
     "plan.tp.heads-divisible", "error", "The attention and KV heads split over the tensor-parallel ranks",
     source="vllm vllm/config/model.py ModelConfig.verify_with_parallel_config; "
-    "vllm/model_executor/layers/linear.py QKVParallelLinear.__init__ (num_kv_head_replicas)",
+    "vllm/model_executor/layers/linear.py QKVParallelLinear.__init__ (num_kv_head_replicas)", clause="engine-start"
 )  # fmt: skip
 def heads_divisible(f: PlanFacts) -> Outcome:
     tp = f.profile.engine.parallel.tensor
@@ -627,7 +658,7 @@ def heads_divisible(f: PlanFacts) -> Outcome:
 @rule(
     "plan.model.max-model-len-unset", "error", "A bounded context for long-context models",
     source="vllm vllm/config/model.py _get_and_verify_max_len; vllm/v1/core/kv_cache_utils.py "
-    "check_enough_kv_cache_memory; main:docs/source/faqs.md #12",
+    "check_enough_kv_cache_memory; main:docs/source/faqs.md #12", clause="placement"
 )  # fmt: skip
 def max_model_len_unset(f: PlanFacts) -> Outcome:
     p = f.profile
@@ -755,6 +786,7 @@ def _pd_decode_only(f: PlanFacts, feature: str, what: str, switch: bool = False)
 @rule(
     "plan.ascend.kv-nz-pd-decode", "error", "enable_kv_nz only on an MLA PD decode node",
     source="v0.23.0:vllm_ascend/ascend_config.py:274,277 (first v0.13.0rc2:…:147,151); era topic pd-decode-only",
+    clause="engine-start"
 )  # fmt: skip
 def kv_nz_pd_decode(f: PlanFacts) -> Outcome:
     outcome = _pd_decode_only(f, "kv_nz", "enable_kv_nz")
@@ -771,7 +803,7 @@ def kv_nz_pd_decode(f: PlanFacts) -> Outcome:
 @rule(
     "plan.ascend.recompute-scheduler-pd-decode", "error", "The recompute scheduler only on a PD-disaggregated node",
     source="v0.18.0:vllm_ascend/platform.py:466 … v0.23.0:vllm_ascend/platform.py:703, "
-    "v0.25.1rc1:vllm_ascend/platform.py:694; era topic pd-decode-only",
+    "v0.25.1rc1:vllm_ascend/platform.py:694; era topic pd-decode-only", clause="engine-start"
 )  # fmt: skip
 def recompute_scheduler_pd_decode(f: PlanFacts) -> Outcome:
     switch = f.profile.engine.ascend.recompute_scheduler is True
@@ -781,7 +813,7 @@ def recompute_scheduler_pd_decode(f: PlanFacts) -> Outcome:
 @rule(
     "plan.ascend.oproj-tp-pd-decode", "error", "o_proj fine-grained TP only on a PD decode node",
     source="v0.23.0:vllm_ascend/ascend_config.py:556,559 (first v0.10.2rc1:vllm_ascend/ascend_config.py:80); "
-    "era topic pd-decode-only",
+    "era topic pd-decode-only", clause="engine-start"
 )  # fmt: skip
 def oproj_tp_pd_decode(f: PlanFacts) -> Outcome:
     return _pd_decode_only(f, "oproj", "oproj_tensor_parallel_size")
@@ -822,7 +854,7 @@ W8A8_FAMILY = ("w8a8", "w8a8_dynamic", "w8a8_mix")
 @rule(
     "plan.quant.w8a8-float16", "error", "W8A8 weights run with bfloat16 activations where the hardware has them",
     source="vllm-project/vllm-ascend#12907 (aclnnQuantMatmulWeightNz: Tensor scale not implemented for DT_FLOAT16); "
-    "vllm-project/vllm-ascend#624",
+    "vllm-project/vllm-ascend#624", clause="known-failure"
 )  # fmt: skip
 def w8a8_float16(f: PlanFacts) -> Outcome:
     p = f.profile
@@ -852,7 +884,7 @@ def w8a8_float16(f: PlanFacts) -> Outcome:
 @rule(
     "plan.eplb.model-registered", "error", "Dynamic EPLB supports the model's MoE architecture in this release",
     source="era topic eplb-models: v0.11.0:vllm_ascend/eplb/utils.py:69-77 … "
-    "v0.14.0rc1:vllm_ascend/eplb/utils.py:66-74 (model_register); vllm-project/vllm-ascend#5798",
+    "v0.14.0rc1:vllm_ascend/eplb/utils.py:66-74 (model_register); vllm-project/vllm-ascend#5798", clause="engine-start"
 )  # fmt: skip
 def eplb_model_registered(f: PlanFacts) -> Outcome:
     if f.profile.engine.eplb.mode != "dynamic":
@@ -881,6 +913,7 @@ def eplb_model_registered(f: PlanFacts) -> Outcome:
     "plan.model.remote-code-files", "error", "The remote-code files config.json's auto_map names are in the model",
     source="v0.9.1:docs/source/user_guide/feature_guide/quantization.md:108 (FAQ 2: Could not locate the "
     "configuration_deepseek.py); transformers dynamic modules (auto_map); vllm-project/vllm#13283",
+    clause="engine-start"
 )  # fmt: skip
 def remote_code_files_present(f: PlanFacts) -> Outcome:
     if not f.profile.model.trust_remote_code:

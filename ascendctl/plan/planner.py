@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from ascendctl.core.errors import UserInputError
-from ascendctl.core.findings import Finding, accepts, is_id, rule_of
+from ascendctl.core.findings import Finding, accepts, covers, is_id, rule_of
 from ascendctl.facts.launches import verified_line
 from ascendctl.facts.matrix import (
     find_models,
@@ -332,6 +332,7 @@ def _family_verdict(matrix: SupportMatrix, profile: Profile, row: Release, famil
             r.reference,
             "error" if r.level == "error" else "warning",
             fix,
+            r.clause,
         )
         for r in verdict.reasons
         if r.level in ("error", "warning")
@@ -348,12 +349,12 @@ def _verdict_without_family(matrix: SupportMatrix, profile: Profile, row: Releas
     hardware = hardware_by_id(matrix, hw)
     if not hardware_supported(hardware, row):
         text = f"{row.version} does not support {hardware.name} (supported: {hardware.releases})"
-        broken.append(Broken("hardware", text, "ascendctl/facts/data/matrix.yaml"))
+        broken.append(Broken("hardware", text, "ascendctl/facts/data/matrix.yaml", clause="placement"))
     hits = constraint_hits(matrix, row, features=_features(profile), quant=profile.model.quantization, hardware=hw)
     for c in hits:
-        level: Literal["error", "warning"] = "error" if c.verdict == "unsupported" else "warning"
+        level: Literal["error", "warning"] = "error" if c.verdict == "unsupported" and c.clause else "warning"
         text = f"matrix: {c.message} ({c.verdict}) ({c.source})"
-        broken.append(Broken(constraint_key(c), text, c.source, level))
+        broken.append(Broken(constraint_key(c), text, c.source, level, clause=c.clause))
     return MatrixVerdict(tuple(broken))
 
 
@@ -646,7 +647,7 @@ def _findings(facts: PlanFacts, profile: Profile, allow: Sequence[str], allow_un
     out: list[Finding] = []
     allowed: list[str] = []
     for f in raw:
-        if f.status == "fail" and (accepts(accepted, f.id) or (everything and _allowable(f))):
+        if f.status == "fail" and (accepts(accepted, f.id, f.clause) or (everything and _allowable(f))):
             allowed.append(f.id)
             f = dataclasses.replace(f, severity="warn", status="warn", message=f"{f.message} (allowed: {f.id})")
         out.append(f)
@@ -659,7 +660,8 @@ def _findings(facts: PlanFacts, profile: Profile, allow: Sequence[str], allow_un
 
 def _allowable(finding: Finding) -> bool:
     owner = rule_of(finding.id)
-    return finding.scope == "plan" and (owner is None or owner.allowable)
+    never = finding.clause == "engine-start" or (owner is not None and not owner.allowable)
+    return finding.scope == "plan" and not never
 
 
 def _unknown_allow(allow_id: str) -> str:
@@ -667,7 +669,7 @@ def _unknown_allow(allow_id: str) -> str:
     if owner is None:
         return f"allow: {allow_id} names no finding (ids: `ascendctl plan --json` findings[].id, README rules)"
     if not owner.allowable:
-        return f"allow: {allow_id} can never be accepted: the release would not start with it"
+        return f"allow: {allow_id} can never be accepted: the release would not start with it (engine-start)"
     return ""
 
 
@@ -696,7 +698,24 @@ def plan_profile(
     hardware = hardware_by_id(matrix, hw_id) if hw_id is not None else None
     units = _units(profile, model, data_root, chosen.row)
     planned = [_plan_unit(u, chosen, matrix, model, hardware, host, allow, allow_unsupported) for u in units]
-    return _assemble(profile, chosen, model, planned, host, matrix)
+    plan = _assemble(profile, chosen, model, planned, host, matrix)
+    stale = _unneeded_allows([*profile.allow, *allow], planned, chosen.row.version)
+    if not stale:
+        return plan
+    warnings = (*plan.warnings, *stale)
+    return replace(plan, warnings=warnings, deployment=replace(plan.deployment, warnings=warnings))
+
+
+def _unneeded_allows(allow: Sequence[str], planned: Sequence[_Planned], release: str) -> list[str]:
+    """An `allow` entry that accepts no failing finding of any instance is stale: it may hide a future refusal."""
+    accepted = [i for one in planned for i in one.judged.allowed]
+    out = []
+    for entry in dict.fromkeys(allow):
+        owner = rule_of(entry)
+        if owner is None or not owner.allowable or any(covers(entry, i) for i in accepted):
+            continue  # unknown or never-accepted entries have their own note (`_unknown_allow`)
+        out.append(f"allow: {entry} is no longer needed: nothing it names fails at {release}; remove it")
+    return out
 
 
 @record(eq=False)

@@ -36,7 +36,9 @@ VERDICT_RULES = ("plan.matrix", "plan.host", "plan.refused", "plan.rejected")
 # 3: `instances` and `services` added; `unsupported` removed (an accepted failing finding is a `warn` finding,
 # its id listed in `allowed`); `plan.supported` split into one finding per constraint.
 # 4: the memory fit's verdict `low-memory` became `tight` (fewer than two full-length sequences; fit schema 2).
-PLAN_JSON_SCHEMA = 4
+# 5: every finding carries `clause` (the refusal policy: `engine-start`, `placement`, `known-failure`, or null for
+# a finding that does not fail); a failing finding without one became a warning (docs/refusal-policy.md).
+PLAN_JSON_SCHEMA = 5
 
 
 @record(eq=False)

@@ -93,8 +93,10 @@ class Profile(StrictModel):
         Field(
             description=(
                 "Failing plan findings to accept as warnings, by id: one constraint "
-                "(`plan.matrix.combination.quant-w4a8-and-eplb`) or a rule with all of its constraints "
-                "(`plan.refused`). `plan.rejected.*` is never accepted: the release would not start."
+                "(`plan.hardware.devices-per-node`, `plan.refused.parallel`) or a rule with all of its constraints "
+                "(`plan.refused`). Only `placement` and `known-failure` failures are accepted; an `engine-start` one "
+                "(`plan.rejected.*`, `plan.tp.heads-divisible`) never is: the release would not start "
+                "(docs/refusal-policy.md). An entry that covers no failing finding is reported as no longer needed."
             )
         ),
     ] = []

@@ -103,21 +103,21 @@ def test_explain_supported_exits_0() -> None:
 
 
 def test_explain_unsupported_exits_1_with_reasons() -> None:
-    result = run(
-        "--explain",
-        "DeepSeek-R1",
-        "--hardware",
-        "a3",
-        "--release",
-        "v0.13.0",
-        "--quant",
-        "w4a8_dynamic",
-        "--feature",
-        "eplb",
-    )
+    # W4A8 on 300I Duo at v0.23.0: its scheme registry (code) has no such scheme there (a known failure: it refuses)
+    result = run("--explain", "qwen3-8b", "--hardware", "300i-duo", "--release", "v0.23.0", "--quant", "w4a8_dynamic")
     assert result.exit_code == 1, result.output
     assert result.stdout.startswith("NOT supported")
-    assert "[FAIL] W4A8 quantization does not work with EPLB" in result.stdout
+    assert "[FAIL] W4A8 dynamic does not run on 300i-duo with v0.23.0" in result.stdout
+    data = json.loads(run("--explain", "qwen3-8b", "--hardware", "300i-duo", "-r", "v0.23.0", "--quant", "w4a8_dynamic",
+                          "--json").stdout)  # fmt: skip
+    assert [r.get("clause") for r in data["reasons"] if r["level"] == "error"] == ["known-failure"]
+    # what only a document claims warns, naming its source
+    doc = run(
+        "--explain", "DeepSeek-R1", "--hardware", "a3", "--release", "v0.13.0", "--quant", "w4a8_dynamic",
+        "--feature", "eplb",
+    )  # fmt: skip
+    assert doc.exit_code == 0, doc.output
+    assert "[warn] W4A8 quantization does not work with EPLB (unsupported) — a document's claim" in doc.stdout
     verdict = json.loads(run("--explain", "Qwen3-8B", "--hardware", "a3", "--release", "v0.9.1", "--json").stdout)
     assert verdict["supported"] is False and verdict["hardware"] == "a3" and verdict["release"] == "v0.9.1"
     assert any(r["level"] == "error" and r["reference"] for r in verdict["reasons"])

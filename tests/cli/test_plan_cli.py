@@ -35,8 +35,8 @@ def test_plan_json_contract_for_every_curated_profile(profile: Path) -> None:
         assert all(isinstance(v, str) for v in node["env"].values())
     assert data["nodes"][0]["role"] == "head"
     assert isinstance(data["warnings"], list) and isinstance(data["provenance"], dict)
-    # schema 4 (3: instances and services, accepted failures by id; 4: the fit verdict `tight`)
-    assert data["schema"] == 4 and "lint" not in data and "unsupported" not in data
+    # schema 5 (3: instances and services, accepted failures by id; 4: the fit verdict `tight`; 5: `clause`)
+    assert data["schema"] == 5 and "lint" not in data and "unsupported" not in data
     if "disaggregation:" in profile.read_text():  # instances per role and a router: tests/test_disaggregation.py
         assert {i["role"] for i in data["instances"]} == {"prefill", "decode"}
         assert [s["kind"] for s in data["services"]] == ["pd-router"]
@@ -47,7 +47,11 @@ def test_plan_json_contract_for_every_curated_profile(profile: Path) -> None:
         assert data["services"] == []
     assert isinstance(data["allowed"], list)
     for finding in data["findings"]:
-        assert set(finding) == {"id", "severity", "status", "title", "message", "fix", "source"}
+        assert set(finding) == {"id", "severity", "status", "title", "message", "fix", "source", "clause"}
+        # the refusal policy: every failing finding names a clause (an accepted one keeps it), no other does
+        accepted = "(allowed: " in finding["message"]
+        assert (finding["clause"] is not None) == (finding["status"] == "fail" or accepted)
+        assert finding["clause"] in (None, "engine-start", "placement", "known-failure")
         # plan.* rules, and the profile's own warn-level findings (profile.*), which the plan carries
         assert finding["id"].startswith(("plan.", "profile.")) and finding["status"] in ("pass", "warn", "fail", "skip")
         assert not finding["id"].startswith("profile.") or finding["status"] == "warn"
@@ -100,30 +104,47 @@ def test_secrets_are_redacted(tmp_path: Path) -> None:
 
 
 def test_unsupported_exits_2_unless_allowed_by_id(tmp_path: Path) -> None:
+    # 16 devices on one A2 server (8): a placement refusal, which `allow` may accept by its id
     profile = tmp_path / "p.yaml"
     profile.write_text(
-        "apiVersion: ascendctl/v1\nkind: Profile\nmetadata: {name: u}\nmodel: {source: Qwen/Qwen3-8B}\n"
-        "target: {backend: npu, hardware: a2}\nrelease: v0.18.0\nengine: {graph: {mode: full-and-piecewise}}\n"
+        "apiVersion: ascendctl/v1\nkind: Profile\nmetadata: {name: u}\nmodel: {source: Qwen/Qwen3-8B, "
+        "max_model_len: 4096}\ntarget: {backend: npu, hardware: a2, devices_per_node: 16}\nrelease: v0.18.0\n"
+        "engine: {parallel: {tensor: 16}}\n"
     )
     failed = run("plan", str(profile))
     assert failed.exit_code == 2
-    assert "error: unsupported:" in failed.output and "v0.21.0rc1" in failed.output
-    assert "[plan.refused.graph]" in failed.output and "--allow ID" in failed.output
+    assert "error: unsupported:" in failed.output and "8 devices of an Atlas A2 server" in failed.output
+    assert "[plan.hardware.devices-per-node]" in failed.output and "--allow ID" in failed.output
     # another id accepts nothing: still refused, and the unknown id is named
     other = run("plan", str(profile), "--allow", "plan.matrix.hardware")
     assert other.exit_code == 2
-    allowed = run("plan", str(profile), "--allow", "plan.refused.graph", "--json")
+    allowed = run("plan", str(profile), "--allow", "plan.hardware.devices-per-node", "--json")
     assert allowed.exit_code == 0, allowed.output
     data = json.loads(allowed.stdout)
-    assert data["allowed"] == ["plan.refused.graph"]
-    [graph] = [f for f in data["findings"] if f["id"] == "plan.refused.graph"]
-    assert graph["status"] == "warn" and "(allowed: plan.refused.graph)" in graph["message"]
+    assert data["allowed"] == ["plan.hardware.devices-per-node"]
+    [devices] = [f for f in data["findings"] if f["id"] == "plan.hardware.devices-per-node"]
+    assert devices["status"] == "warn" and "(allowed: plan.hardware.devices-per-node)" in devices["message"]
+    assert devices["clause"] == "placement"  # what was accepted
     # the deprecated spelling still works and says which ids it covered
     legacy = run("plan", str(profile), "--allow-unsupported", "--json")
     assert legacy.exit_code == 0, legacy.output
     warnings = json.loads(legacy.stdout)["warnings"]
-    assert any("deprecated" in w and "plan.refused.graph" in w for w in warnings)
+    assert any("deprecated" in w and "plan.hardware.devices-per-node" in w for w in warnings)
     assert run("plan", str(profile), "--allow", "Not An Id").exit_code == 2
+
+
+def test_what_the_engine_ignores_only_warns(tmp_path: Path) -> None:
+    # v0.18.0's platform.py turns FULL_AND_PIECEWISE into PIECEWISE: the engine starts, the plan warns
+    profile = tmp_path / "p.yaml"
+    profile.write_text(
+        "apiVersion: ascendctl/v1\nkind: Profile\nmetadata: {name: u}\nmodel: {source: Qwen/Qwen3-8B, "
+        "max_model_len: 4096}\ntarget: {backend: npu, hardware: a2}\nrelease: v0.18.0\n"
+        "engine: {graph: {mode: full-and-piecewise}}\n"
+    )
+    planned = run("plan", str(profile), "--json")
+    assert planned.exit_code == 0, planned.output
+    [graph] = [f for f in json.loads(planned.stdout)["findings"] if f["id"] == "plan.refused.graph"]
+    assert graph["status"] == "warn" and graph["clause"] is None and "v0.21.0rc1" in graph["message"]
 
 
 def test_a_parser_rejection_is_never_allowed(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ascendctl.core.errors import UserInputError
 from ascendctl.core.findings import kebab
-from ascendctl.facts.launches import evidence_for
+from ascendctl.facts.launches import ARGV_FEATURES, evidence_for, verified
 from ascendctl.facts.matrix.features import _feature_by_id, constraint_hits, constraint_key, feature_status
 from ascendctl.facts.matrix.hardware import hardware_by_id, hardware_supported
 from ascendctl.facts.matrix.launch import QuantLaunch, quantization_launch
@@ -85,6 +85,7 @@ def explain(
                     qt.source,
                     "error",
                     constraint="quantization",
+                    clause="engine-start",  # no `ascend` quantization method outside vllm-ascend
                 )
             )
             suggestions.append("use float weights (quant none) or a compressed-tensors checkpoint")
@@ -98,8 +99,37 @@ def explain(
         _explain_npu(matrix, rel, hw, fam, qt, features, reasons, suggestions)
     for sw in switches:
         _explain_switch(rel, sw, reasons, suggestions)
+    reasons = _policy(matrix, rel, hw_id, fam, qt, features, reasons)
     supported = not any(r.level == "error" for r in reasons)
     return Verdict(supported, backend, rel.version, hw_id, fam.id, qt.id, reasons, list(dict.fromkeys(suggestions)))
+
+
+def _policy(
+    matrix: SupportMatrix,
+    rel: Release,
+    hw_id: str | None,
+    fam: ModelFamily,
+    qt: QuantizationType,
+    features: Sequence[str],
+    reasons: list[Reason],
+) -> list[Reason]:
+    """The refusal policy over the reasons (docs/refusal-policy.md): an error refuses only with a clause; one
+    without (a document's claim) warns with its source, and so does one that a launch upstream runs at this tag
+    contradicts (a verified launch of the family × quantization × hardware using the asked argv features), naming
+    both sources."""
+    launch = None
+    if hw_id is not None:
+        own = verified(fam.id, qt.id, hw_id, [f for f in features if f in ARGV_FEATURES], tag=rel.version)
+        launch = own[0] if own else None
+    out = []
+    for r in reasons:
+        if r.level == "error" and launch is not None and r.constraint != "verified":
+            text = f"{r.message} — contradicted by a launch upstream runs: {launch.mark()} ({launch.source})"
+            r = replace(r, level="warning", message=text)
+        elif r.level == "error" and r.clause is None:
+            r = replace(r, level="warning", message=f"{r.message} — a document's claim: it warns, never refuses")
+        out.append(r)
+    return out
 
 
 @record
@@ -152,6 +182,7 @@ def _release_supports_hardware(ask: _NpuAsk, reasons: list[Reason], suggestions:
             hw.source,
             "error",
             constraint="hardware",
+            clause="placement",
         )
     )
     newer = [r.version for r in releases(ask.matrix, "npu") if hardware_supported(hw, r) and r.status == "final"]
@@ -309,6 +340,7 @@ def _quantization_runs_on_hardware(ask: _NpuAsk, reasons: list[Reason], suggesti
             qt.source,
             "error",
             constraint="quantization",
+            clause="known-failure",  # the release's scheme registry (code) has no such scheme for that hardware
         )
     )
     alts = _other_quantizations(ask)
@@ -384,8 +416,10 @@ def _feature_constraints(ask: _NpuAsk, reasons: list[Reason], suggestions: list[
     )
     for c in hits:
         level: Level = "error" if c.verdict == "unsupported" else "warning"
-        reasons.append(Reason(f"{c.message} ({c.verdict})", c.source, level, constraint=constraint_key(c)))
-        if level == "error":
+        reasons.append(
+            Reason(f"{c.message} ({c.verdict})", c.source, level, constraint=constraint_key(c), clause=c.clause)
+        )
+        if level == "error" and c.clause:  # a document's claim warns (the refusal policy): nothing to avoid
             suggestions.append(f"avoid combining {' + '.join(c.combination)}")
 
 

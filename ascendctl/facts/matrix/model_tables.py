@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from ascendctl.core.findings import Clause
 from ascendctl.facts import upstream
 from ascendctl.facts.matrix.evidence import Evidence, disagreement, evidence, page_families
 from ascendctl.facts.matrix.hardware import UNSTATED_HARDWARE, phrase_hardware
@@ -21,6 +22,9 @@ from ascendctl.facts.matrix.schema import Cell, ModelFamily, ModelSupport, Relea
 from ascendctl.facts.matrix.verdicts import Level, Reason
 from ascendctl_engine.records import record
 from ascendctl_engine.versions import parse as parse_version
+
+# an issue or PR number in a table row's note (`(#496)`): upstream evidence behind the table's claim
+_CITES_ISSUE = re.compile(r"#\d+")
 
 
 @record
@@ -175,7 +179,9 @@ def _model_status(matrix: SupportMatrix, fam: ModelFamily, rel: Release, hardwar
         return _unlisted(matrix, fam, rel, hardware, which, j, found)
     level: Level = {"supported": "ok", "unsupported": "error"}.get(j.status, "warning")  # type: ignore[assignment]
     note = f" ({j.row.note})" if j.row.note else ""
-    reasons = [Reason(f"{fam.name} is {j.status} on {hardware} in {which}{note}", j.row.source, level)]
+    # a table's "unsupported" is a document's claim (it warns) unless its row cites an issue or PR showing it fail
+    clause: Clause | None = "known-failure" if level == "error" and _CITES_ISSUE.search(j.row.note or "") else None
+    reasons = [Reason(f"{fam.name} is {j.status} on {hardware} in {which}{note}", j.row.source, level, clause=clause)]
     other = disagreement(j.status, found)
     if other is not None:
         text = f"sources disagree: the table marks {fam.name} unsupported on {hardware}, while {other.text}"

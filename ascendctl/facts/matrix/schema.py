@@ -450,6 +450,16 @@ class FeatureConstraint(MatrixRecord):
     ] = ""
     message: NonEmpty
     source: Source
+    clause: Annotated[
+        Literal["known-failure"] | None,
+        pydantic.Field(
+            description=(
+                "`known-failure` when upstream evidence (an issue, a PR, a code path) shows the combination failing "
+                "at those releases: an unsupported verdict then refuses. Without it the verdict only warns: a "
+                "document's claim (docs/refusal-policy.md)."
+            )
+        ),
+    ] = None
 
 
 @record

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any, Literal
 
+from ascendctl.core.findings import Clause
 from ascendctl_engine.records import record
 
 Level = Literal["ok", "warning", "error"]
@@ -20,6 +21,9 @@ class Reason:
     # the constraint it is about, as a finding key below `plan.matrix` (`hardware`, `model`, `quantization`,
     # `combination.<atoms>`, ...): the id a profile's `allow` names to accept it
     constraint: str = "support"
+    # an error's clause of the refusal policy (docs/refusal-policy.md): `explain` lowers an error without one to a
+    # warning, and one a launch upstream runs at that tag contradicts
+    clause: Clause | None = None
 
     @property
     def finding_id(self) -> str:
@@ -29,6 +33,8 @@ class Reason:
         out = {"level": self.level, "message": self.message, "reference": self.reference}
         if self.level != "ok":
             out["id"] = self.finding_id
+        if self.level == "error" and self.clause is not None:
+            out["clause"] = self.clause
         return out
 
 

@@ -12,7 +12,7 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-from typing import Any
+from typing import Any, Literal
 
 from ascendctl_engine.adapters.acceptance import FAIL_ON_ENVIRON, ReleaseAcceptance, SettingVerdict
 from ascendctl_engine.adapters.intent import EngineIntent, secret_ref
@@ -57,16 +57,23 @@ def _has_refs(word: Word) -> bool:
     return any(not isinstance(part, str) for part in word)
 
 
+# The clauses of the refusal policy (docs/refusal-policy.md); the plan's findings carry them.
+Clause = Literal["engine-start", "placement", "known-failure"]
+
+
 @record
 class Refusal:
     """A constraint the intent breaks on this release. `kind` names the constraint: the topic whose era refused
     (`graph`, `speculative`, ...) or the check that did (`parser`: the release's real parser rejects an
     argument; `keys`: an `--additional-config` key; `env`: a variable; `node-args`: a per-node option).
-    `fatal`: the engine cannot start with it (the parser rejects the argument, the key raises at start-up)."""
+    `clause`: why it may refuse — `engine-start` (`fatal`: the engine cannot start with it, as asked for this
+    release: the parser rejects the spelling, a config class raises), `placement`, `known-failure`; None: the
+    engine would ignore or drop it, a warning."""
 
     kind: str
     message: str
     fatal: bool = False
+    clause: Clause | None = None
 
 
 @record(eq=False, frozen=False)
@@ -178,11 +185,14 @@ class CommandBuilder:
         if message not in self.warnings:
             self.warnings.append(message)
 
-    def fail(self, message: str, *, kind: str | None = None, fatal: bool = False) -> None:
-        """A constraint this intent breaks on this release (a failing finding of the plan); `kind` defaults to
-        the topic applying."""
+    def fail(self, message: str, *, kind: str | None = None, fatal: bool = False, clause: Clause | None = None) -> None:
+        """A constraint this intent breaks on this release (a finding of the plan); `kind` defaults to the topic
+        applying. It refuses only with a `clause` (`fatal` is `engine-start`); without one it warns: what the
+        release would ignore or drop."""
+        if fatal or clause == "engine-start":
+            fatal, clause = True, "engine-start"
         if message not in self.unsupported:
-            self.refusals.append(Refusal(kind or self.topic or "plan", message, fatal))
+            self.refusals.append(Refusal(kind or self.topic or "plan", message, fatal, clause))
 
     @property
     def unsupported(self) -> list[str]:
@@ -222,7 +232,10 @@ class CommandBuilder:
         """
         if not self.accepted.has_flag(flag):
             message = f"vLLM {self.vllm} has no `{flag}` ({self.accepted.parser.source}); it was needed for: {why}"
-            (self.fail if required else self.warn)(message)
+            if required:  # spelled as asked, the release's parser would refuse it
+                self.fail(message, clause="engine-start")
+            else:
+                self.warn(message)
             return False
         words: list[Word] = []
         for value in values:

@@ -139,7 +139,7 @@ def _torchair_era(intent: EngineIntent, b: CommandBuilder, *, enable_key: str, f
         return
     if _duo_cann_blocks_graphs(intent, b):
         if mode != "auto":
-            b.fail(f"engine.graph.mode {mode}: {_min_cann(intent)}")
+            b.fail(f"engine.graph.mode {mode}: {_min_cann(intent)}", clause="known-failure")
         _eager(intent, b, f"auto: {_min_cann(intent)}")
         return
     if intent.load.arch == "mla" and not (full_decode and mode != "auto"):
@@ -165,6 +165,15 @@ def _torchair_era(intent: EngineIntent, b: CommandBuilder, *, enable_key: str, f
     if mode == "full-decode-only" and full_decode:
         b.warn("FULL_DECODE_ONLY is experimental before v0.12.0rc1 (v0.11.0 platform.py warns on start)")
         _cudagraph(b, mode, _mode_why(intent))
+        return
+    refused = b.accepted.parser.check_json_keys("--compilation-config", {"cudagraph_mode": CUDAGRAPH[mode]})
+    if any(p.severity == "error" for p in refused):
+        # vLLM itself has no such key (0.9.0): spelled as asked the engine would not start, so it is never emitted
+        b.fail(
+            f"engine.graph.mode {mode}: vLLM {intent.vllm}'s `--compilation-config` has no `cudagraph_mode` key "
+            f"({b.accepted.parser.source}): the engine refuses it at start",
+            clause="engine-start",
+        )
         return
     b.fail(
         f"engine.graph.mode {mode} is not available in this vllm-ascend release: platform.py turns "
@@ -246,7 +255,7 @@ def _aclgraph(intent: EngineIntent, b: CommandBuilder, *, full_and_piecewise: bo
             _cudagraph(b, "full-decode-only", AUTO_WHY)
     else:
         if duo_blocked:
-            b.fail(f"engine.graph.mode {mode}: {_min_cann(intent)}")
+            b.fail(f"engine.graph.mode {mode}: {_min_cann(intent)}", clause="known-failure")
         if mode == "full-and-piecewise" and not full_and_piecewise:
             b.fail(
                 "engine.graph.mode full-and-piecewise needs vllm-ascend ≥ v0.21.0rc1 (earlier platform.py turns "

@@ -56,7 +56,8 @@ def _upstream(intent: EngineIntent, b: CommandBuilder) -> None:
         where = where_vllm(parser, f"`{FLAG} {dtype}`", lambda s: dtype in (_choices(s) or ()))
         b.fail(
             f"engine.memory.kv_cache_dtype {dtype}: vLLM {intent.vllm} does not take it (choices: "
-            f"{', '.join(choices)}; {parser.source}); {where}"
+            f"{', '.join(choices)}; {parser.source}); {where}",
+            clause="engine-start",
         )
         return
     if choices is None and parser.option(FLAG) is not None:

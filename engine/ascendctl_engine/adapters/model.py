@@ -118,7 +118,10 @@ def _load_strategy(known: tuple[str, ...], source: str) -> Apply:
             return
         if strategy not in known:
             lacks = "has no `--safetensors-load-strategy`" if not known else "reads no such safetensors strategy"
-            b.fail(f"model.load_strategy {strategy}: vLLM {intent.vllm} {lacks} ({source}); {_first_with(strategy)}")
+            b.fail(
+                f"model.load_strategy {strategy}: vLLM {intent.vllm} {lacks} ({source}); {_first_with(strategy)}",
+                clause="engine-start",
+            )
             return
         b.arg("--safetensors-load-strategy", strategy, why=f"{intent.source('model.load_strategy')} ({source})")
 
@@ -206,7 +209,8 @@ def quant_unavailable(intent: EngineIntent, b: CommandBuilder) -> None:
         return
     b.fail(
         f"ModelSlim quantization ({intent.model.quantization}) needs vllm-ascend ≥ v0.8.4rc2, or v0.7.3 with "
-        "MindIE Turbo (v0.7.3 FAQ #10)"
+        "MindIE Turbo (v0.7.3 FAQ #10)",
+        clause="known-failure",
     )
 
 
@@ -340,7 +344,8 @@ def quant_upstream(intent: EngineIntent, b: CommandBuilder) -> None:
         return
     b.fail(
         f"{intent.model.quantization} is a ModelSlim (vllm-ascend) quantization: it runs only on Ascend NPUs, "
-        f"not on the {intent.backend} engine"
+        f"not on the {intent.backend} engine",
+        clause="engine-start",  # no `ascend` quantization method outside vllm-ascend: vLLM's parser refuses it
     )
 
 

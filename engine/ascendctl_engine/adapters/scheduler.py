@@ -77,7 +77,10 @@ def _async(intent: EngineIntent, b: CommandBuilder, value: bool | None) -> None:
     why = intent.source("engine.scheduler.async_scheduling")
     if not b.accepts("--async-scheduling"):
         if value:
-            b.fail(f"engine.scheduler.async_scheduling: {lacks_flag(b.accepted.parser, '--async-scheduling')}")
+            b.fail(
+                f"engine.scheduler.async_scheduling: {lacks_flag(b.accepted.parser, '--async-scheduling')}",
+                clause="engine-start",
+            )
         else:
             b.decide("scheduler.async_scheduling", f"false: vLLM {intent.vllm} has no async scheduling to turn off")
         return

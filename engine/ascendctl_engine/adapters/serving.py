@@ -124,10 +124,10 @@ def _emit(
     parser = b.accepted.parser
     opt = parser.option(flag)
     if opt is None:
-        b.fail(f"serving.{field}: {lacks_flag(parser, flag)}")
+        b.fail(f"serving.{field}: {lacks_flag(parser, flag)}", clause="engine-start")
         return False
     if check is not None and not takes(parser, opt, check):
-        b.fail(f"serving.{field}: {_refuses(parser, opt, check)}")
+        b.fail(f"serving.{field}: {_refuses(parser, opt, check)}", clause="engine-start")
         return False
     return b.arg(flag, *values, why=why or intent.source(f"serving.{field}"))
 
@@ -200,7 +200,10 @@ def serving_options(intent: EngineIntent, b: CommandBuilder) -> None:
         _emit(intent, b, "tool_call_parser", "--tool-call-parser", name, check=name)
     if s.auto_tool_choice:
         if not s.tool_call_parser:
-            b.fail("serving.auto_tool_choice needs serving.tool_call_parser (vLLM refuses to start without one)")
+            b.fail(
+                "serving.auto_tool_choice needs serving.tool_call_parser (vLLM refuses to start without one)",
+                clause="engine-start",
+            )
         else:
             _emit(intent, b, "auto_tool_choice", "--enable-auto-tool-choice")
     if s.chat_template:
@@ -287,7 +290,8 @@ def _cache_switch(intent: EngineIntent, b: CommandBuilder) -> None:
     b.fail(
         f"serving.mm_processor_cache_gb {_number(size)}: vLLM {parser.version} can only turn the multimodal "
         f"preprocessor cache off (`--disable-mm-preprocessor-cache`: give 0; {parser.source}); a size needs "
-        f"`--mm-processor-cache-gb`{since}"
+        f"`--mm-processor-cache-gb`{since}",
+        clause="engine-start",
     )
 
 

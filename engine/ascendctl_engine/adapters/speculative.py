@@ -342,7 +342,10 @@ def _run(row: Row | None) -> Apply:
                 else where_vllm(b.accepted.parser, test, lambda s: spec.method in (_snapshot_methods(s) or ()))
             )
             runs = ", ".join(methods) or "none"
-            b.fail(f"engine.speculative.method {spec.method}: {release} does not run it (runs: {runs}); {where}")
+            b.fail(
+                f"engine.speculative.method {spec.method}: {release} does not run it (runs: {runs}); {where}",
+                clause="engine-start",
+            )
             return
         if methods is None:
             b.warn(
@@ -377,7 +380,10 @@ def _config(
         "num_speculative_tokens": spec.num_tokens,
     }
     if spec.method in SPECULATIVE_DRAFT_METHODS and not spec.model:
-        b.fail(f"engine.speculative.method {spec.method} drafts with its own weights: set engine.speculative.model")
+        b.fail(
+            f"engine.speculative.method {spec.method} drafts with its own weights: set engine.speculative.model",
+            clause="engine-start",
+        )
     if spec.method in SPECULATIVE_TARGET_DRAFT_METHODS and not spec.model:
         b.decide(
             "speculative.model",
@@ -402,7 +408,8 @@ def _config(
             # vLLM's SpeculativeConfig._verify_and_get_draft_tp refuses any other size.
             b.fail(
                 f"engine.speculative.draft_tensor_parallel {tp}: vLLM runs the drafter with 1 or the target's "
-                f"tensor-parallel size ({intent.engine.parallel.tensor})"
+                f"tensor-parallel size ({intent.engine.parallel.tensor})",
+                clause="engine-start",
             )
         config["draft_tensor_parallel_size"] = tp
     return _draft_eager(intent, b, spec, config, npu=npu, me=me)
@@ -434,7 +441,8 @@ def _draft_eager(
         )
         b.fail(
             f"engine.speculative.draft_eager: the vLLM {intent.vllm} `{FLAG}` has no `enforce_eager` key "
-            f"({SNAPSHOT_KEYS}); {where}"
+            f"({SNAPSHOT_KEYS}); {where}",
+            clause="engine-start",
         )
         return None
     config["enforce_eager"] = eager
