@@ -153,7 +153,8 @@ def test_additional_config_without_secrets_is_still_imported(tmp_path: Path) -> 
         tmp_path, 'vllm serve Qwen/Qwen3-8B --additional-config \'{"use_key_cache": true, "x": {"token": 1}}\'\n'
     )
     assert code == 0, output
-    assert "--additional-config" in yaml.safe_load(profile)["engine"]["extra_args"]
+    # no switch in it: the object joins the plan's own `--additional-config` (engine.additional_config)
+    assert yaml.safe_load(profile)["engine"]["additional_config"] == {"use_key_cache": True, "x": {"token": 1}}
 
 
 # --- integers too long for int() ---------------------------------------------------------------------------

@@ -146,4 +146,8 @@ def test_fit_points_an_unknown_model_at_model_config() -> None:
         }
     )  # fmt: skip
     plan = plan_profile(profile)
-    assert plan.fit is None and plan.fit_error is not None and "ascendctl model config SOURCE" in plan.fit_error
+    # a path names another machine's directory: its own config.json, given with --config, is the way
+    assert plan.fit is None and plan.fit_error is not None and "`--config FILE`" in plan.fit_error
+    hub = profile.model_copy(update={"model": profile.model.model_copy(update={"source": "someorg/my-finetune"})})
+    hub_plan = plan_profile(hub)
+    assert hub_plan.fit_error is not None and "ascendctl model config SOURCE" in hub_plan.fit_error

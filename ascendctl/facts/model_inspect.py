@@ -347,6 +347,25 @@ def _quant_description_files(directory: Path) -> tuple[str, ...]:
     return tuple(names[:MAX_DESCRIPTION_FILES])
 
 
+# a ModelSlim description lists every tensor: tens of MB for the largest MoE checkpoints
+MAX_DESCRIPTION_BYTES = 256 * 1024 * 1024
+
+
+def described_quant_type(source: str) -> str | None:
+    """The ModelSlim type a local model directory's description states (`"model_quant_type": "W8A8_DYNAMIC"` →
+    `w8a8_dynamic`), None where there is none to read on this machine (a hub id, another machine's directory, an
+    older description without the key)."""
+    if not is_path_source(source):
+        return None
+    try:
+        path = expand_user(source, "model.source") / MODELSLIM_DESCRIPTION
+        data = read_json_file(path, max_bytes=MAX_DESCRIPTION_BYTES)
+    except (JsonReadError, OSError, ValueError):
+        return None
+    said = data.get("model_quant_type") if isinstance(data, dict) else None
+    return said.lower() if isinstance(said, str) else None
+
+
 # --------------------------------------------------------------------------------------------------
 # where a model's files are
 
@@ -705,11 +724,13 @@ def model_traits(
     architecture: str | None = None,
     vllm: str | None = None,
     vllm_ascend: str | None = None,
+    expert_parallel: bool = False,
 ) -> ModelTraits:
     """MLA / MoE / multimodal from config.json, else the profile's `model.architecture` in vLLM's registry at the
     release's vLLM pin `vllm` (and vllm-ascend's own registrations at the tag `vllm_ascend`), else the matrix
-    family's types, else the name (`guessed`). config.json stays authoritative; where vLLM's registry says
-    otherwise for its architecture, `why` says so."""
+    family's types, else the name (`guessed`) — where a name says nothing, `expert_parallel` (the profile asks
+    for expert parallelism, which only a MoE model has) makes it MoE. config.json stays authoritative; where vLLM's
+    registry says otherwise for its architecture, `why` says so."""
     if config is not None:
         arch: ModelArch = "mla" if config.mla else ("moe" if config.moe else "dense")
         named = architecture_traits(config.architectures[0], vllm, vllm_ascend) if config.architectures else None
@@ -729,6 +750,9 @@ def model_traits(
     if any(n in name for n in _MLA_NAMES):
         return ModelTraits("mla", False, "model name (DeepSeek-class)", guessed=True)
     arch = "moe" if any(n in name for n in _MOE_NAMES) else "dense"
+    if arch == "dense" and expert_parallel:
+        why = "engine.parallel.expert: expert parallelism, which only a MoE model has (the name says nothing)"
+        return ModelTraits("moe", "-vl" in name, why, guessed=True)
     return ModelTraits(arch, "-vl" in name, "model name", guessed=True)
 
 

@@ -24,7 +24,9 @@ Kind = Literal["flag", "env"]
 # missing: the script has it, the plan not; differs: both, other values; added: the plan only (a default it adds);
 # default: the script writes the release's own default of an option the plan leaves out (vLLM reads the same)
 # ignored: an API-server option on a headless node, which serves no API (vLLM does not use it there)
-Verdict = Literal["missing", "differs", "added", "default", "ignored"]
+# respelled: a vllm-ascend switch the plan spells another way the release also reads, meaning the same
+# (`ascendctl.importer.switches`)
+Verdict = Literal["missing", "differs", "added", "default", "ignored", "respelled"]
 
 
 @record
@@ -41,7 +43,7 @@ class Difference:
     @property
     def counts(self) -> bool:
         """Whether it keeps the script from being reproduced (what the plan adds on its own does not)."""
-        return self.verdict not in ("added", "default", "ignored")
+        return self.verdict not in ("added", "default", "ignored", "respelled")
 
     def line(self) -> str:
         show = {
@@ -50,6 +52,7 @@ class Difference:
             "added": f"plan {self.planned!r}",
             "default": f"script {self.script!r} is the release's default; the plan leaves it to vLLM",
             "ignored": f"script {self.script!r}: a headless node serves no API, the plan leaves it out",
+            "respelled": f"{'on' if self.script else 'off'} in both",
         }
         text = show[self.verdict] or f"plan {self.planned!r}, script {self.script!r}"
         reason = f" ({self.why})" if self.why else ""

@@ -1,7 +1,8 @@
 """A profile drafted from launch scripts: typed fields wherever one says the script's spelling, escape hatches
 (`engine.extra_args`, `runtime.env`, `network.nodes[i]`) for the rest.
 
-Pure: data in, data out. Which options become which fields is the table below (the inverse of what the era
+Pure but for one read: data in, data out (the ModelSlim description of a local model directory is read where the
+name states no quantization). Which options become which fields is the table below (the inverse of what the era
 adapters emit for those fields); everything else stays as written, so a plan of the draft can still reproduce
 the script. `ascendctl.importer.run` plans the draft, drops the hatches the plan already reproduces on its own
 (an `OMP_NUM_THREADS=1` ascendctl sets anyway) and reports what still differs.
@@ -17,12 +18,15 @@ from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from ascendctl.core.dotted import dotted_get
-from ascendctl.facts.checkpoint_names import quantization_from_name
+from ascendctl.facts.checkpoint_names import QUANTIZATIONS, quantization_from_name
+from ascendctl.facts.model_inspect import MODELSLIM_DESCRIPTION, described_quant_type, is_path_source
 from ascendctl.importer.compare import MODEL_KEY
 from ascendctl.importer.script import LaunchScript
+from ascendctl.importer.switches import SWITCH_PREFIX, leaves, meaning, table_of, without
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.secrets import API_KEY_VAR, secret_flags, secret_label
 from ascendctl_engine.argv_items import ArgItem, parse_args
+from ascendctl_engine.json_args import ADDITIONAL_CONFIG, ADDITIONAL_CONFIG_SHORTEST, spells
 from ascendctl_engine.sections.fields import HUB_ID
 from ascendctl_engine.typed_fields import owner
 
@@ -171,13 +175,23 @@ def _model(draft: Draft, model: str | None, argv: list[str]) -> None:
     draft.typed["model.source"] = (source,)
     quant = next((i for i in items if i.flag == "--quantization" and i.value), None)
     if quant is not None and quant.value == "ascend":
-        guess = quantization_from_name(source)
+        guess: str | None = quantization_from_name(source)
+        said = f"read from the model name {source!r}"
+        if guess is None and is_path_source(source):  # a directory: its description says, or the plan detects it
+            guess, said = described_quantization(source)
         if guess is not None:
             _put(draft.document, "model.quantization", guess)
             draft.typed["model.quantization"] = quant.tokens
-            draft.notes.append(
-                f"model.quantization {guess}: read from the model name {source!r} (--quantization ascend)"
-            )
+            draft.notes.append(f"model.quantization {guess}: {said} (--quantization ascend)")
+
+
+def described_quantization(source: str) -> tuple[str, str]:
+    """The quantization `--quantization ascend` loads when the model's name states none: the type its local
+    ModelSlim description states, else `auto` (the plan reads the description where the model is)."""
+    described = described_quant_type(source)
+    if described is not None and described in QUANTIZATIONS:
+        return described, f"read from {source}/{MODELSLIM_DESCRIPTION} (model_quant_type)"
+    return "auto", "the model name states no ModelSlim type; the plan detects it in the model directory"
 
 
 def _items(argv: Sequence[str]) -> tuple[ArgItem, ...]:
@@ -214,6 +228,8 @@ def _flag(draft: Draft, item: ArgItem) -> list[str]:
         return []
     if item.flag == "--speculative-config" and _speculative(draft, item):
         return []
+    if spells(item, ADDITIONAL_CONFIG, ADDITIONAL_CONFIG_SHORTEST):
+        return _additional_switches(draft, item)
     known = _FIELDS.get(item.flag) or _FIELDS.get(item.as_written)
     if known is None and item.key is None and _claimed_flag(draft, item):
         return []
@@ -269,7 +285,12 @@ def _graph(draft: Draft, item: ArgItem) -> bool:
 
 
 # `--speculative-config` keys → `engine.speculative` fields.
-_SPECULATIVE_KEYS = {"method": "method", "num_speculative_tokens": "num_tokens", "model": "model"}
+_SPECULATIVE_KEYS = {
+    "method": "method",
+    "num_speculative_tokens": "num_tokens",
+    "model": "model",
+    "enforce_eager": "draft_eager",  # the drafter's own eager switch (vLLM's SpeculativeConfig)
+}
 
 
 def _speculative(draft: Draft, item: ArgItem) -> bool:
@@ -281,6 +302,30 @@ def _speculative(draft: Draft, item: ArgItem) -> bool:
             _put(draft.document, f"engine.speculative.{target}", value[key])
     draft.typed["engine.speculative"] = item.tokens
     return True
+
+
+def _additional_switches(draft: Draft, item: ArgItem) -> list[str]:
+    """The `engine.ascend` switches an `--additional-config` object turns on or off, each read into its field as the
+    release reads the key (`ascendctl.importer.switches`); the rest of the object stays as written."""
+    config = _json_object(item) if item.key is None else None
+    if config is None:
+        return [_one_line(t) for t in item.tokens]
+    table = table_of(str(draft.document.get("release", "")))
+    for path, value in leaves(config):
+        said = meaning(table, "key", path, value)
+        if said is None or said.field in draft.typed or dotted_get(draft.document, said.field) is not None:
+            continue
+        _put(draft.document, said.field, said.on)
+        draft.typed[said.field] = (f"{ADDITIONAL_CONFIG} {path}={json.dumps(value)}",)
+        without(config, path)
+    if not config:
+        return []
+    # what is left joins the plan's own object: a second `--additional-config` would replace the plan's whole one
+    merged = dict(dotted_get(draft.document, "engine.additional_config") or {})
+    merged.update(config)
+    _put(draft.document, "engine.additional_config", merged)
+    draft.hatches.append(f"engine.additional_config: {json.dumps(config, separators=(',', ':'))}")
+    return []
 
 
 def _one_line(token: str) -> str:
@@ -345,10 +390,14 @@ def typed_env(draft: Draft, env: Mapping[str, str]) -> dict[str, str]:
             continue
         if claim is None or claim.field in draft.typed or dotted_get(draft.document, claim.field) is not None:
             continue
-        try:
-            value = _field_value(claim.field, text)
-        except ValueError as exc:
-            raise ValueError(f"`{name}`: {exc}") from None
+        if claim.field.startswith(SWITCH_PREFIX):  # as the release's getter reads it, where it reads it at all
+            said = meaning(table_of(str(draft.document.get("release", ""))), "env", name, text)
+            value = _NO_VALUE if said is None else said.on
+        else:
+            try:
+                value = _field_value(claim.field, text)
+            except ValueError as exc:
+                raise ValueError(f"`{name}`: {exc}") from None
         if value is _NO_VALUE:
             continue
         _put(draft.document, claim.field, value)

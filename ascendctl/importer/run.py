@@ -13,24 +13,29 @@ Nothing from a script is ever executed; the plan reads no host.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Any
 
 import yaml
 
+from ascendctl.core.dotted import dotted_get
 from ascendctl.core.errors import DocumentError
 from ascendctl.core.yamlio import YamlDocument
 from ascendctl.facts.model_inspect import ModelConfig, read_model_config
 from ascendctl.importer.compare import MODEL_KEY, Difference, compare, options
 from ascendctl.importer.profile import Draft, draft_profile, drop, typed_env
 from ascendctl.importer.script import LaunchScript
+from ascendctl.importer.switches import SWITCH_PREFIX, Meaning, meaning, respell, table_of
 from ascendctl.plan.planner import plan_profile
 from ascendctl.plan.types import Plan
 from ascendctl.schema.loader import validate_profile_document
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.secrets import secret_flags
+from ascendctl_engine.adapters import quantization_rule
+from ascendctl_engine.adapters.ascend_keys import KeyTable
 from ascendctl_engine.adapters.parser_snapshot import parser_distribution, snapshot_for
 from ascendctl_engine.argv_items import parse_args
+from ascendctl_engine.json_args import ADDITIONAL_CONFIG, read_json
 from ascendctl_engine.records import record
 from ascendctl_engine.sections.fields import is_ip_address
 from ascendctl_engine.spec import is_secret_name
@@ -97,8 +102,10 @@ def import_scripts(
     from_env = typed_env(draft, scripts[0].env)
     first = _validated(draft)
     baseline = plan_profile(first, read_config=read_config)
-    missed = _untyped_misses(draft, from_env, scripts[0].env, baseline)
-    if _unclaimed_flags(draft, scripts[0], baseline) or missed:
+    table = table_of(release) if backend == "npu" else None
+    missed = _untyped_misses(draft, from_env, scripts[0].env, baseline, table)
+    undetected = _undetected_auto(draft, baseline)
+    if _unclaimed_flags(draft, scripts[0], baseline) or missed or undetected:
         baseline = plan_profile(_validated(draft), read_config=read_config)
     hatches = list(draft.hatches)
     hatches += _env_hatches(draft, scripts, baseline)
@@ -107,24 +114,59 @@ def import_scripts(
     pin = plan.deployment.release
     snapshot = snapshot_for(pin.vllm, parser_distribution(pin.backend))
     reports = []
+    table = table_of(pin.version) if pin.backend == "npu" else None
     for i, script in enumerate(scripts):
         command = plan.command_for(i)
         # a secret is compared by name only: the plan passes it by reference, the script's value is never read
         secret = {name: script.env.get(name, _HIDDEN) for name in command.secret_env}
         argv, script_argv = _without_secrets(command.argv[2:], script.argv, command.secret_env)
+        # a switch is compared by its meaning: the script's spelling and the plan's, both read by the release
+        script_argv, script_env, respelled = respell(script_argv, script.env, plan_switches(plan, i, table), table)
         diffs = compare(
-            argv, {**command.env, **secret}, script_argv, script.env, snapshot, plan.provenance,
+            argv, {**command.env, **secret}, script_argv, script_env, snapshot, plan.provenance,
             headless=command.listen is None,
         )  # fmt: skip
-        reports.append(NodeReport(i, script.path, tuple(diffs)))
+        diffs = [_detected(d, profile, pin) for d in diffs]
+        reports.append(NodeReport(i, script.path, (*respelled, *diffs)))
     return ImportResult(profile, draft.document, draft, plan, tuple(reports), tuple(hatches))
 
 
-def _untyped_misses(draft: Draft, from_env: dict[str, str], env: dict[str, str], baseline: Plan) -> bool:
+def plan_switches(plan: Plan, node: int, table: KeyTable | None) -> dict[str, Meaning]:
+    """field → how the plan spells each `engine.ascend` switch on `node` (its provenance's origin), and its value."""
+    command = plan.command_for(node)
+    instance = next((i for i in plan.instances if command in i.commands), plan.instances[0])
+    argv = list(command.argv)
+    at = argv.index(ADDITIONAL_CONFIG) if ADDITIONAL_CONFIG in argv else -1
+    config = read_json(argv[at + 1]) if 0 <= at < len(argv) - 1 else None  # the plan writes it spelled in full
+    out: dict[str, Meaning] = {}
+    for key, origin in instance.origins.items():
+        if not origin.startswith(SWITCH_PREFIX):
+            continue
+        if key.startswith("env:") and key[4:] in command.env:
+            said = meaning(table, "env", key[4:], command.env[key[4:]])
+        elif key.startswith("--additional-config.") and isinstance(config, dict):
+            path = key[len("--additional-config.") :]
+            said = meaning(table, "key", path, dotted_get(config, path))
+        else:
+            continue
+        if said is not None:
+            out[said.field] = said
+    return out
+
+
+def _untyped_misses(
+    draft: Draft, from_env: dict[str, str], env: dict[str, str], baseline: Plan, table: KeyTable | None
+) -> bool:
     """A variable read into a typed field whose plan does not set the script's value back goes back to being a
-    variable (an escape hatch): the field did not say what the script said."""
+    variable (an escape hatch): the field did not say what the script said — unless the plan says the same switch
+    by another spelling the release also reads (the round trip compares meanings)."""
     planned = baseline.command_for(0).env
-    missed = [name for name in from_env if planned.get(name) != env[name]]
+    switches = plan_switches(baseline, 0, table)
+    missed = [
+        name
+        for name in from_env
+        if planned.get(name) != env[name] and not _respelled(meaning(table, "env", name, env[name]), switches)
+    ]
     for name in missed:
         path = from_env.pop(name)
         if path == "model.source":  # back to the bare hub id; the variable stays as written
@@ -135,6 +177,37 @@ def _untyped_misses(draft: Draft, from_env: dict[str, str], env: dict[str, str],
         draft.typed.pop(path, None)
         drop(draft.document, path)
     return bool(missed)
+
+
+def _undetected_auto(draft: Draft, baseline: Plan) -> bool:
+    """`model.quantization: auto` read from `--quantization ascend` (a directory not on this machine) stands for the
+    flag only where the release detects ModelSlim weights itself; elsewhere the flag goes back as written."""
+    if draft.document.get("model", {}).get("quantization") != "auto" or "model.quantization" not in draft.typed:
+        return False
+    pin = baseline.deployment.release
+    if pin.backend != "npu" or quantization_rule(pin.backend, pin.vllm, pin.vllm_ascend).auto_detect:
+        return False
+    tokens = draft.typed.pop("model.quantization")
+    drop(draft.document, "model.quantization")
+    _extra(draft.document).extend(tokens)
+    draft.hatches.append(f"engine.extra_args: {' '.join(tokens)} ({pin.version} does not detect ModelSlim weights)")
+    return True
+
+
+def _detected(diff: Difference, profile: Profile, pin: Any) -> Difference:
+    """The script's `--quantization ascend` where the plan leaves `auto` to a release that detects ModelSlim weights
+    itself: the same load, no difference."""
+    if diff.name != "--quantization" or diff.verdict != "missing" or profile.model.quantization != "auto":
+        return diff
+    rule = quantization_rule(pin.backend, pin.vllm, pin.vllm_ascend)
+    if not rule.auto_detect:
+        return diff
+    return replace(diff, verdict="default", why=f"{rule.era} detects ModelSlim weights itself ({rule.source})")
+
+
+def _respelled(said: Meaning | None, planned: dict[str, Meaning]) -> bool:
+    plan = planned.get(said.field) if said is not None else None
+    return said is not None and plan is not None and plan.on == said.on
 
 
 def _unclaimed_flags(draft: Draft, script: LaunchScript, baseline: Plan) -> bool:
@@ -323,6 +396,7 @@ def report_lines(result: ImportResult) -> list[str]:
         out.append(f"node {node.node} ({node.script}): {state}")
         out += [f"  {d.line()}" for d in node.differences if d.counts]
         out += [f"  {d.line()} (does not count)" for d in node.differences if d.verdict in ("default", "ignored")]
+        out += [f"  {d.line()}" for d in node.differences if d.verdict == "respelled"]
         added = [d for d in node.differences if d.verdict == "added"]
         if added:
             out.append(f"  plan adds ({len(added)}, defaults that do not count):")

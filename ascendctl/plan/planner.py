@@ -525,8 +525,19 @@ def resolve_model(
     family, by_architecture = _family(matrix, name, config, m.task, m.architecture) if npu else (None, None)
     types = tuple(family.types) if family else None
     # vLLM's registry at the release's vLLM pin (and, on npu, the vllm-ascend tag's own registrations)
-    pins = (release.vllm, release.version if release.package == "vllm-ascend" else None) if release else (None, None)
-    traits = model_traits(name, config, types, family.id if family else None, m.architecture, *pins)
+    vllm_pin = release.vllm if release else None
+    ascend_pin = release.version if release and release.package == "vllm-ascend" else None
+    fam_id = family.id if family else None
+    traits = model_traits(
+        name,
+        config,
+        types,
+        fam_id,
+        m.architecture,
+        vllm_pin,
+        ascend_pin,
+        expert_parallel=profile.engine.parallel.expert,
+    )
     warnings += identity_warnings(name, traits, config, m.architecture)
     method, why = _quant_method(matrix, profile, config)
     given = str(config_file) if config_file is not None else None

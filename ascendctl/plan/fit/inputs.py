@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ascendctl.facts.model_inspect import inspect_model, param_breakdown
+from ascendctl.facts.model_inspect import inspect_model, is_path_source, param_breakdown
 from ascendctl.facts.published_shapes import CONFIG_HINT, published_config
 from ascendctl.plan.fit.budget import GIB, MIB, Layout
 from ascendctl.plan.fit.estimate import FitError, FitInputs
@@ -257,9 +257,12 @@ def _model_config(profile: Profile, found: ModelInspection, given: ModelConfig |
     why = found.config_error or "no config.json on this machine (a hub id not in the HF or ModelScope cache)"
     config = published_config(profile.model.location)
     if config is None:
+        # a hub id can be fetched by name; a path names a directory of another machine: its own file is the way
+        local = is_path_source(profile.model.location)
+        hint = "give the model's config.json with `--config FILE`" if local else CONFIG_HINT
         raise FitError(
             f"the fit needs the model's config.json: {why}, and its shapes are not published in "
-            f"ascendctl/facts/data/model_configs/ ({CONFIG_HINT})"
+            f"ascendctl/facts/data/model_configs/ ({hint})"
         )
     return config, f"{config.path}: {why}; matched by name, weights from parameter counts"
 
