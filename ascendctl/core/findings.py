@@ -35,10 +35,10 @@ from typing import Any, Generic, Literal, TypeVar, get_args
 
 from ascendctl.core.yamlio import KeyPath
 from ascendctl_engine.records import record
+from ascendctl_engine.vocab import Clause
 
 Scope = Literal["profile", "plan", "host"]
 Severity = Literal["error", "warn", "info"]
-Clause = Literal["engine-start", "placement", "known-failure"]
 CLAUSES: tuple[Clause, ...] = get_args(Clause)
 Status = Literal["pass", "warn", "fail", "skip"]
 _RANK: dict[Severity, int] = {"info": 0, "warn": 1, "error": 2}

@@ -52,6 +52,9 @@ SOC_VERSION_CONTAINS: Mapping[HardwareFamily, str] = {"950": "ascend950"}
 # (the engine decides, as a plain `vllm serve` would).
 GraphMode = Literal["auto", "engine-default", "eager", "piecewise", "full", "full-decode-only", "full-and-piecewise"]
 Task = Literal["generate", "embed", "rerank"]
+# Why a failing finding refuses a plan (docs/refusal-policy.md): the engine would not start, it cannot be laid out
+# on the hardware, or upstream evidence shows it failing at that tag.
+Clause = Literal["engine-start", "placement", "known-failure"]
 DType = Literal["auto", "bfloat16", "float16", "float32"]
 EplbMode = Literal["off", "static", "dynamic"]
 EplbImplementation = Literal["auto", "ascend", "upstream"]

@@ -12,7 +12,7 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-from typing import Any, Literal
+from typing import Any
 
 from ascendctl_engine.adapters.acceptance import FAIL_ON_ENVIRON, ReleaseAcceptance, SettingVerdict
 from ascendctl_engine.adapters.intent import EngineIntent, secret_ref
@@ -32,6 +32,7 @@ from ascendctl_engine.spec import (
     Symbols,
     Word,
 )
+from ascendctl_engine.vocab import Clause
 
 # A value only a node-level consumer can spell: a node's address, this node's first DP rank, or a word made
 # of text and those. Adapters pass them as values; the builder keeps them symbolic next to the resolved text.
@@ -55,10 +56,6 @@ def _word(value: str | Symbolic) -> Word:
 
 def _has_refs(word: Word) -> bool:
     return any(not isinstance(part, str) for part in word)
-
-
-# The clauses of the refusal policy (docs/refusal-policy.md); the plan's findings carry them.
-Clause = Literal["engine-start", "placement", "known-failure"]
 
 
 @record
