@@ -93,7 +93,6 @@ import json
 import posixpath
 import re
 import shlex
-import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -105,6 +104,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "ascendctl" / "facts" / "data" / "launches" / "launches.json"
 DEFAULT_REPO = Path("/work/.mirror/vllm-project+vllm-ascend/repo")
+sys.path.insert(0, str(ROOT / "scripts"))
+from extract_ascend_keys import git, release_tags  # noqa: E402
+
 FIRST_TAG = "v0.10.1rc1"
 LAST_TAG = "v0.25.1rc1"
 SCHEMA = 1
@@ -166,21 +168,7 @@ _INPUT_LEN = re.compile(r"(?:^|[-_/])in[-_]?(\d+)(k?)(?=$|[-_./])", re.IGNORECAS
 
 
 # ----------------------------------------------------------------------------------------------- git reading
-def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    return subprocess.run(["git", "-C", str(repo), *args], input=stdin, capture_output=True, check=True).stdout
-
-
-def release_tags(repo: Path, first: str = FIRST_TAG, last: str = LAST_TAG) -> list[str]:
-    from packaging.version import InvalidVersion, Version
-
-    tags = []
-    for name in git(repo, "tag").decode().split():
-        try:
-            tags.append((Version(name), name))
-        except InvalidVersion:
-            continue
-    lo, hi = Version(first), Version(last)
-    return [name for version, name in sorted(tags) if lo <= version <= hi]
+# `git` and `release_tags` are the key extractor's (this script's tags are a range of the same tag list)
 
 
 def version_key(tag: str) -> Any:
@@ -1518,7 +1506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--check", action="store_true", help="compare with --out and write nothing (exit 1 if it differs)"
     )
     args = parser.parse_args(argv)
-    tags = list(args.tags or release_tags(args.repo))
+    tags = list(args.tags or release_tags(args.repo, FIRST_TAG, LAST_TAG))
     families: dict[str, str] = {}
     results = []
     for tag in sorted(tags, key=version_key):
