@@ -344,6 +344,7 @@ class CommandBuilder:
                         "serve no API)"
                     )
         commands: list[EngineCommand] = []
+        fails_on_unknown = self._fails_on_unknown_env()  # the same for every node: decided once
         env_sources: dict[int, dict[str, str]] = {}
         for node in intent.nodes:
             i = node.index
@@ -374,7 +375,7 @@ class CommandBuilder:
             if i not in self.worker_argv:
                 self._check_argv(argv, mine, node_extra, i)
             env, sources, env_words = self._node_env(i)
-            self._judge_env(env, i)
+            self._judge_env(env, i, fails_on_unknown)
             env_sources[i] = sources
             serves_http = i not in self.worker_argv and not headless
             secret: dict[str, SecretRef] = {}
@@ -386,7 +387,7 @@ class CommandBuilder:
             # replaces a planned value of the same name: one variable, one source, and no value left to print.
             for name, given in intent.runtime.secrets.items():
                 ref = secret_ref(given)
-                self._record(self.accepted.judge_env(name, "runtime.secrets", self._fails_on_unknown_env()))
+                self._record(self.accepted.judge_env(name, "runtime.secrets", fails_on_unknown))
                 replacing = f" (replaces the planned value: {sources[name]})" if name in env else ""
                 env.pop(name, None)
                 env_words.pop(name, None)
@@ -584,9 +585,8 @@ class CommandBuilder:
         said = [i for _origin, items in self._written_args() for i in items if i.positive == FAIL_ON_ENVIRON]
         return bool(said) and not said[-1].negated
 
-    def _judge_env(self, env: Mapping[str, str], node: int) -> None:
-        """Every variable of one node's env, judged where it was written."""
-        fails = self._fails_on_unknown_env()
+    def _judge_env(self, env: Mapping[str, str], node: int, fails: bool) -> None:
+        """Every variable of one node's env, judged where it was written (`fails`: `_fails_on_unknown_env`)."""
         for name in env:
             if name in self.intent.nodes[node].env:
                 origin = f"network.nodes[{node}].env"
