@@ -1,10 +1,12 @@
 """`ascendctl import SCRIPT... --release TAG --hardware HW [-o FILE]`: operators' launch scripts → a profile.
 
-Each SCRIPT is one node's launch script, in node order (the first is node 0): `export` lines and one
-`vllm serve` command. The profile uses typed fields wherever one says the script's spelling and escape hatches
-for the rest (listed in its header); it is then planned and compared with the scripts, flag by flag and env by
-env. Exit 0 when every node is reproduced, 1 when a script's option or variable is missing from the plan or
-differs (or the plan is refused), 2 for a script that cannot be read. Nothing from a script is executed.
+Each SCRIPT is one node's launch script (`export` lines and one `vllm serve` command; a Ray worker's only
+`ray start --address …`), in any order: each script's flags say its node's role and rank, and the scripts
+together form the deployment (one instance, a prefill/decode set, external data-parallel ranks, a Ray cluster).
+The profile uses typed fields wherever one says the script's spelling and escape hatches for the rest (listed in
+its header); it is then planned and compared with the scripts, flag by flag and env by env. Exit 0 when every node
+is reproduced, 1 when a script's option or variable is missing from the plan or differs (or the plan is refused),
+2 for a script that cannot be read. Nothing from a script is executed.
 """
 
 from pathlib import Path
@@ -17,7 +19,7 @@ MAX_SCRIPT_BYTES = 256 * 1024
 
 
 def import_(
-    scripts: Annotated[list[Path], typer.Argument(help="Launch scripts, one per node, node 0 first.")],
+    scripts: Annotated[list[Path], typer.Argument(help="Launch scripts, one per node (or per DP rank), in any order.")],
     release: Annotated[str, typer.Option("--release", help="vllm-ascend tag (or a pin) the scripts run.")],
     hardware: Annotated[
         str | None, typer.Option("--hardware", help="Ascend hardware family: a2, a3, 300i-duo or 950.")

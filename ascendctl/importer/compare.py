@@ -23,10 +23,16 @@ MODEL_KEY = "<model>"
 Kind = Literal["flag", "env"]
 # missing: the script has it, the plan not; differs: both, other values; added: the plan only (a default it adds);
 # default: the script writes the release's own default of an option the plan leaves out (vLLM reads the same)
-# ignored: an API-server option on a headless node, which serves no API (vLLM does not use it there)
+# ignored: an option vLLM does not use where the node runs: an API-server option on a headless node, the
+# data-parallel wiring of an instance whose ranks all run on one node
 # respelled: a vllm-ascend switch the plan spells another way the release also reads, meaning the same
 # (`ascendctl.importer.switches`)
-Verdict = Literal["missing", "differs", "added", "default", "ignored", "respelled"]
+# derived: a value the plan derives per instance (a KV port, an engine id, the API port of a role's next instance)
+# where the scripts chose another, consistent one (`ascendctl.importer.kv_compare`)
+# regrouped: what planning external data-parallel ranks as one process per host changed (`importer.deployment`)
+Verdict = Literal["missing", "differs", "added", "default", "ignored", "respelled", "derived", "regrouped"]
+# the verdicts that do not keep a script from being reproduced
+_AGREE = ("added", "default", "ignored", "respelled", "derived", "regrouped")
 
 
 @record
@@ -43,7 +49,7 @@ class Difference:
     @property
     def counts(self) -> bool:
         """Whether it keeps the script from being reproduced (what the plan adds on its own does not)."""
-        return self.verdict not in ("added", "default", "ignored", "respelled")
+        return self.verdict not in _AGREE
 
     def line(self) -> str:
         show = {
@@ -51,8 +57,14 @@ class Difference:
             "differs": "",
             "added": f"plan {self.planned!r}",
             "default": f"script {self.script!r} is the release's default; the plan leaves it to vLLM",
-            "ignored": f"script {self.script!r}: a headless node serves no API, the plan leaves it out",
-            "respelled": f"{'on' if self.script else 'off'} in both",
+            "ignored": f"script {self.script!r}: not used there, the plan leaves it out",
+            "respelled": (
+                f"{'on' if self.script else 'off'} in both"
+                if isinstance(self.script, bool)
+                else f"plan {self.planned!r}, script {self.script!r}: the same"
+            ),
+            "derived": f"script {self.script!r}, plan {self.planned!r}",
+            "regrouped": f"script {self.script!r}" if self.script is not None else f"plan {self.planned!r}",
         }
         text = show[self.verdict] or f"plan {self.planned!r}, script {self.script!r}"
         reason = f" ({self.why})" if self.why else ""
@@ -106,19 +118,47 @@ def compare(
     provenance: Mapping[str, str],
     *,
     headless: bool = False,
+    one_node: bool = False,
 ) -> list[Difference]:
-    """Every difference between one node's planned command (argv after `vllm serve`) and its script."""
+    """Every difference between one node's planned command (argv after `vllm serve`) and its script; `one_node`:
+    the command runs all its instance's data-parallel ranks on its own node."""
     planned, script = options(planned_argv, snapshot), options(script_argv, snapshot)
     flags = [_as_default(d, snapshot) for d in _diff("flag", planned, script, lambda name: provenance.get(name, ""))]
-    if headless:
-        flags = [_on_headless(d, snapshot) for d in flags]
+    flags = [_on_headless(d, snapshot) if headless else _head_start(d) for d in flags]
+    if one_node:
+        flags = [_on_one_node(d, planned.get(DP_SIZE, 1)) for d in flags]
     return flags + _diff("env", dict(planned_env), dict(script_env), lambda name: provenance.get(f"env:{name}", ""))
 
 
 def _on_headless(d: Difference, snapshot: ParserSnapshot) -> Difference:
     if d.verdict == "missing" and snapshot.is_api_server_flag(d.name):
-        return replace(d, verdict="ignored")
+        return replace(d, verdict="ignored", why="a headless node serves no API")
     return d
+
+
+DP_SIZE = "--data-parallel-size"
+# With every data-parallel rank on one node vLLM takes the local size to be the whole size
+# (vLLM 0.32.0:vllm/engine/arg_utils.py:2494) and its engines hand-shake over local IPC, never the RPC port or the
+# address (0.32.0:vllm/v1/engine/utils.py:1307, `handshake_local_only`; vllm/v1/utils.py:153).
+_LOCAL_IPC = "one node: its engines hand-shake over local IPC (vLLM 0.32.0:vllm/v1/engine/utils.py:1307)"
+_ONE_NODE_UNUSED = {"--data-parallel-rpc-port": _LOCAL_IPC, "--data-parallel-address": _LOCAL_IPC}
+
+
+def _head_start(d: Difference) -> Difference:
+    """A head's `--data-parallel-start-rank 0`: the head holds the first ranks (vLLM's own start)."""
+    if d.verdict == "missing" and d.name == "--data-parallel-start-rank" and _same(str(d.script), "0"):
+        return replace(d, verdict="default", why="the head's ranks start at 0")
+    return d
+
+
+def _on_one_node(d: Difference, data: Any) -> Difference:
+    if d.verdict != "missing":
+        return d
+    if d.name == "--data-parallel-size-local" and _same(str(d.script), str(data)):
+        why = "one node: vLLM's local size is the data-parallel size (vLLM 0.32.0:vllm/engine/arg_utils.py:2494)"
+        return replace(d, verdict="default", why=why)
+    unused = _ONE_NODE_UNUSED.get(d.name)
+    return replace(d, verdict="ignored", why=unused) if unused is not None else d
 
 
 def _as_default(d: Difference, snapshot: ParserSnapshot) -> Difference:

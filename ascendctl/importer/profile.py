@@ -114,6 +114,8 @@ _FIELDS: dict[str, tuple[str, Converter]] = {
 # Multi-node wiring the planner derives from `network` (each node's address and role); a script's own spelling is
 # read into `network` (`import_scripts`) and not kept as an escape hatch.
 _DERIVED = frozenset({"--data-parallel-address", "--data-parallel-start-rank", "--headless", "--data-parallel-rank"})
+# Data-parallel wiring vLLM does not read when every rank runs on one node (`importer.compare`).
+_ONE_NODE_UNUSED = frozenset({"--data-parallel-address", "--data-parallel-start-rank"})
 # vLLM's `--compilation-config` `cudagraph_mode` → `engine.graph.mode`.
 _GRAPH_MODES = {
     "NONE": "eager",
@@ -220,9 +222,7 @@ def _flag(draft: Draft, item: ArgItem) -> list[str]:
     for secret in secret_flags([item]):  # any spelling vLLM reads: `--api_key=V`, `--api-k V`, `--hf-token V`
         _secret_reference(draft, secret.flag, secret.variable)
         return []
-    if item.flag in _DERIVED and draft.document["target"]["nodes"] > 1:
-        draft.typed.setdefault("network.nodes", ())
-        draft.typed["network.nodes"] += item.tokens
+    if _wiring(draft, item):
         return []
     if item.flag == "--compilation-config" and _graph(draft, item):
         return []
@@ -239,6 +239,16 @@ def _flag(draft: Draft, item: ArgItem) -> list[str]:
     _put(draft.document, path, convert(item))
     draft.typed[path] = item.tokens
     return []
+
+
+def _wiring(draft: Draft, item: ArgItem) -> bool:
+    """Multi-node wiring the planner derives from `network` (read there, not kept as written); on one node, the
+    data-parallel wiring vLLM does not use (the comparison says so, with its source)."""
+    nodes = draft.document["target"]["nodes"]
+    if item.flag in _DERIVED and nodes > 1:
+        draft.typed["network.nodes"] = (*draft.typed.get("network.nodes", ()), *item.tokens)
+        return True
+    return item.flag in _ONE_NODE_UNUSED and nodes == 1
 
 
 def _secret_reference(draft: Draft, flag: str, variable: str) -> None:
@@ -363,17 +373,18 @@ def _devices(draft: Draft, env: Mapping[str, str]) -> None:
             target["visible_devices"] = ids
         draft.typed["target.visible_devices"] = (f"{_DEVICES_ENV}={text}",)
         return
+    nodes = int(target.get("nodes") or 1)
     tensor = dotted_get(draft.document, "engine.parallel.tensor") or 1
     pipeline = dotted_get(draft.document, "engine.parallel.pipeline") or 1
-    local = (
-        dotted_get(draft.document, "engine.parallel.data_per_node")
-        or dotted_get(draft.document, "engine.parallel.data")
-        or 1
-    )
-    sizes = [s for s in (tensor, pipeline, local) if isinstance(s, int)]
+    data = dotted_get(draft.document, "engine.parallel.data") or 1
+    local = dotted_get(draft.document, "engine.parallel.data_per_node")
+    sizes = [tensor, pipeline, local or data]
     count = 1
     for size in sizes:
-        count *= size
+        count *= size if isinstance(size, int) else 1
+    if nodes > 1 and local is None:
+        # spread over the nodes: data-parallel ranks evenly, or one model over every node's devices (Ray, --nnodes)
+        count = max(1, count // nodes)
     target["devices_per_node"] = count
 
 

@@ -12,6 +12,7 @@ Nothing from a script is ever executed; the plan reads no host.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field, replace
 from typing import Any
@@ -22,7 +23,10 @@ from ascendctl.core.dotted import dotted_get
 from ascendctl.core.errors import DocumentError
 from ascendctl.core.yamlio import YamlDocument
 from ascendctl.facts.model_inspect import ModelConfig, read_model_config
-from ascendctl.importer.compare import MODEL_KEY, Difference, compare, options
+from ascendctl.importer.compare import MODEL_KEY, Difference, Verdict, compare, options
+from ascendctl.importer.deployment import ADDRESS_ENV, DEVICES_ENV, KV_FLAG, ScriptDeployment, recognize
+from ascendctl.importer.kv_compare import kv_differences
+from ascendctl.importer.pd_profile import pd_draft
 from ascendctl.importer.profile import Draft, draft_profile, drop, typed_env
 from ascendctl.importer.script import LaunchScript
 from ascendctl.importer.switches import SWITCH_PREFIX, Meaning, meaning, respell, table_of
@@ -38,18 +42,18 @@ from ascendctl_engine.argv_items import parse_args
 from ascendctl_engine.json_args import ADDITIONAL_CONFIG, read_json
 from ascendctl_engine.records import record
 from ascendctl_engine.sections.fields import is_ip_address
-from ascendctl_engine.spec import is_secret_name
+from ascendctl_engine.spec import EngineCommand, is_secret_name
+from ascendctl_engine.vocab import PD_ROLES
 
 ConfigReader = Callable[[str], ModelConfig | None]
-# Where a node's own address is read from its script (the first one set wins).
-_ADDRESS_ENV = ("HCCL_IF_IP", "VLLM_HOST_IP", "LOCAL_IP", "local_ip")
 
 
 @record
 class NodeReport:
-    node: int
+    node: int  # the profile node (host) its command runs on
     script: str  # the script's path
     differences: tuple[Difference, ...]
+    instance: str = ""  # its instance in a prefill/decode deployment (`prefill-0`), "" otherwise
 
     @property
     def reproduced(self) -> bool:
@@ -95,10 +99,49 @@ def import_scripts(
     name: str = "imported",
     read_config: ConfigReader = read_model_config,
 ) -> ImportResult:
-    """Draft, plan, trim and compare (see the module docstring). Raises `DocumentError` when even the draft with
-    every hatch does not validate, `UserInputError` for an unknown release or hardware."""
+    """Recognize the deployment, draft, plan, trim and compare (see the module docstring). Raises `DocumentError`
+    when even the draft with every hatch does not validate, `UserInputError` for an unknown release or hardware,
+    ValueError for scripts that contradict each other."""
+    deployment = recognize(scripts, _registered(release) if backend == "npu" else None)
+    instance_draft = functools.partial(
+        _instance_draft, release=release, hardware=hardware, backend=backend, name=name, read_config=read_config
+    )
+    if deployment.disaggregated:
+        roles = {
+            role: instance_draft([_without_kv(h.merged) for h in deployment.role(role)[0].hosts]) for role in PD_ROLES
+        }
+        draft = pd_draft(roles, deployment)
+    else:
+        draft = instance_draft([h.merged for h in deployment.instances[0].hosts])
+    draft.notes += deployment.notes
+    profile = _validated(draft)
+    plan = plan_profile(profile, read_config=read_config)
+    reports = _reports(deployment, plan, profile)
+    return ImportResult(profile, draft.document, draft, plan, reports, tuple(draft.hatches))
+
+
+def _registered(release: str) -> dict[str, str]:
+    """`module.Class` → the name `release` registers that KV connector under (its key table)."""
+    table = table_of(release)
+    if table is None:
+        return {}
+    return {f"{info.module}.{info.cls}": name for name, info in table.kv_connectors.items()}
+
+
+def _instance_draft(
+    scripts: Sequence[LaunchScript],
+    *,
+    release: str,
+    hardware: str | None,
+    backend: str,
+    name: str,
+    read_config: ConfigReader,
+) -> Draft:
+    """One instance's profile from its hosts' scripts (head first): drafted, planned once, the typed fields the
+    plan does not say back returned to hatches, every variable the plan does not set as a hatch."""
     draft = draft_profile(scripts, name=name, release=release, backend=backend, hardware=hardware)
     _nodes(draft, scripts)
+    _ray_port(draft, scripts[0])
     from_env = typed_env(draft, scripts[0].env)
     first = _validated(draft)
     baseline = plan_profile(first, read_config=read_config)
@@ -107,33 +150,151 @@ def import_scripts(
     undetected = _undetected_auto(draft, baseline)
     if _unclaimed_flags(draft, scripts[0], baseline) or missed or undetected:
         baseline = plan_profile(_validated(draft), read_config=read_config)
-    hatches = list(draft.hatches)
-    hatches += _env_hatches(draft, scripts, baseline)
-    profile = _validated(draft)
-    plan = plan_profile(profile, read_config=read_config)
+    draft.hatches += _env_hatches(draft, scripts, baseline)
+    return draft
+
+
+def _without_kv(script: LaunchScript) -> LaunchScript:
+    """The script without its `--kv-transfer-config`: the `disaggregation` section says it (each instance's own)."""
+    tokens = list(script.argv)
+    model = [tokens.pop(0)] if tokens and not tokens[0].startswith("-") else []
+    kept = [t for item in parse_args(tokens) if item.flag != KV_FLAG for t in item.tokens]
+    return replace(script, argv=(*model, *kept))
+
+
+def _ray_port(draft: Draft, head: LaunchScript) -> None:
+    """`ray start --head --port P` → `network.ray_port` (the plan starts the head the same way)."""
+    port = _option(head.ray, "--port") if head.ray_head else None
+    if port is not None and port.isdigit() and len(port) <= 5:
+        draft.document.setdefault("network", {})["ray_port"] = int(port)
+        draft.typed["network.ray_port"] = ("ray start --port", port)
+
+
+def _reports(deployment: ScriptDeployment, plan: Plan, profile: Profile) -> tuple[NodeReport, ...]:
+    """Every script compared with the planned command of its host, instance by instance."""
     pin = plan.deployment.release
     snapshot = snapshot_for(pin.vllm, parser_distribution(pin.backend))
-    reports = []
     table = table_of(pin.version) if pin.backend == "npu" else None
-    for i, script in enumerate(scripts):
-        command = plan.command_for(i)
-        # a secret is compared by name only: the plan passes it by reference, the script's value is never read
-        secret = {name: script.env.get(name, _HIDDEN) for name in command.secret_env}
-        argv, script_argv = _without_secrets(command.argv[2:], script.argv, command.secret_env)
-        # a switch is compared by its meaning: the script's spelling and the plan's, both read by the release
-        script_argv, script_env, respelled = respell(script_argv, script.env, plan_switches(plan, i, table), table)
-        diffs = compare(
-            argv, {**command.env, **secret}, script_argv, script_env, snapshot, plan.provenance,
-            headless=command.listen is None,
-        )  # fmt: skip
-        diffs = [_detected(d, profile, pin) for d in diffs]
-        reports.append(NodeReport(i, script.path, (*respelled, *diffs)))
-    return ImportResult(profile, draft.document, draft, plan, tuple(reports), tuple(hatches))
+    out: list[NodeReport] = []
+    for instance, planned in zip(deployment.instances, plan.instances, strict=True):
+        label = planned.name if deployment.disaggregated else ""
+        later = deployment.disaggregated and instance is not deployment.role(planned.role)[0]  # type: ignore[arg-type]
+        for h, host in enumerate(instance.hosts):
+            command = planned.commands[h]
+            one_node = len(planned.commands) == 1
+            same = _node_differences(plan, command, host.merged, profile, pin, snapshot, table, one_node=one_node)
+            if later:
+                same = [_numbered(d, planned.role) for d in same]
+            for script in host.scripts:
+                regrouped = _regrouped(host.merged, script, host.regrouped, snapshot) if host.regrouped else []
+                out.append(NodeReport(planned.host_of(command), script.path, (*same, *regrouped), label))
+    return tuple(out)
 
 
-def plan_switches(plan: Plan, node: int, table: KeyTable | None) -> dict[str, Meaning]:
-    """field → how the plan spells each `engine.ascend` switch on `node` (its provenance's origin), and its value."""
-    command = plan.command_for(node)
+def _node_differences(
+    plan: Plan,
+    command: EngineCommand,
+    script: LaunchScript,
+    profile: Profile,
+    pin: Any,
+    snapshot: Any,
+    table: Any,
+    *,
+    one_node: bool,
+) -> list[Difference]:
+    # a secret is compared by name only: the plan passes it by reference, the script's value is never read
+    secret = {name: script.env.get(name, _HIDDEN) for name in command.secret_env}
+    serves = command.argv[:2] != ("ray", "start")
+    planned_argv = command.argv[2:] if serves else ()
+    argv, script_argv = _without_secrets(planned_argv, script.argv, command.secret_env)
+    argv, planned_kv = _take(argv, KV_FLAG)
+    script_argv, script_kv = _take(script_argv, KV_FLAG)
+    # a switch is compared by its meaning: the script's spelling and the plan's, both read by the release
+    script_argv, script_env, respelled = respell(script_argv, script.env, plan_switches(plan, command, table), table)
+    diffs = compare(
+        argv, {**command.env, **secret}, script_argv, script_env, snapshot, plan.provenance,
+        headless=command.listen is None, one_node=one_node and serves,
+    )  # fmt: skip
+    if planned_kv is not None or script_kv is not None:
+        registered = _registered(pin.version) if pin.backend == "npu" else {}
+        diffs += kv_differences(_object(planned_kv), _object(script_kv), registered)
+    diffs += _ray_differences(command, script)
+    return [*respelled, *(_detected(d, profile, pin) for d in diffs)]
+
+
+def _object(text: str | None) -> dict[str, Any] | None:
+    value = read_json(text) if text is not None else None
+    return value if isinstance(value, dict) else None
+
+
+def _numbered(d: Difference, role: str) -> Difference:
+    """A role's second and later instances count their ports up from the first's: a script's other choice there is
+    the plan's to derive (`plan.pd.ports` checks that no two share one on a host)."""
+    if d.verdict == "differs" and d.name in ("--port", "--data-parallel-rpc-port"):
+        why = f"the plan counts {role} instances' ports up from disaggregation.{role}'s (plan.pd.ports checks them)"
+        return replace(d, verdict="derived", why=why)
+    return d
+
+
+def _take(argv: Sequence[str], flag: str) -> tuple[list[str], str | None]:
+    """`argv` without `flag`, and its value (None when absent)."""
+    tokens = list(argv)
+    model = [tokens.pop(0)] if tokens and not tokens[0].startswith("-") else []
+    try:
+        items = parse_args(tokens)
+    except ValueError:  # `compare` refuses the same argv with parse_args' own message
+        return list(argv), None
+    value = next((i.value for i in items if i.flag == flag), None)
+    return [*model, *(t for i in items if i.flag != flag for t in i.tokens)], value
+
+
+def _ray_differences(command: EngineCommand, script: LaunchScript) -> list[Difference]:
+    """The script's `ray start` against the plan's: the head's (a command before `vllm serve`) or the worker's
+    (its process), option by option; `--block`, `--head` and the node's own address are the plan's wiring."""
+    if not script.ray:
+        return []
+    planned = next((c[2:] for c in (command.argv, *command.pre_commands) if c[:2] == ("ray", "start")), ())
+    mine, theirs = _ray_options(planned), _ray_options(script.ray)
+    out = []
+    for name in sorted(set(mine) | set(theirs)):
+        if name in _RAY_WIRING or (name in mine and name in theirs and mine[name] == theirs[name]):
+            continue
+        verdict: Verdict = "added" if name not in theirs else ("missing" if name not in mine else "differs")
+        out.append(Difference("flag", f"ray start {name}", verdict, mine.get(name), theirs.get(name), ""))
+    return out
+
+
+_RAY_WIRING = frozenset({"--block", "--head", "--node-ip-address"})
+
+
+def _ray_options(argv: Sequence[str]) -> dict[str, str | bool]:
+    try:
+        return {i.flag: (i.value if i.value is not None else True) for i in parse_args(list(argv))}
+    except ValueError:
+        return {"<unreadable>": " ".join(argv)}
+
+
+def _regrouped(merged: LaunchScript, script: LaunchScript, why: Sequence[str], snapshot: Any) -> list[Difference]:
+    """What one external-DP rank's script says otherwise than the host's one process: its rank, its own API port
+    and devices are the regrouping (`regrouped`, with why); anything else differs between ranks of one host."""
+    port = _option(script.argv, "--port")
+    out = []
+    for d in compare(merged.argv, merged.env, script.argv, script.env, snapshot, {}):
+        rank_only = d.name in _REGROUPED or (d.kind == "env" and port is not None and d.script == port)
+        out.append(replace(d, verdict="regrouped", why=why[0]) if rank_only else d)
+    return out
+
+
+_REGROUPED = frozenset(
+    {
+        "--data-parallel-rank", "--data-parallel-size-local", "--headless", "--data-parallel-start-rank", "--port",
+        DEVICES_ENV,
+    }
+)  # fmt: skip
+
+
+def plan_switches(plan: Plan, command: EngineCommand, table: KeyTable | None) -> dict[str, Meaning]:
+    """field → how the plan spells each `engine.ascend` switch in `command` (its provenance's origin), its value."""
     instance = next((i for i in plan.instances if command in i.commands), plan.instances[0])
     argv = list(command.argv)
     at = argv.index(ADDITIONAL_CONFIG) if ADDITIONAL_CONFIG in argv else -1
@@ -161,7 +322,7 @@ def _untyped_misses(
     variable (an escape hatch): the field did not say what the script said — unless the plan says the same switch
     by another spelling the release also reads (the round trip compares meanings)."""
     planned = baseline.command_for(0).env
-    switches = plan_switches(baseline, 0, table)
+    switches = plan_switches(baseline, baseline.command_for(0), table)
     missed = [
         name
         for name in from_env
@@ -241,12 +402,12 @@ def _nodes(draft: Draft, scripts: Sequence[LaunchScript]) -> None:
         return
     nodes: list[dict[str, Any]] = []
     for i, script in enumerate(scripts):
-        address = next((script.env[k] for k in _ADDRESS_ENV if script.env.get(k)), None)
+        address = next((script.env[k] for k in ADDRESS_ENV if script.env.get(k)), None)
         if i == 0 and (address is None or not is_ip_address(address)):
             address = _option(script.argv, "--data-parallel-address") or address
         if address is None or not is_ip_address(address):
             stand_in = f"192.0.2.{i + 1}"  # RFC 5737 documentation range: never a real host
-            said = f"{address!r} is not an IP address" if address else f"none of {', '.join(_ADDRESS_ENV)} is set"
+            said = f"{address!r} is not an IP address" if address else f"none of {', '.join(ADDRESS_ENV)} is set"
             draft.notes.append(f"node {i} ({script.path}): {said}; network.nodes[{i}].address {stand_in}: replace it")
             address = stand_in
         node: dict[str, Any] = {"address": address}
@@ -393,10 +554,11 @@ def report_lines(result: ImportResult) -> list[str]:
     for node in result.nodes:
         counted = [d for d in node.differences if d.counts]
         state = "reproduced" if not counted else f"{len(counted)} difference(s)"
-        out.append(f"node {node.node} ({node.script}): {state}")
+        where = f"{node.instance} on node {node.node}" if node.instance else f"node {node.node}"
+        out.append(f"{where} ({node.script}): {state}")
         out += [f"  {d.line()}" for d in node.differences if d.counts]
         out += [f"  {d.line()} (does not count)" for d in node.differences if d.verdict in ("default", "ignored")]
-        out += [f"  {d.line()}" for d in node.differences if d.verdict == "respelled"]
+        out += [f"  {d.line()}" for d in node.differences if d.verdict in ("respelled", "derived", "regrouped")]
         added = [d for d in node.differences if d.verdict == "added"]
         if added:
             out.append(f"  plan adds ({len(added)}, defaults that do not count):")

@@ -45,6 +45,16 @@ class LaunchScript:
     unresolved: tuple[str, ...]
     line: int
     notes: tuple[str, ...] = ()
+    ray: tuple[str, ...] = ()  # the arguments of its `ray start` (after `start`), when it runs one
+
+    @property
+    def ray_worker(self) -> bool:
+        """A Ray worker host: `ray start --address HEAD:PORT` and no serve command of its own."""
+        return not self.argv and bool(self.ray) and "--head" not in self.ray
+
+    @property
+    def ray_head(self) -> bool:
+        return bool(self.argv) and "--head" in self.ray
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -578,6 +588,7 @@ class _Reader:
         self.block_line = 0
         self.block_kind = "{"  # the outermost opener of the block being skipped
         self.expanded = 0  # characters every variable expansion so far produced (MAX_EXPANDED_CHARS)
+        self.ray: tuple[tuple[str, ...], int] | None = None  # the first `ray start`'s arguments and line
 
     # -- the walk ------------------------------------------------------------------------------------------
 
@@ -597,6 +608,17 @@ class _Reader:
             self.notes.add("open-block", self.block_line, f"{_BLOCK_NAMES[self.stack[0]]} never closes")
 
     def finish(self) -> LaunchScript:
+        if not self.spans and self.ray is not None and "--head" not in self.ray[0]:
+            # a Ray worker host: its `ray start` joins the head's cluster; the head's script serves
+            return LaunchScript(
+                path=self.path,
+                env=dict(self.env),
+                argv=(),
+                unresolved=tuple(self.unresolved),
+                line=self.ray[1],
+                notes=self.notes.render(),
+                ray=self.ray[0],
+            )
         if not self.spans:
             raise self._no_serve()
         if len(self.spans) > 1:
@@ -614,6 +636,7 @@ class _Reader:
             unresolved=tuple(self.unresolved),
             line=self.serve.line,
             notes=self.notes.render(),
+            ray=self.ray[0] if self.ray is not None else (),
         )
 
     def _no_serve(self) -> ScriptError:
@@ -678,6 +701,12 @@ class _Reader:
             self._declare(rest[1:], cmd.line, exported=name == "export" or _has_export_flag(rest[1:]))
         elif name == "unset":
             self._unset(rest[1:], cmd.line)
+        elif name == "ray" and len(rest) > 1 and _literal(rest[1]) == "start":
+            if self.ray is None:
+                args = tuple(f for w in rest[2:] for f in self._fields(w, cmd.line))
+                self.ray = (args, cmd.line)
+            else:
+                self.notes.add(f"ray:{cmd.line}", cmd.line, "a second `ray start`: only the first is read")
         elif name.startswith("-"):
             self.notes.add(
                 f"stray:{cmd.line}",

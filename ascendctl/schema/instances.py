@@ -219,6 +219,7 @@ def kv_transfer(
         rank_table=spec.rank_table,
         rpc_port=placement.rpc_port,
         shared_storage_path=shared,
+        extra_config=spec.connector_extra_config,
         why=f"disaggregation: {placement.name}",
     )
 

@@ -4,6 +4,10 @@ is imported here, so profile validation (which places the instances) stays light
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import field
+from typing import Any
+
 from ascendctl_engine.records import record
 from ascendctl_engine.vocab import KvConnectorKind, PdRole
 
@@ -48,4 +52,5 @@ class KvTransfer:
     rank_table: str | None = None  # LLMDataDist's rank table path
     rpc_port: int | None = None  # LLMDataDist's first RPC port for this instance
     shared_storage_path: str | None = None  # shared-storage's directory
+    extra_config: Mapping[str, Any] = field(default_factory=dict)  # `disaggregation.connector_extra_config`
     why: str = "disaggregation"

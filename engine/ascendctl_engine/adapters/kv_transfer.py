@@ -84,14 +84,15 @@ def _ascend(intent: EngineIntent, b: CommandBuilder) -> None:
         b.decide(
             "kv-transfer.module-path", f"{table.tag} registers connectors only on import ({table.kv_registered_source})"
         )
-    if kv.connector in SIZED:
-        config["kv_connector_extra_config"] = _sizes(kv)
-        if kv.decode.pp != 1:
-            b.fail(
-                f"disaggregation.decode: pipeline size {kv.decode.pp}; {name} asserts decode pp_size == 1 "
-                "(v0.25.1rc1:vllm_ascend/distributed/kv_transfer/kv_p2p/mooncake_connector.py:2029)",
-                fatal=True,
-            )
+    if kv.connector in SIZED or kv.extra_config:
+        sizes = _sizes(kv) if kv.connector in SIZED else {}
+        config["kv_connector_extra_config"] = {**kv.extra_config, **sizes}
+    if kv.connector in SIZED and kv.decode.pp != 1:
+        b.fail(
+            f"disaggregation.decode: pipeline size {kv.decode.pp}; {name} asserts decode pp_size == 1 "
+            "(v0.25.1rc1:vllm_ascend/distributed/kv_transfer/kv_p2p/mooncake_connector.py:2029)",
+            fatal=True,
+        )
     b.json_arg(FLAG, config, why=why)
 
 
@@ -129,7 +130,7 @@ def _shared_storage(connector: str, source: str) -> Apply:
             "kv_connector": connector,
             "kv_role": ROLE_VALUES[kv.role],
             "engine_id": kv.engine_id,
-            "kv_connector_extra_config": {"shared_storage_path": kv.shared_storage_path},
+            "kv_connector_extra_config": {**kv.extra_config, "shared_storage_path": kv.shared_storage_path},
         }
         b.json_arg(FLAG, config, why=f"{kv.why}: {kv.role} instance, connector {connector} ({source})")
 

@@ -7,7 +7,7 @@ typed twice (vllm-project/vllm-ascend#10652 asks for exactly that).
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, JsonValue, field_validator
 
 from ascendctl_engine.sections.base import StrictModel
 from ascendctl_engine.sections.deployment import EngineSpec, Port
@@ -123,3 +123,26 @@ class DisaggregationSpec(StrictModel):
         NonEmptyLine | None,
         Field(description="shared-storage only: the directory KV blocks pass through; unset: the deployment's state."),
     ] = None
+    connector_extra_config: Annotated[
+        dict[str, JsonValue],
+        Field(
+            description=(
+                "Escape hatch: keys merged verbatim into the connector's `kv_connector_extra_config` beside the "
+                "prefill/decode sizes the planner derives (which it may not name)."
+            )
+        ),
+    ] = {}
+
+    @field_validator("connector_extra_config")
+    @classmethod
+    def _no_sizes(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        named = sorted(set(value) & set(DERIVED_EXTRA_KEYS))
+        if named:
+            raise ValueError(
+                f"{', '.join(named)}: the planner derives each group's sizes from its parallel layout; drop them"
+            )
+        return value
+
+
+# `kv_connector_extra_config` keys the planner writes itself (the groups' sizes the Mooncake connectors check).
+DERIVED_EXTRA_KEYS = ("prefill", "decode")
