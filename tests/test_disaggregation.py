@@ -330,7 +330,7 @@ def test_fit_reports_per_role(tmp_path: Path) -> None:
     # Qwen3-235B-A22B's shapes are published (ascendctl/facts/data/model_configs): prefill DP2 x TP8, decode DP16 x TP1
     profile = yaml.safe_load(GLM.read_text())
     profile["model"] = {"source": "Qwen/Qwen3-235B-A22B", "max_model_len": 32768}
-    profile["engine"].pop("additional_config")
+    profile["engine"].pop("additional_config", None)
     profile["engine"]["ascend"] = {}
     profile.pop("serving")
     for role in ("prefill", "decode"):

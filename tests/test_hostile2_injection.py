@@ -84,6 +84,9 @@ def _put(document: dict[str, Any], path: Path_, value: object) -> None:
 def _refused_at(path: Path_, value: str) -> list[str]:
     """Validate BASE with `value` at `path` (the value reaches the schema as written: the YAML is dumped)."""
     document = copy.deepcopy(BASE)
+    if path[0] == "disaggregation":  # a role group's field: the section's one required key beside it
+        roles = {role: {"serving": copy.deepcopy(BASE["serving"])} for role in ("prefill", "decode")}
+        document["disaggregation"] = {"connector": "shared-storage", **roles}
     _put(document, path, value)
     with pytest.raises(DocumentError) as exc:
         validate_profile_document(load_yaml_text(yaml.safe_dump(document), "p.yaml"))

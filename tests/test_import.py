@@ -70,6 +70,7 @@ def test_the_draft_uses_typed_fields_and_keeps_the_rest_as_written() -> None:
         "--block-size",
         "128",
         "--enforce-eager",
+        "--disable-log-stats",
     ]
     draft = draft_profile([_script(argv)], name="x", release="v0.13.0", backend="npu", hardware="a2")
     doc = draft.document
@@ -77,9 +78,10 @@ def test_the_draft_uses_typed_fields_and_keeps_the_rest_as_written() -> None:
     assert doc["engine"]["parallel"] == {"tensor": 2}
     assert doc["engine"]["graph"] == {"mode": "eager"}
     assert doc["engine"]["memory"] == {"block_size": 128}  # claimed by engine.memory.block_size (typed_fields)
-    assert doc["engine"]["extra_args"] == ["--seed", "7"]
+    assert doc["engine"]["seed"] == 7  # claimed by engine.seed
+    assert doc["engine"]["extra_args"] == ["--disable-log-stats"]
     assert doc["target"]["devices_per_node"] == 2
-    assert draft.hatches == ["engine.extra_args: --seed 7"]
+    assert draft.hatches == ["engine.extra_args: --disable-log-stats"]
 
 
 def test_quantization_is_read_from_the_checkpoint_name() -> None:

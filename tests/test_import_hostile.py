@@ -150,11 +150,13 @@ def test_a_secret_in_additional_config_is_refused_at_its_line_without_its_value(
 
 def test_additional_config_without_secrets_is_still_imported(tmp_path: Path) -> None:
     code, output, profile = _import(
-        tmp_path, 'vllm serve Qwen/Qwen3-8B --additional-config \'{"use_key_cache": true, "x": {"token": 1}}\'\n'
+        tmp_path, 'vllm serve Qwen/Qwen3-8B --additional-config \'{"pa_shape_list": [1], "x": {"token": 1}}\'\n'
     )
     assert code == 0, output
-    # no switch in it: the object joins the plan's own `--additional-config` (engine.additional_config)
-    assert yaml.safe_load(profile)["engine"]["additional_config"] == {"use_key_cache": True, "x": {"token": 1}}
+    # no switch in it: what v0.13.0 reads joins the plan's own `--additional-config` (engine.additional_config);
+    # a key it does not read is left out and reported as ignored
+    assert yaml.safe_load(profile)["engine"]["additional_config"] == {"pa_shape_list": [1]}
+    assert "flag --additional-config.x: ignored" in output
 
 
 # --- integers too long for int() ---------------------------------------------------------------------------

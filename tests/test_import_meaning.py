@@ -58,22 +58,24 @@ def test_switch_variables_import_as_their_fields_and_are_reproduced_by_meaning()
 
 def test_additional_config_switches_import_as_fields_and_the_rest_joins_the_plans_object() -> None:
     # v0.25.1rc1:tests/e2e/nightly/multi_node/internal_dp/config/Qwen3-235B-disagg-pd.yaml writes this object
-    config = '{"enable_fused_mc2": 1, "enable_flashcomm1": true, "made_up_key_x": 1}'
+    config = '{"enable_fused_mc2": 1, "enable_flashcomm1": true, "pa_shape_list": [1, 2], "made_up_key_x": 1}'
     result = imported([*DSV3, "--additional-config", config])
     assert result.document["engine"]["ascend"] == {"fused_mc2": True, "flashcomm1": True}  # `1`: int() in the code
-    assert result.document["engine"]["additional_config"] == {"made_up_key_x": 1}
-    assert result.hatches == ('engine.additional_config: {"made_up_key_x":1}',)
+    assert result.document["engine"]["additional_config"] == {"pa_shape_list": [1, 2]}
+    assert result.hatches == ('engine.additional_config: {"pa_shape_list":[1,2]}',)
     assert result.reproduced
-    assert any(f.id == "plan.unread.keys" for f in result.plan.deployment.findings)  # the made-up key is judged
+    # a key the release does not read is left out of the profile and reported as ignored, with the reader's words
+    [ignored] = [d for d in result.nodes[0].differences if d.name == "--additional-config.made_up_key_x"]
+    assert ignored.verdict == "ignored" and "v0.25.1rc1 does not read" in ignored.why
 
 
-def test_a_key_the_release_does_not_read_stays_as_written() -> None:
-    # v0.19.1rc1 reads FlashComm1 only as a variable: the key is no spelling of it there
+def test_a_key_the_release_does_not_read_is_left_out_and_reported() -> None:
+    # v0.19.1rc1 reads FlashComm1 only as a variable: the key is no spelling of it there, and nothing reads it
     result = imported([*DSV3, "--additional-config", '{"enable_flashcomm1": true}'], release="v0.19.1rc1")
-    assert "ascend" not in result.document["engine"]
-    assert result.document["engine"]["additional_config"] == {"enable_flashcomm1": True}
-    unread = [f for f in result.plan.deployment.findings if f.id == "plan.unread.keys"]
-    assert unread and "enable_flashcomm1" in unread[0].message
+    assert "ascend" not in result.document["engine"] and "additional_config" not in result.document["engine"]
+    [ignored] = [d for d in result.nodes[0].differences if d.name == "--additional-config.enable_flashcomm1"]
+    assert ignored.verdict == "ignored" and "does not read" in ignored.why
+    assert result.reproduced and not result.hatches
 
 
 def test_a_value_the_field_cannot_express_stays_raw() -> None:

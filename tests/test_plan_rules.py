@@ -224,9 +224,9 @@ def test_hardware_limits_come_from_the_matrix(tmp_path: Path) -> None:
     plan = plan_profile(load_profile(auto))
     assert plan.deployment.settings["model.dtype"].value == "float16"
     assert "runs float16 only" in plan.deployment.settings["model.dtype"].source
-    # A3 needs two devices working together
+    # the matrix's "A3 needs two devices" is a document's claim upstream's own CI runs against: a warning
     one = profile(tmp_path, "Qwen/Qwen3-8B", "", hardware="a3", devices=1)
-    assert findings(one)["plan.hardware.min-devices"] == "fail"
+    assert findings(one)["plan.hardware.min-devices"] == "warn"
 
 
 def test_plan_rules_ask_limits_not_family_names() -> None:

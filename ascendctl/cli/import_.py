@@ -31,6 +31,14 @@ def import_(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the profile here instead of printing it.")
     ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the report as JSON: per node the differences and the plan's additions, the profile (its "
+            "path with -o, else its text), the escape hatches and the pass-through variables.",
+        ),
+    ] = False,
 ) -> None:
     """Turn launch scripts into a profile, plan it back and print what still differs."""
     from ascendctl.core.errors import EXIT_FAILED, UserInputError
@@ -55,13 +63,20 @@ def import_(
     except ValueError as exc:
         raise UserInputError(f"{scripts[0]}: {exc}") from None
     text = result.yaml_text()
-    if output is None:
-        typer.echo(text, nl=False)
-    else:
+    if output is not None:
         _write(output, text)
-        typer.echo(f"wrote {output}", err=True)
-    for line in report_lines(result):
-        typer.echo(line, err=True)
+    if as_json:
+        import json
+
+        report = result.to_json(str(output) if output is not None else None)
+        typer.echo(json.dumps(report, indent=2, default=str))
+    else:
+        if output is None:
+            typer.echo(text, nl=False)
+        else:
+            typer.echo(f"wrote {output}", err=True)
+        for line in report_lines(result):
+            typer.echo(line, err=True)
     if not result.reproduced or result.blocking:
         raise typer.Exit(EXIT_FAILED)
 

@@ -51,6 +51,17 @@ class Difference:
         """Whether it keeps the script from being reproduced (what the plan adds on its own does not)."""
         return self.verdict not in _AGREE
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "verdict": self.verdict,
+            "counts": self.counts,
+            "planned": self.planned,
+            "script": self.script,
+            "why": self.why,
+        }
+
     def line(self) -> str:
         show = {
             "missing": f"script {self.script!r}, plan omits it",
@@ -169,17 +180,40 @@ def _as_default(d: Difference, snapshot: ParserSnapshot) -> Difference:
     if opt is None or opt.default is None or str(opt.default).startswith("repr:"):
         return d
     default = opt.default
-    same = (d.script is True and default is True) or (
-        not isinstance(d.script, bool) and _same(str(d.script), str(default))
-    )
+    if isinstance(d.script, bool):
+        same = isinstance(default, bool) and d.script == default  # `--no-X` where X is off by default
+    else:
+        same = _same(str(d.script), str(default))
     return replace(d, verdict="default") if same else d
+
+
+def env_same(name: str, planned: str | None, script: str | None) -> bool:
+    """Two values of variable `name` its reader takes alike: OpenMP reads its variables' values ignoring case and
+    surrounding blanks (the OpenMP specification, "Environment Variables"); a boolean read by lower-casing its
+    text (`_TRUE_WORDS`) is the same boolean in any case."""
+    if planned is None or script is None:
+        return planned == script
+    if name.startswith("OMP_"):
+        return planned.strip().lower() == script.strip().lower()
+    if name in _TRUE_WORDS:
+        true = _TRUE_WORDS[name]
+        return (planned.strip().lower() in true) == (script.strip().lower() in true)
+    return _same(planned, script)
+
+
+# Variables read as a boolean by lower-casing the text: the words that mean true.
+_TRUE_WORDS = {
+    "VLLM_USE_MODELSCOPE": ("1", "true"),  # vLLM 0.32.0:vllm/envs.py:734-736
+    "DYNAMIC_EPLB": ("true", "1"),  # v0.25.1rc1:vllm_ascend/ascend_config.py:818
+}
 
 
 def _diff(kind: Kind, planned: Mapping[str, Any], script: Mapping[str, Any], why: Any) -> list[Difference]:
     out: list[Difference] = []
     for name in sorted(set(planned) | set(script)):
         mine, theirs = planned.get(name), script.get(name)
-        if name in planned and name in script and _same(mine, theirs):
+        same = env_same(name, mine, theirs) if kind == "env" else _same(mine, theirs)
+        if name in planned and name in script and same:
             continue
         if name not in script or _covers(mine, theirs):
             verdict: Verdict = "added"  # the plan's own option, or keys it adds to the script's JSON object

@@ -25,6 +25,7 @@ from ascendctl_engine.defaults import SERVER_PORT
 from ascendctl_engine.sections.deployment import EngineSpec
 from ascendctl_engine.sections.disaggregation import DERIVED_EXTRA_KEYS
 from ascendctl_engine.sections.fields import is_ip_address
+from ascendctl_engine.sections.serving import ServingSpec
 from ascendctl_engine.vocab import PD_ROLES, PdRole
 
 
@@ -35,10 +36,7 @@ def pd_draft(roles: Mapping[PdRole, Draft], deployment: ScriptDeployment) -> Dra
     prefill, decode = roles["prefill"], roles["decode"]
     doc = copy.deepcopy(prefill.document)
     notes = _union(prefill.notes, decode.notes)
-    common, own = _split(prefill.document.get("engine", {}), decode.document.get("engine", {}), EngineSpec)
-    doc.pop("engine", None)
-    if common:
-        doc["engine"] = common
+    own = _apart(doc, roles)
     per_node = max(int(dotted_get(d.document, "target.devices_per_node") or 1) for d in roles.values())
     spec = _spec(roles, deployment, own, per_node)
     for path in ("server.port", "network.dp_rpc_port"):  # the roles' own now
@@ -50,15 +48,37 @@ def pd_draft(roles: Mapping[PdRole, Draft], deployment: ScriptDeployment) -> Dra
     _nodes_and_env(doc, roles, deployment, notes)
     doc["disaggregation"] = spec
     notes += _notes(roles, deployment, spec, per_node)
-    typed = {**{_moved(p, "decode", own): t for p, t in decode.typed.items()}}
-    typed.update({_moved(p, "prefill", own): t for p, t in prefill.typed.items()})
+    typed = {**{_moved(p, "decode", own["decode"]): t for p, t in decode.typed.items()}}
+    typed.update({_moved(p, "prefill", own["prefill"]): t for p, t in prefill.typed.items()})
     hatches = _union(
         [h for h in prefill.hatches if h in decode.hatches],
         [f"prefill: {h}" for h in prefill.hatches if h not in decode.hatches],
         [f"decode: {h}" for h in decode.hatches if h not in prefill.hatches],
     )
     claimed = {**decode.claimed, **prefill.claimed}
-    return Draft(doc, hatches=hatches, notes=notes, typed=typed, claimed=claimed)
+    unread = {**decode.unread, **prefill.unread}
+    return Draft(doc, hatches=hatches, notes=notes, typed=typed, claimed=claimed, unread=unread)
+
+
+def _apart(doc: dict[str, Any], roles: Mapping[PdRole, Draft]) -> dict[PdRole, dict[str, Any]]:
+    """What each role says otherwise — its `engine` and `serving` keys, its `max_model_len` — taken out of `doc`
+    (which keeps what both say alike)."""
+    own: dict[PdRole, dict[str, Any]] = {"prefill": {}, "decode": {}}
+    prefill, decode = roles["prefill"].document, roles["decode"].document
+    for section, model in (("engine", EngineSpec), ("serving", ServingSpec)):
+        common, apart = _split(prefill.get(section, {}), decode.get(section, {}), model)
+        doc.pop(section, None)
+        if common:
+            doc[section] = common
+        for role in PD_ROLES:
+            if apart[role]:
+                own[role][section] = apart[role]
+    lengths = {role: dotted_get(d.document, "model.max_model_len") for role, d in roles.items()}
+    if lengths["prefill"] != lengths["decode"]:
+        drop(doc, "model.max_model_len")
+        own["prefill"].update({"max_model_len": lengths["prefill"]} if lengths["prefill"] is not None else {})
+        own["decode"].update({"max_model_len": lengths["decode"]} if lengths["decode"] is not None else {})
+    return own
 
 
 def _spec(
@@ -93,14 +113,16 @@ def _notes(
     ]
     heads = [(_where(i), spec[str(i.role)].get("devices", per_node), i.kv or {}) for i in deployment.instances]
     notes += [f"the scripts contradict themselves: {p}" for p in script_consistency(heads)]
-    for key in ("model", "serving"):
-        if roles["prefill"].document.get(key) != roles["decode"].document.get(key):
-            notes.append(f"{key}: the decode scripts say otherwise than the prefill ones; the profile keeps prefill's")
+    models = [{k: v for k, v in d.document.get("model", {}).items() if k != "max_model_len"} for d in roles.values()]
+    if models[0] != models[1]:
+        notes.append("model: the decode scripts say otherwise than the prefill ones; the profile keeps prefill's")
     return notes
 
 
 # What the roles take from the drafts as their own (their `engine` blocks, ports, sizes, hosts).
-_ROLE_OWNED = ("engine.", "server.port", "network.dp_rpc_port", "network.nodes", "network.ray_port", "target.")
+_ROLE_OWNED = (
+    "engine.", "serving.", "server.port", "network.dp_rpc_port", "network.nodes", "network.ray_port", "target.",
+)  # fmt: skip
 
 
 def _role_hatches(roles: Mapping[PdRole, Draft]) -> dict[PdRole, Draft]:
@@ -110,7 +132,7 @@ def _role_hatches(roles: Mapping[PdRole, Draft]) -> dict[PdRole, Draft]:
     out = {role: copy.deepcopy(d) for role, d in roles.items()}
     paths = set(out["prefill"].typed) | set(out["decode"].typed)
     for path in sorted(paths):
-        if path.startswith(_ROLE_OWNED) or path == "model.source":
+        if path.startswith(_ROLE_OWNED) or path in ("model.source", "model.max_model_len"):
             continue
         values = [dotted_get(d.document, path) for d in out.values()]
         if values[0] == values[1]:
@@ -131,7 +153,7 @@ def _role_hatches(roles: Mapping[PdRole, Draft]) -> dict[PdRole, Draft]:
 
 
 def _group(
-    role: PdRole, draft: Draft, instances: tuple[InstanceScripts, ...], engine: dict[str, Any], per_node: int
+    role: PdRole, draft: Draft, instances: tuple[InstanceScripts, ...], own: dict[str, Any], per_node: int
 ) -> dict[str, Any]:
     nodes = {len(i.hosts) for i in instances}
     if len(nodes) > 1:
@@ -151,8 +173,7 @@ def _group(
         value = dotted_get(draft.document, path)
         if value is not None:
             group[field] = value
-    if engine:
-        group["engine"] = engine
+    group.update(own)  # its `engine` and `serving` blocks, its `max_model_len`: what it says apart
     return group
 
 
@@ -197,8 +218,12 @@ def _whole(section: Any) -> bool:
     return section is not None and any(f.is_required() for f in section.model_fields.values())
 
 
-def _moved(path: str, role: PdRole, own: Mapping[PdRole, Mapping[str, Any]]) -> str:
-    if path.startswith("engine.") and dotted_get(own[role], path[len("engine.") :]) is not None:
+def _moved(path: str, role: PdRole, own: Mapping[str, Any]) -> str:
+    """Where a typed field of a role's draft lives in the joined profile: its role group, where the role says it
+    apart (`model.max_model_len` is the group's `max_model_len`)."""
+    if path == "model.max_model_len" and "max_model_len" in own:
+        return f"disaggregation.{role}.max_model_len"
+    if dotted_get(own, path) is not None:
         return f"disaggregation.{role}.{path}"
     return path
 

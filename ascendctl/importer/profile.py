@@ -18,13 +18,20 @@ from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from ascendctl.core.dotted import dotted_get
+from ascendctl.core.errors import UserInputError
 from ascendctl.facts.checkpoint_names import QUANTIZATIONS, quantization_from_name
-from ascendctl.facts.model_inspect import MODELSLIM_DESCRIPTION, described_quant_type, is_path_source
+from ascendctl.facts.matrix import load_matrix
+from ascendctl.facts.matrix.release_pins import release_for_pin
+from ascendctl.facts.model_inspect import MODELSLIM_DESCRIPTION, described_quant_type
 from ascendctl.importer.compare import MODEL_KEY
 from ascendctl.importer.script import LaunchScript
-from ascendctl.importer.switches import SWITCH_PREFIX, leaves, meaning, table_of, without
+from ascendctl.importer.switches import is_meaning_field, leaves, meaning, table_of, without
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.secrets import API_KEY_VAR, secret_flags, secret_label
+from ascendctl_engine.adapters.env import INTRA_NODE, TIMEOUT_VARIABLES
+from ascendctl_engine.adapters.eplb import FIELD_OF as EPLB_FIELD_OF
+from ascendctl_engine.adapters.eplb import TOP_LEVEL as EPLB_TOP_LEVEL
+from ascendctl_engine.adapters.parser_snapshot import parser_distribution, snapshot_for
 from ascendctl_engine.argv_items import ArgItem, parse_args
 from ascendctl_engine.json_args import ADDITIONAL_CONFIG, ADDITIONAL_CONFIG_SHORTEST, spells
 from ascendctl_engine.sections.fields import HUB_ID
@@ -78,9 +85,11 @@ def _float(item: ArgItem) -> Any:
 _FIELDS: dict[str, tuple[str, Converter]] = {
     "--served-model-name": ("model.served_name", _value),
     "--trust-remote-code": ("model.trust_remote_code", _switch),
+    "--no-trust-remote-code": ("model.trust_remote_code", _switch),
     "--max-model-len": ("model.max_model_len", _int),
     "--dtype": ("model.dtype", _value),
     "--revision": ("model.revision", _value),
+    "--hf-overrides": ("model.hf_overrides", lambda item: _json_object(item) or item.value),
     "--tensor-parallel-size": ("engine.parallel.tensor", _int),
     "-tp": ("engine.parallel.tensor", _int),
     "--pipeline-parallel-size": ("engine.parallel.pipeline", _int),
@@ -137,6 +146,8 @@ class Draft:
     notes: list[str] = field(default_factory=list)  # what the scripts said that the profile does not carry
     typed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # field → the tokens it came from
     claimed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fields read through a claim: verified
+    unread: dict[str, str] = field(default_factory=dict)  # a variable the release does not read → why (left out)
+    parser: Any = None  # the release's real-parser snapshot (None: an unknown release); options at its default
 
 
 def draft_profile(
@@ -151,7 +162,7 @@ def draft_profile(
         target["hardware"] = hardware
     doc["target"] = target
     doc["release"] = release
-    draft = Draft(doc)
+    draft = Draft(doc, parser=_parser(release, backend))
     model = argv.pop(0) if argv and not argv[0].startswith("-") else None
     try:
         _model(draft, model, argv)
@@ -179,7 +190,7 @@ def _model(draft: Draft, model: str | None, argv: list[str]) -> None:
     if quant is not None and quant.value == "ascend":
         guess: str | None = quantization_from_name(source)
         said = f"read from the model name {source!r}"
-        if guess is None and is_path_source(source):  # a directory: its description says, or the plan detects it
+        if guess is None:  # a directory's description says, else the plan detects it (or keeps the flag)
             guess, said = described_quantization(source)
         if guess is not None:
             _put(draft.document, "model.quantization", guess)
@@ -231,14 +242,22 @@ def _flag(draft: Draft, item: ArgItem) -> list[str]:
     if spells(item, ADDITIONAL_CONFIG, ADDITIONAL_CONFIG_SHORTEST):
         return _additional_switches(draft, item)
     known = _FIELDS.get(item.flag) or _FIELDS.get(item.as_written)
-    if known is None and item.key is None and _claimed_flag(draft, item):
-        return []
-    if known is None or item.key is not None:
+    if known is None:
+        return _unlisted(draft, item)
+    if item.key is not None:
         return [_one_line(t) for t in item.tokens]
     path, convert = known
     _put(draft.document, path, convert(item))
     draft.typed[path] = item.tokens
     return []
+
+
+def _unlisted(draft: Draft, item: ArgItem) -> list[str]:
+    """An option the table does not list: a field that claims it, nothing where it says vLLM's own default (the
+    comparison says `default`), else kept as written."""
+    if item.key is None and (_claimed_flag(draft, item) or _parser_default(draft.parser, item)):
+        return []
+    return [_one_line(t) for t in item.tokens]
 
 
 def _wiring(draft: Draft, item: ArgItem) -> bool:
@@ -249,6 +268,28 @@ def _wiring(draft: Draft, item: ArgItem) -> bool:
         draft.typed["network.nodes"] = (*draft.typed.get("network.nodes", ()), *item.tokens)
         return True
     return item.flag in _ONE_NODE_UNUSED and nodes == 1
+
+
+def _parser(release: str, backend: str) -> Any:
+    """The release's real-parser snapshot, None for a release the matrix does not know (the plan says why)."""
+    try:
+        row = release_for_pin(load_matrix(), backend, release)
+        return snapshot_for(row.vllm, parser_distribution(row.backend))
+    except (UserInputError, ValueError, KeyError):
+        return None
+
+
+def _parser_default(parser: Any, item: ArgItem) -> bool:
+    """Whether `item` says what the release's vLLM does without it: `--no-X` where X is off by default, or a value
+    equal to the option's default."""
+    opt = parser.option(item.tokens[0]) if parser is not None else None
+    if opt is None or opt.default is None or str(opt.default).startswith("repr:"):
+        return False
+    if item.flag in opt.negative:
+        return opt.default is False
+    if item.value is None:
+        return opt.default is True
+    return str(opt.default) == item.value.strip()
 
 
 def _secret_reference(draft: Draft, flag: str, variable: str) -> None:
@@ -282,6 +323,8 @@ def _graph(draft: Draft, item: ArgItem) -> bool:
     the object holds nothing else (a partial split would emit the flag twice)."""
     value = _json_object(item)
     if value is None or not value or set(value) - {"cudagraph_mode", "cudagraph_capture_sizes"}:
+        return False
+    if "engine.graph.mode" in draft.typed:  # `--enforce-eager` said it already, and wins over cudagraph_mode
         return False
     mode = _GRAPH_MODES.get(str(value.get("cudagraph_mode", "")).upper()) if "cudagraph_mode" in value else None
     if "cudagraph_mode" in value and mode is None:
@@ -328,6 +371,11 @@ def _additional_switches(draft: Draft, item: ArgItem) -> list[str]:
         _put(draft.document, said.field, said.on)
         draft.typed[said.field] = (f"{ADDITIONAL_CONFIG} {path}={json.dumps(value)}",)
         without(config, path)
+    _eplb(draft, config)
+    for problem in table.check(config) if table is not None else ():
+        if problem.kind == "not-read":  # the release ignores it: left out, reported as ignored with why
+            draft.unread[f"{ADDITIONAL_CONFIG}.{problem.path}"] = problem.message
+            without(config, problem.path)
     if not config:
         return []
     # what is left joins the plan's own object: a second `--additional-config` would replace the plan's whole one
@@ -336,6 +384,45 @@ def _additional_switches(draft: Draft, item: ArgItem) -> list[str]:
     _put(draft.document, "engine.additional_config", merged)
     draft.hatches.append(f"engine.additional_config: {json.dumps(config, separators=(',', ':'))}")
     return []
+
+
+def _eplb(draft: Draft, config: dict[str, Any]) -> None:
+    """vllm-ascend's EPLB keys (`eplb_config.*`, or the v0.11 era's top-level names) → `engine.eplb`: dynamic where
+    `dynamic_eplb` is true, static where only an expert map is loaded (the spellings are `adapters.eplb`'s); only
+    where the release reads them and the plan spells them the same way."""
+    given = _eplb_keys(config)
+    if not given or "engine.eplb" in draft.typed or not _spelled_as_planned(draft, given):
+        return
+    dynamic = given.get("dynamic_eplb", ("", False))[1] is True
+    mode = "dynamic" if dynamic else ("static" if "expert_map_path" in given else None)
+    if mode is None:
+        return
+    fields: dict[str, Any] = {"mode": mode}
+    fields.update({EPLB_FIELD_OF[key]: value for key, (_, value) in given.items() if EPLB_FIELD_OF[key] != "mode"})
+    _put(draft.document, "engine.eplb", fields)
+    draft.typed["engine.eplb"] = tuple(f"{ADDITIONAL_CONFIG} {path}={json.dumps(v)}" for path, v in given.values())
+    for path, _ in given.values():
+        without(config, path)
+
+
+def _eplb_keys(config: Mapping[str, Any]) -> dict[str, tuple[str, Any]]:
+    """`eplb_config` name → (the key path as written, its value); {} where a key has no `engine.eplb` field."""
+    nested = config.get("eplb_config")
+    given: dict[str, tuple[str, Any]] = {}
+    if isinstance(nested, dict):
+        given.update({key: (f"eplb_config.{key}", value) for key, value in nested.items()})
+    given.update({EPLB_TOP_LEVEL[key]: (key, value) for key, value in config.items() if key in EPLB_TOP_LEVEL})
+    return given if all(key in EPLB_FIELD_OF for key in given) else {}
+
+
+def _spelled_as_planned(draft: Draft, given: Mapping[str, tuple[str, Any]]) -> bool:
+    """Whether the release reads every key as written and the plan would write the same spellings (`eplb_config`
+    where the release has it, the top-level names before)."""
+    table = table_of(str(draft.document.get("release", "")))
+    if table is None:
+        return False
+    nested = table.key("eplb_config") is not None
+    return all(table.key(path) is not None and path.startswith("eplb_config.") == nested for path, _ in given.values())
 
 
 def _one_line(token: str) -> str:
@@ -378,7 +465,8 @@ def _devices(draft: Draft, env: Mapping[str, str]) -> None:
     pipeline = dotted_get(draft.document, "engine.parallel.pipeline") or 1
     data = dotted_get(draft.document, "engine.parallel.data") or 1
     local = dotted_get(draft.document, "engine.parallel.data_per_node")
-    sizes = [tensor, pipeline, local or data]
+    context = dotted_get(draft.document, "serving.prefill_context_parallel") or 1  # a rank group of its own
+    sizes = [tensor, pipeline, context, local or data]
     count = 1
     for size in sizes:
         count *= size if isinstance(size, int) else 1
@@ -401,7 +489,14 @@ def typed_env(draft: Draft, env: Mapping[str, str]) -> dict[str, str]:
             continue
         if claim is None or claim.field in draft.typed or dotted_get(draft.document, claim.field) is not None:
             continue
-        if claim.field.startswith(SWITCH_PREFIX):  # as the release's getter reads it, where it reads it at all
+        if claim.field in _FROM_ENV:  # a field spelled by several variables, or in another unit
+            value, names = _FROM_ENV[claim.field](env)
+            if value is not _NO_VALUE:
+                _put(draft.document, claim.field, value)
+                draft.typed[claim.field] = tuple(f"{n}={env[n]}" for n in names)
+                out[name] = claim.field
+            continue
+        if is_meaning_field(claim.field):  # as the release's getter reads it, where it reads it at all
             said = meaning(table_of(str(draft.document.get("release", ""))), "env", name, text)
             value = _NO_VALUE if said is None else said.on
         else:
@@ -415,6 +510,33 @@ def typed_env(draft: Draft, env: Mapping[str, str]) -> dict[str, str]:
         draft.typed[claim.field] = (f"{name}={text}",)
         out[name] = claim.field
     return out
+
+
+def _intra_node(env: Mapping[str, str]) -> tuple[Any, tuple[str, ...]]:
+    """`network.hccl.intra_node` from the pair of variables the plan sets for it (`adapters.env.INTRA_NODE`)."""
+    for mode, pairs in INTRA_NODE.items():
+        if all(env.get(var, "").strip() == value for var, value in pairs):
+            return mode, tuple(var for var, _ in pairs)
+    return _NO_VALUE, ()
+
+
+def _timeout(field: str) -> Callable[[Mapping[str, str]], tuple[Any, tuple[str, ...]]]:
+    """A `runtime.timeouts` field (seconds) from its variable, in the variable's unit (`VLLM_RPC_TIMEOUT` is ms)."""
+    variable, factor = TIMEOUT_VARIABLES[field]
+
+    def read(env: Mapping[str, str]) -> tuple[Any, tuple[str, ...]]:
+        number = _whole(env.get(variable, "").strip())
+        if number is None or number % factor or number < factor:
+            return _NO_VALUE, ()
+        return number // factor, (variable,)
+
+    return read
+
+
+_FROM_ENV: dict[str, Callable[[Mapping[str, str]], tuple[Any, tuple[str, ...]]]] = {
+    "network.hccl.intra_node": _intra_node,
+    **{f"runtime.timeouts.{field}": _timeout(field) for field in TIMEOUT_VARIABLES},
+}
 
 
 def _modelscope_source(draft: Draft, name: str, text: str) -> bool:

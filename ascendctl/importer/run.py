@@ -13,6 +13,7 @@ Nothing from a script is ever executed; the plan reads no host.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field, replace
 from typing import Any
@@ -22,30 +23,40 @@ import yaml
 from ascendctl.core.dotted import dotted_get
 from ascendctl.core.errors import DocumentError
 from ascendctl.core.yamlio import YamlDocument
+from ascendctl.facts.matrix import load_matrix
+from ascendctl.facts.matrix.release_pins import release_for_pin
 from ascendctl.facts.model_inspect import ModelConfig, read_model_config
-from ascendctl.importer.compare import MODEL_KEY, Difference, Verdict, compare, options
+from ascendctl.importer.compare import MODEL_KEY, Difference, Verdict, compare, env_same, options
 from ascendctl.importer.deployment import ADDRESS_ENV, DEVICES_ENV, KV_FLAG, ScriptDeployment, recognize
-from ascendctl.importer.kv_compare import kv_differences
+from ascendctl.importer.hatches import HatchCount
+from ascendctl.importer.hatches import count as count_hatches
+from ascendctl.importer.kv_compare import EXTRA, kv_differences
 from ascendctl.importer.pd_profile import pd_draft
 from ascendctl.importer.profile import Draft, draft_profile, drop, typed_env
 from ascendctl.importer.script import LaunchScript
-from ascendctl.importer.switches import SWITCH_PREFIX, Meaning, meaning, respell, table_of
+from ascendctl.importer.switches import Meaning, is_meaning_field, meaning, respell, table_of, without
 from ascendctl.plan.planner import plan_profile
 from ascendctl.plan.types import Plan
 from ascendctl.schema.loader import validate_profile_document
 from ascendctl.schema.profile import Profile
 from ascendctl.schema.secrets import secret_flags
 from ascendctl_engine.adapters import quantization_rule
+from ascendctl_engine.adapters.acceptance import acceptance_for
 from ascendctl_engine.adapters.ascend_keys import KeyTable
+from ascendctl_engine.adapters.env import TIMEOUT_VARIABLES
+from ascendctl_engine.adapters.eras import era_for_release
+from ascendctl_engine.adapters.kv_transfer import unread_extra_keys
 from ascendctl_engine.adapters.parser_snapshot import parser_distribution, snapshot_for
 from ascendctl_engine.argv_items import parse_args
 from ascendctl_engine.json_args import ADDITIONAL_CONFIG, read_json
 from ascendctl_engine.records import record
+from ascendctl_engine.secret_names import is_posix_name
 from ascendctl_engine.sections.fields import is_ip_address
 from ascendctl_engine.spec import EngineCommand, is_secret_name
 from ascendctl_engine.vocab import PD_ROLES
 
 ConfigReader = Callable[[str], ModelConfig | None]
+IMPORT_JSON_SCHEMA = 1
 
 
 @record
@@ -58,6 +69,16 @@ class NodeReport:
     @property
     def reproduced(self) -> bool:
         return not any(d.counts for d in self.differences)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "instance": self.instance or None,
+            "script": self.script,
+            "reproduced": self.reproduced,
+            "differences": [d.to_json() for d in self.differences if d.verdict != "added"],
+            "added": [d.to_json() for d in self.differences if d.verdict == "added"],
+        }
 
 
 @record
@@ -74,17 +95,43 @@ class ImportResult:
         return all(n.reproduced for n in self.nodes)
 
     @property
+    def counted(self) -> HatchCount:
+        """Its escape hatches and pass-through variables (`ascendctl.importer.hatches`)."""
+        return count_hatches(self.document)
+
+    @property
     def blocking(self) -> tuple[str, ...]:
         return tuple(f"{f.id}: {f.message}" for f in self.plan.blocking)
 
+    def to_json(self, profile_path: str | None) -> dict[str, Any]:
+        """`import --json`: the profile (its path, or its text when it was not written), what the scripts needed
+        as written, and per node every difference and what the plan adds."""
+        counted = self.counted
+        return {
+            "schema": IMPORT_JSON_SCHEMA,
+            "profile_path": profile_path,
+            "profile": None if profile_path is not None else self.yaml_text(),
+            "reproduced": self.reproduced,
+            "blocking": list(self.blocking),
+            "escape_hatches": list(counted.hatches),
+            "pass_through_env": list(counted.pass_through),
+            "notes": list(self.draft.notes),
+            "nodes": [n.to_json() for n in self.nodes],
+        }
+
     def yaml_text(self) -> str:
-        """The profile, with a header naming its sources and every escape hatch it uses."""
-        header = ["# Imported by `ascendctl import` from: " + ", ".join(n.script for n in self.nodes)]
-        if self.hatches:
+        """The profile, with a header naming its sources, every escape hatch it uses and the variables it passes
+        through (`ascendctl.importer.hatches`)."""
+        header = ["# Imported by `ascendctl import` from: " + ", ".join(dict.fromkeys(n.script for n in self.nodes))]
+        counted = self.counted
+        if counted.hatches:
             header.append("# Escape hatches (no typed field says these; written as the scripts wrote them):")
-            header += [f"#   {h}" for h in self.hatches]
+            header += [f"#   {h}" for h in counted.hatches]
         else:
             header.append("# No escape hatch: every option and variable of the scripts is a typed field or a default.")
+        if counted.pass_through:
+            header.append("# Passed through (CANN, HCCL, OS variables ascendctl gives no meaning): ")
+            header[-1] += ", ".join(counted.pass_through)
         header += [f"# note: {n}" for n in self.draft.notes]
         body = yaml.safe_dump(self.document, sort_keys=False, allow_unicode=True, width=100)
         return "\n".join(header) + "\n" + body
@@ -111,13 +158,30 @@ def import_scripts(
             role: instance_draft([_without_kv(h.merged) for h in deployment.role(role)[0].hosts]) for role in PD_ROLES
         }
         draft = pd_draft(roles, deployment)
+        _unread_extra_keys(draft, backend)
     else:
         draft = instance_draft([h.merged for h in deployment.instances[0].hosts])
     draft.notes += deployment.notes
     profile = _validated(draft)
     plan = plan_profile(profile, read_config=read_config)
-    reports = _reports(deployment, plan, profile)
+    reports = _reports(deployment, plan, profile, draft.unread)
     return ImportResult(profile, draft.document, draft, plan, reports, tuple(draft.hatches))
+
+
+def _unread_extra_keys(draft: Draft, backend: str) -> None:
+    """`disaggregation.connector_extra_config` keys the release's connector does not read are left out (reported as
+    ignored, with the era's source)."""
+    spec = draft.document["disaggregation"]
+    extra = spec.get("connector_extra_config") or {}
+    if not extra:
+        return
+    row = release_for_pin(load_matrix(), backend, str(draft.document["release"]))
+    for key, why in unread_extra_keys(extra, row.backend, row.vllm, row.version).items():
+        extra.pop(key)
+        draft.unread[f"{KV_FLAG}.{EXTRA}.{key}"] = why
+        draft.hatches[:] = [h for h in draft.hatches if f"connector_extra_config.{key}" not in h]
+    if not extra:
+        spec.pop("connector_extra_config")
 
 
 def _registered(release: str) -> dict[str, str]:
@@ -170,7 +234,9 @@ def _ray_port(draft: Draft, head: LaunchScript) -> None:
         draft.typed["network.ray_port"] = ("ray start --port", port)
 
 
-def _reports(deployment: ScriptDeployment, plan: Plan, profile: Profile) -> tuple[NodeReport, ...]:
+def _reports(
+    deployment: ScriptDeployment, plan: Plan, profile: Profile, unread: Mapping[str, str]
+) -> tuple[NodeReport, ...]:
     """Every script compared with the planned command of its host, instance by instance."""
     pin = plan.deployment.release
     snapshot = snapshot_for(pin.vllm, parser_distribution(pin.backend))
@@ -182,7 +248,9 @@ def _reports(deployment: ScriptDeployment, plan: Plan, profile: Profile) -> tupl
         for h, host in enumerate(instance.hosts):
             command = planned.commands[h]
             one_node = len(planned.commands) == 1
-            same = _node_differences(plan, command, host.merged, profile, pin, snapshot, table, one_node=one_node)
+            same = _node_differences(
+                plan, command, host.merged, profile, pin, snapshot, table, one_node=one_node, unread=unread
+            )
             if later:
                 same = [_numbered(d, planned.role) for d in same]
             for script in host.scripts:
@@ -201,6 +269,7 @@ def _node_differences(
     table: Any,
     *,
     one_node: bool,
+    unread: Mapping[str, str],
 ) -> list[Difference]:
     # a secret is compared by name only: the plan passes it by reference, the script's value is never read
     secret = {name: script.env.get(name, _HIDDEN) for name in command.secret_env}
@@ -209,6 +278,7 @@ def _node_differences(
     argv, script_argv = _without_secrets(planned_argv, script.argv, command.secret_env)
     argv, planned_kv = _take(argv, KV_FLAG)
     script_argv, script_kv = _take(script_argv, KV_FLAG)
+    script_argv, ignored = _without_unread_keys(script_argv, unread)
     # a switch is compared by its meaning: the script's spelling and the plan's, both read by the release
     script_argv, script_env, respelled = respell(script_argv, script.env, plan_switches(plan, command, table), table)
     diffs = compare(
@@ -219,7 +289,33 @@ def _node_differences(
         registered = _registered(pin.version) if pin.backend == "npu" else {}
         diffs += kv_differences(_object(planned_kv), _object(script_kv), registered)
     diffs += _ray_differences(command, script)
-    return [*respelled, *(_detected(d, profile, pin) for d in diffs)]
+    diffs = [_unread(d, unread) for d in diffs]
+    return [*respelled, *ignored, *(_detected(d, profile, pin) for d in diffs)]
+
+
+def _without_unread_keys(argv: Sequence[str], unread: Mapping[str, str]) -> tuple[list[str], list[Difference]]:
+    """The script's `--additional-config` without the keys the release does not read (the profile left them out),
+    and an `ignored` difference for each, with the reader's words."""
+    prefix = f"{ADDITIONAL_CONFIG}."
+    paths = [name[len(prefix) :] for name in unread if name.startswith(prefix)]
+    rest, text = _take(argv, ADDITIONAL_CONFIG)
+    config = _object(text)
+    if not paths or config is None:
+        return list(argv), []
+    out = []
+    for path in paths:
+        value = dotted_get(config, path)
+        if value is not None:
+            without(config, path)
+            out.append(Difference("flag", prefix + path, "ignored", None, value, unread[prefix + path]))
+    return ([*rest, ADDITIONAL_CONFIG, json.dumps(config)] if config else rest), out
+
+
+def _unread(d: Difference, unread: Mapping[str, str]) -> Difference:
+    """A script setting the release does not read, left out of the profile: ignored, with the reader's words."""
+    if d.verdict == "missing" and d.name in unread:
+        return replace(d, verdict="ignored", why=unread[d.name])
+    return d
 
 
 def _object(text: str | None) -> dict[str, Any] | None:
@@ -301,7 +397,7 @@ def plan_switches(plan: Plan, command: EngineCommand, table: KeyTable | None) ->
     config = read_json(argv[at + 1]) if 0 <= at < len(argv) - 1 else None  # the plan writes it spelled in full
     out: dict[str, Meaning] = {}
     for key, origin in instance.origins.items():
-        if not origin.startswith(SWITCH_PREFIX):
+        if not is_meaning_field(origin):
             continue
         if key.startswith("env:") and key[4:] in command.env:
             said = meaning(table, "env", key[4:], command.env[key[4:]])
@@ -326,7 +422,8 @@ def _untyped_misses(
     missed = [
         name
         for name in from_env
-        if planned.get(name) != env[name] and not _respelled(meaning(table, "env", name, env[name]), switches)
+        if not env_same(name, planned.get(name), env[name])
+        and not _respelled(meaning(table, "env", name, env[name]), switches)
     ]
     for name in missed:
         path = from_env.pop(name)
@@ -383,7 +480,7 @@ def _unclaimed_flags(draft: Draft, script: LaunchScript, baseline: Plan) -> bool
     for path, tokens in list(draft.claimed.items()):
         wanted = options(["m", *tokens], snapshot)
         wanted.pop(MODEL_KEY, None)
-        if all(planned.get(k) == v for k, v in wanted.items()):
+        if all(planned.get(k) == v or (k not in planned and _is_default(snapshot, k, v)) for k, v in wanted.items()):
             continue
         draft.claimed.pop(path)
         draft.typed.pop(path, None)
@@ -393,6 +490,12 @@ def _unclaimed_flags(draft: Draft, script: LaunchScript, baseline: Plan) -> bool
     if back:
         _extra(draft.document).extend(back)
     return bool(back)
+
+
+def _is_default(snapshot: Any, flag: str, value: Any) -> bool:
+    """Whether `value` is the release parser's own default of `flag` (a plan that leaves it out says the same)."""
+    opt = snapshot.option(flag)
+    return opt is not None and opt.default is not None and str(opt.default) == str(value)
 
 
 def _nodes(draft: Draft, scripts: Sequence[LaunchScript]) -> None:
@@ -473,17 +576,27 @@ def _fraction(text: str, script: LaunchScript) -> float:
 
 def _env_hatches(draft: Draft, scripts: Sequence[LaunchScript], baseline: Plan) -> list[str]:
     """Each script variable the baseline plan does not already set to the same value, as an escape hatch:
-    `runtime.env` for node 0's, `network.nodes[i].env` for another node's own value."""
+    `runtime.env` for node 0's, `network.nodes[i].env` for another node's own value. A `VLLM_*` variable the release
+    does not read is left out (`draft.unread`, reported as ignored with why)."""
     typed = {t.split("=", 1)[0] for tokens in draft.typed.values() for t in tokens if "=" in t}
+    pin = baseline.deployment.release
+    acceptance = acceptance_for(pin.backend, pin.vllm, pin.vllm_ascend)
     hatches: list[str] = []
     head_env: dict[str, str] = {}
     for i, script in enumerate(scripts):
         planned = baseline.command_for(i).env
         for key, value in script.env.items():
-            if key in typed or planned.get(key) == value:
+            if key in typed or env_same(key, planned.get(key), value):
                 continue
             if is_secret_name(key):
                 _secret(draft, key)
+                continue
+            verdict = acceptance.judge_env(key, "the script")
+            unread = verdict.reason if verdict is not None and verdict.status == "not-read" else _no_reader(key, pin)
+            if not is_posix_name(key):  # set through a process environment (upstream's CI harness), never a shell
+                unread = f"`{key}` is no name a shell can set; vLLM and vllm-ascend read none by it (theirs use `_`)"
+            if unread is not None:
+                draft.unread[key] = unread
                 continue
             if i == 0:
                 head_env[key] = value
@@ -494,6 +607,16 @@ def _env_hatches(draft: Draft, scripts: Sequence[LaunchScript], baseline: Plan) 
     if head_env:
         draft.document.setdefault("runtime", {}).setdefault("env", {}).update(head_env)
     return hatches
+
+
+def _no_reader(name: str, pin: Any) -> str | None:
+    """Why a `runtime.timeouts` variable vLLM still defines is read by nothing in the pinned vLLM (the `timeouts`
+    era's readers), None for any other variable or one that is read."""
+    field = next((f for f, (variable, _) in TIMEOUT_VARIABLES.items() if variable == name), None)
+    chosen = era_for_release("timeouts", pin.backend, pin.vllm, pin.vllm_ascend) if field is not None else None
+    if field is None or chosen is None or field in chosen.traits["reads"]:
+        return None
+    return f"vLLM {pin.vllm} defines `{name}` but nothing reads it (the V0 engine that did is gone; {chosen.source})"
 
 
 def _secret(draft: Draft, name: str) -> None:

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from ascendctl.importer.compare import Difference
 from ascendctl_engine.adapters.ascend_keys import KeyTable, KeyTableMissing, key_table
+from ascendctl_engine.adapters.weight_nz import FIELD as NZ_FIELD
+from ascendctl_engine.adapters.weight_nz import MODES as NZ_MODES
 from ascendctl_engine.argv_items import parse_args
 from ascendctl_engine.json_args import ADDITIONAL_CONFIG, ADDITIONAL_CONFIG_SHORTEST, read_json, spells
 from ascendctl_engine.records import record
@@ -25,6 +27,13 @@ from ascendctl_engine.typed_fields import owner
 
 SWITCH_PREFIX = "engine.ascend."
 Spelled = Literal["env", "key"]
+# Fields spelled like a switch whose value is a mode number rather than on/off: field → number → the field's word.
+MODE_FIELDS: dict[str, dict[int, str]] = {NZ_FIELD: {number: word for word, number in NZ_MODES.items()}}
+
+
+def is_meaning_field(field: str) -> bool:
+    """A field whose spellings the importer reads by meaning: an `engine.ascend` switch or a mode field."""
+    return field.startswith(SWITCH_PREFIX) or field in MODE_FIELDS
 
 
 @record
@@ -32,7 +41,7 @@ class Meaning:
     """What one spelling says, as the release reads it."""
 
     field: str  # `engine.ascend.flashcomm1`
-    on: bool
+    on: bool | str  # a switch: on or off; a mode field: its word (`quantized`)
     kind: Spelled
     name: str  # the variable, or the dotted key path
     source: str  # where the release reads it (`tag:path:line`)
@@ -55,19 +64,31 @@ def meaning(table: KeyTable | None, kind: Spelled, name: str, value: Any) -> Mea
     """The switch `name` spells and whether `value` turns it on, as the release reads it; None when it is no switch
     spelling, the release does not read it, or the value is one the switch field cannot express."""
     claim = owner(kind, name)
-    if table is None or claim is None or not claim.field.startswith(SWITCH_PREFIX):
+    if table is None or claim is None or not is_meaning_field(claim.field):
         return None
+    modes = MODE_FIELDS.get(claim.field)
+    on: bool | str | None
     if kind == "env":
         env = table.env(name)
         if env is None:
             return None
-        on, source = _from_variable(env.type, value), env.source
+        on, source = _from_variable(env.type, value) if modes is None else _mode(modes, value), env.source
     else:
         key = table.key(name)
         if key is None or key.mapping:
             return None
-        on, source = _from_key(value), key.source
+        on, source = _from_key(value) if modes is None else _mode(modes, value), key.source
     return None if on is None else Meaning(claim.field, on, kind, name, source)
+
+
+def _mode(modes: Mapping[int, str], value: Any) -> str | None:
+    """A mode number as the release reads it (`int(...)`: the variable's text or the key's JSON integer)."""
+    if isinstance(value, bool):  # a JSON true is Python's 1 to the code's `== 2` and `not mode` tests
+        return modes.get(int(value))
+    try:
+        return modes.get(int(str(value).strip()))
+    except ValueError:
+        return None
 
 
 def _from_variable(cast: str | None, text: Any) -> bool | None:
@@ -86,7 +107,11 @@ def _from_variable(cast: str | None, text: Any) -> bool | None:
 
 
 def _from_key(value: Any) -> bool | None:
-    """A key's JSON value: true/false, or 0/1 (an integer key, `int(...)` in the code); anything else says more."""
+    """A key's JSON value: true/false, 0/1 (an integer key, `int(...)` in the code), or the text "true", which the
+    code's truth test reads as on (e.g. v0.23.0:vllm_ascend/worker/worker.py:779 `if ….enable_cpu_binding:`; the text
+    "false" is on there too, so it says more than off and stays as written); anything else says more."""
+    if isinstance(value, str) and value.strip().lower() == "true":
+        return True
     if isinstance(value, bool):
         return value
     if isinstance(value, int):
@@ -154,9 +179,18 @@ def respell(
             if said is not None and _same_switch(said, planned):
                 without(config, path)
                 notes.append(_respelled(said, planned[said.field], table))
+            elif said is not None and isinstance(value, str) and planned.get(said.field) == said:
+                _set(config, path, said.on)  # the text "true": the plan writes the JSON true the code reads alike
         if config:
             kept += [ADDITIONAL_CONFIG, json.dumps(config)]
     return kept, env, notes
+
+
+def _set(value: dict[str, Any], path: str, new: Any) -> None:
+    *parents, leaf = path.split(".")
+    for part in parents:
+        value = value[part]
+    value[leaf] = new
 
 
 def _object(item: Any) -> dict[str, Any] | None:

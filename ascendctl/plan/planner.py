@@ -141,7 +141,7 @@ def profile_settings(profile: Profile) -> dict[str, Setting]:
 
 def _whole(prefix: str, name: str) -> bool:
     """Whether a sub-object is one setting (set or not as a whole) rather than walked leaf by leaf."""
-    return name in ("speculative", "lora") or (prefix.startswith("disaggregation.") and name == "engine")
+    return name in ("speculative", "lora") or (prefix.startswith("disaggregation.") and name in ("engine", "serving"))
 
 
 def _walk(model: BaseModel, prefix: str) -> Iterator[tuple[str, Any, bool]]:

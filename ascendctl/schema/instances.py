@@ -170,14 +170,19 @@ def router_port(profile: Profile) -> int:
 
 
 def instance_profile(profile: Profile, placement: Placement) -> Profile:
-    """The profile one instance is planned from: its role's `engine` overrides merged over the profile's (only the
-    keys the group writes), its nodes and devices, its ports; validated like any profile."""
+    """The profile one instance is planned from: its role's `engine` and `serving` overrides merged over the
+    profile's (only the keys the group writes) and its `max_model_len`, its nodes and devices, its ports; validated
+    like any profile."""
     spec = _spec(profile)
     g = group(spec, placement.role)
     data: dict[str, Any] = profile.model_dump(exclude_unset=True)
     data.pop("disaggregation", None)
     if g.engine is not None:
         data["engine"], _ = deep_merge(data.get("engine", {}), g.engine.model_dump(exclude_unset=True))
+    if g.serving is not None:
+        data["serving"], _ = deep_merge(data.get("serving", {}), g.serving.model_dump(exclude_unset=True))
+    if g.max_model_len is not None:
+        data["model"] = {**data["model"], "max_model_len": g.max_model_len}
     target = dict(data["target"])
     target["nodes"] = len(placement.hosts)
     target["devices_per_node"] = placement.devices

@@ -94,6 +94,10 @@ claim("engine.ascend.fuse_norm_quant", keys=("ascend_compilation_config.fuse_nor
 claim("engine.ascend.fuse_qknorm_rope", keys=("ascend_compilation_config.fuse_qknorm_rope",))
 claim("engine.ascend.fuse_allreduce_rms", keys=("ascend_compilation_config.fuse_allreduce_rms",))
 claim("engine.ascend.fuse_muls_add", keys=("ascend_compilation_config.fuse_muls_add",))
+claim("engine.ascend.sparse_sfa_c8", keys=("enable_sparse_sfa_c8",))
+claim("engine.ascend.sparse_li_c8", keys=("enable_sparse_li_c8",))
+claim("engine.ascend.npugraph_ex", keys=("enable_npugraph_ex", "ascend_compilation_config.enable_npugraph_ex"))
+claim("engine.ascend.static_kernel", keys=("ascend_compilation_config.enable_static_kernel",))
 claim("engine.ascend.jemalloc", env=("LD_PRELOAD",))
 
 # ---------------------------------------------------------------------------------------- adapters/graph.py
@@ -125,12 +129,18 @@ claim("model.source", env=("VLLM_USE_MODELSCOPE",))  # `modelscope:ORG/NAME`
 claim("model.allow_long_context", env=("VLLM_ALLOW_LONG_MAX_MODEL_LEN",))
 claim("model.tokenizer_mode", flags=("--tokenizer-mode",))
 claim("model.load_strategy", flags=("--safetensors-load-strategy",))
+claim("engine.seed", flags=("--seed",))
+claim("model.hf_overrides", flags=("--hf-overrides",))
+
+# ------------------------------------------------------------------------------------ adapters/weight_nz.py
+claim("engine.weight_nz", keys=("weight_nz_mode",), env=("VLLM_ASCEND_ENABLE_NZ",))
 claim("engine.memory.block_size", flags=("--block-size",))
 
 # ------------------------------------------------------------------------------------------ adapters/env.py
 claim("engine.memory.hccl_buffer_mb", env=("HCCL_BUFFSIZE",))
 claim("runtime.cpu.threads", env=("OMP_NUM_THREADS",))
 claim("runtime.cpu.bind", env=("OMP_PROC_BIND",))
+claim("runtime.worker_start", env=("VLLM_WORKER_MULTIPROC_METHOD",))
 claim("network.hccl.connect_timeout_s", env=("HCCL_CONNECT_TIMEOUT",))
 claim("network.hccl.exec_timeout_s", env=("HCCL_EXEC_TIMEOUT",))
 claim("network.hccl.intra_node", env=("HCCL_INTRA_PCIE_ENABLE", "HCCL_INTRA_ROCE_ENABLE"))
@@ -159,6 +169,9 @@ claim("serving.lora.max_rank", flags=("--max-lora-rank",))
 claim("serving.lora.max_loras", flags=("--max-loras",))
 claim("serving.prefill_context_parallel", flags=("--prefill-context-parallel-size", "-pcp"))
 claim("serving.decode_context_parallel", flags=("--decode-context-parallel-size", "-dcp"))
+claim("serving.allowed_local_media_path", flags=("--allowed-local-media-path",))
+claim("serving.mm_encoder_tp_mode", flags=("--mm-encoder-tp-mode",))
+claim("serving.cp_kv_cache_interleave_size", flags=("--cp-kv-cache-interleave-size",))
 claim("serving.structured_outputs_backend", flags=("--structured-outputs-config", "--guided-decoding-backend"))
 
 # ------------------------------------------------------------------------------------ adapters/scheduler.py

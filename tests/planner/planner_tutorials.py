@@ -1524,7 +1524,11 @@ GLM52_PD = [
             **({"--api-server-count": "one API server is vLLM's default"} if node == 0 else {}),
             **({"--host": "a headless node serves no API", "--port": "a headless node serves no API"} if node else {}),
         },
-        expected_env={"VLLM_HOST_IP": "each node's own address, which the tutorial leaves vLLM to find"},
+        expected_env={
+            "VLLM_HOST_IP": "each node's own address, which the tutorial leaves vLLM to find",
+            "VLLM_ASCEND_ENABLE_NZ": "engine.weight_nz quantized is planned as `weight_nz_mode: 1`: v0.25.1rc1 reads "
+            "the key first, the variable only as a fallback to drop (vllm_ascend/ascend_config.py:217-224,283-294)",
+        },
     )
     for role, node, ip, head, port, batched, util, seqs, rpc, graph, fc1, spec, kv_role, line in (
         ("prefill", 0, "192.0.2.10", "192.0.2.10", 9081, 16384, 0.75, 8, 16591, "--enforce-eager", "true", 1, "kv_producer", 1261),  # noqa: E501

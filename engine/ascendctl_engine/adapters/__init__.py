@@ -25,6 +25,7 @@ from ascendctl_engine.adapters import parallel as _parallel
 from ascendctl_engine.adapters import scheduler as _scheduler
 from ascendctl_engine.adapters import serving as _serving
 from ascendctl_engine.adapters import speculative as _speculative
+from ascendctl_engine.adapters import weight_nz as _weight_nz
 from ascendctl_engine.adapters.acceptance import ReleaseAcceptance, acceptance_for
 from ascendctl_engine.adapters.builder import AdapterResult, CommandBuilder
 from ascendctl_engine.adapters.eras import REGISTRY, TOPICS, Era, EraError, era_for_release, select
@@ -45,6 +46,7 @@ _TOPIC_MODULES = (
     _serving,
     _env,
     _ascend_switches,
+    _weight_nz,
     _install,
 )
 

@@ -169,6 +169,17 @@ def _compiles(intent: EngineIntent) -> str | None:
     )
 
 
+def _compiles_graph(intent: EngineIntent) -> str | None:
+    """npugraph_ex and its static kernels compile the FX graph Dynamo captures (v0.25.1rc1:vllm_ascend/
+    ascend_config.py:514-522): an eager engine captures none."""
+    if intent.engine.graph.mode != "eager":
+        return None
+    return (
+        "npugraph_ex compiles the graph Dynamo captures (v0.25.1rc1:vllm_ascend/ascend_config.py:514-522); "
+        "engine.graph.mode eager captures none"
+    )
+
+
 _V0251_SCHEDULER = (
     "planned as `--additional-config` `scheduler_config.{old}`: v0.25.1rc1 deprecates the top-level `{old}`{also}, "
     "which its tutorials still use (e.g. {example}; {src})"
@@ -618,6 +629,76 @@ SWITCHES: tuple[Switch, ...] = (
             ),
         ),
         needs=_compiles,
+    ),
+    Switch(
+        "sparse_sfa_c8",
+        "int8 (C8) sparse flash attention",
+        (
+            _era("<0.23.0rc1", "v0.7.1rc1", "v0.22.1rc1", None),
+            _era(
+                ">=0.23.0rc1,<0.24.0rc1",
+                "v0.23.0rc1",
+                "v0.23.0.post1",
+                key("enable_sparse_sfa_c8"),
+                "v0.23.0rc1:vllm_ascend/ascend_config.py:280 … "
+                "v0.23.0.post1:PyPI:vllm_ascend-0.23.0.post1.tar.gz:vllm_ascend/ascend_config.py:280",
+            ),
+            _era(">=0.24.0rc1", "v0.24.0rc1", "v0.25.1rc1", None),
+        ),
+    ),
+    Switch(
+        "sparse_li_c8",
+        "int8 (C8) sparse lightning indexer",
+        (
+            _era("<0.23.0rc1", "v0.7.1rc1", "v0.22.1rc1", None),
+            _era(
+                ">=0.23.0rc1,<0.24.0rc1",
+                "v0.23.0rc1",
+                "v0.23.0.post1",
+                key("enable_sparse_li_c8"),
+                "v0.23.0rc1:vllm_ascend/ascend_config.py:281 … "
+                "v0.23.0.post1:PyPI:vllm_ascend-0.23.0.post1.tar.gz:vllm_ascend/ascend_config.py:281",
+            ),
+            _era(">=0.24.0rc1", "v0.24.0rc1", "v0.25.1rc1", None),
+        ),
+    ),
+    Switch(
+        "npugraph_ex",
+        "npugraph_ex graph backend",
+        (
+            _era("<0.12.0rc1", "v0.7.1rc1", "v0.11.0", None),
+            _era(
+                ">=0.12.0rc1,<0.14.0rc1",
+                "v0.12.0rc1",
+                "v0.13.0",
+                key("enable_npugraph_ex"),
+                "v0.12.0rc1:vllm_ascend/ascend_config.py:148 … v0.13.0:vllm_ascend/ascend_config.py:131",
+            ),
+            _era(">=0.14.0rc1,<0.16.0rc1", "v0.14.0rc1", "v0.15.0rc1", None),
+            _era(
+                ">=0.16.0rc1",
+                "v0.16.0rc1",
+                "v0.25.1rc1",
+                key("ascend_compilation_config.enable_npugraph_ex"),
+                "v0.16.0rc1:vllm_ascend/ascend_config.py:263 … v0.25.1rc1:vllm_ascend/ascend_config.py:504",
+            ),
+        ),
+        needs=_compiles_graph,
+    ),
+    Switch(
+        "static_kernel",
+        "static kernels",
+        (
+            _era("<0.16.0rc1", "v0.7.1rc1", "v0.15.0rc1", None),
+            _era(
+                ">=0.16.0rc1",
+                "v0.16.0rc1",
+                "v0.25.1rc1",
+                key("ascend_compilation_config.enable_static_kernel"),
+                "v0.16.0rc1:vllm_ascend/ascend_config.py:264 … v0.25.1rc1:vllm_ascend/ascend_config.py:505",
+            ),
+        ),
+        needs=_compiles_graph,
     ),
 )
 

@@ -129,8 +129,18 @@ def env_npu(intent: EngineIntent, b: CommandBuilder) -> None:
     b.env_default("ASCEND_RT_VISIBLE_DEVICES", value, why=why)
 
 
+def _worker_start(intent: EngineIntent, b: CommandBuilder) -> None:
+    """`runtime.worker_start`: vLLM's worker start method (vLLM 0.32.0:vllm/envs.py:956-958, `spawn` or `fork`;
+    vllm-ascend's nightly CI sets spawn, v0.25.1rc1:.github/workflows/_e2e_nightly_single_node.yaml:231)."""
+    method = intent.runtime.worker_start
+    if method is not None:
+        b.env_default("VLLM_WORKER_MULTIPROC_METHOD", method, why=intent.source("runtime.worker_start"))
+
+
 def _cpu_threads(intent: EngineIntent, b: CommandBuilder, *, ascend: bool) -> None:
-    """`runtime.cpu`: OpenMP's thread count and affinity, with the Ascend defaults when unset (`ascend`)."""
+    """`runtime.cpu`: OpenMP's thread count and affinity, with the Ascend defaults when unset (`ascend`);
+    `runtime.worker_start` with them (the processes those threads run in)."""
+    _worker_start(intent, b)
     cpu = intent.runtime.cpu
     if cpu.threads is not None:
         b.env_default("OMP_NUM_THREADS", str(cpu.threads), why=f"{intent.source('runtime.cpu.threads')} ({OMP_SOURCE})")

@@ -47,9 +47,11 @@ TOPICS: tuple[str, ...] = (
     "scheduler",
     "speculative",  # adapters/speculative.py
     "kv-cache",  # adapters/kv_cache.py
+    "weight-nz",  # engine.weight_nz: FRACTAL_NZ weight layout (adapters/weight_nz.py)
     "serving",  # tool calling, chat template, LoRA, context parallel (adapters/serving.py)
     "pd-router",  # data: the router a release offers in front of prefill/decode instances (adapters/kv_transfer.py)
     "kv-transfer",  # disaggregation: --kv-transfer-config and the connector's env (adapters/kv_transfer.py)
+    "kv-extra-keys",  # data: the connector extra keys a release reads besides the sizes (adapters/kv_transfer.py)
     "lora-modules",  # data: the JSON object a `--lora-modules` item may be (the argv replay asks; no flags)
     "reasoning",
     "multimodal",
@@ -80,6 +82,10 @@ TOPICS: tuple[str, ...] = (
     "ascend.fuse_qknorm_rope",
     "ascend.fuse_allreduce_rms",
     "ascend.fuse_muls_add",
+    "ascend.sparse_sfa_c8",
+    "ascend.sparse_li_c8",
+    "ascend.npugraph_ex",
+    "ascend.static_kernel",
     "ascend.jemalloc",
     "network",
     "install",  # data for the engine environment's install plan (no flags)

@@ -21,12 +21,13 @@ environment its connector reads.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from ascendctl_engine.adapters.ascend_keys import tag_span, tags_registering
 from ascendctl_engine.adapters.builder import CommandBuilder
-from ascendctl_engine.adapters.eras import Apply, era, nothing_to_plan
+from ascendctl_engine.adapters.eras import Apply, era, era_for_release, nothing_to_plan
 from ascendctl_engine.adapters.intent import EngineIntent
 from ascendctl_engine.pd import ASCEND_CONNECTOR_NAMES, SIZED, KvTransfer
 
@@ -87,6 +88,8 @@ def _ascend(intent: EngineIntent, b: CommandBuilder) -> None:
     if kv.connector in SIZED or kv.extra_config:
         sizes = _sizes(kv) if kv.connector in SIZED else {}
         config["kv_connector_extra_config"] = {**kv.extra_config, **sizes}
+        for key, why in unread_extra_keys(kv.extra_config, intent.backend, intent.vllm, intent.vllm_ascend).items():
+            b.warn(f"disaggregation.connector_extra_config.{key}: {why}")
     if kv.connector in SIZED and kv.decode.pp != 1:
         b.fail(
             f"disaggregation.decode: pipeline size {kv.decode.pp}; {name} asserts decode pp_size == 1 "
@@ -156,6 +159,39 @@ for _name, _spec, _connector, _source in _SHARED:
         "kv-transfer", _name, axis="vllm", spec=_spec, backends={"cpu", "cuda"},
         summary=f"`{FLAG}` with {_connector}", source=_source,
     )(_shared_storage(_connector, _source))  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------- kv-extra-keys
+# `kv-extra-keys` (data): the `kv_connector_extra_config` keys besides the groups' sizes that a release's Mooncake
+# P2P connector reads (trait `reads`: key → source). `use_ascend_direct` was read by v0.10.2rc1 … v0.11.0 only
+# (v0.10.2rc1:vllm_ascend/distributed/mooncake_connector.py:786; gone from v0.12.0rc1's connector, which the CI
+# configs of later tags still pass); the plan warns for a key its release does not read, and `import` leaves it out.
+_EXTRA_KEYS: tuple[tuple[str, str, Mapping[str, str], str], ...] = (
+    ("sizes-only", "<0.10.2rc1", {}, "v0.10.1rc1:vllm_ascend/distributed/mooncake_connector.py (no other key)"),
+    ("use-ascend-direct", ">=0.10.2rc1,<0.12.0rc1",
+     {"use_ascend_direct": "v0.10.2rc1:vllm_ascend/distributed/mooncake_connector.py:786 … v0.11.0"},
+     "v0.10.2rc1:vllm_ascend/distributed/mooncake_connector.py:786"),
+    ("sizes-again", ">=0.12.0rc1", {}, "v0.12.0rc1 … v0.25.1rc1:vllm_ascend/distributed/ (no `use_ascend_direct`)"),
+)  # fmt: skip
+for _name, _spec, _reads, _source in _EXTRA_KEYS:
+    era(
+        "kv-extra-keys", _name, axis="vllm_ascend", spec=_spec, backends={"npu"},
+        summary="kv_connector_extra_config keys read besides the sizes: " + (", ".join(_reads) or "none"),
+        source=_source, traits={"reads": MappingProxyType(dict(_reads))},
+    )(nothing_to_plan)  # fmt: skip
+
+
+def unread_extra_keys(keys: Iterable[str], backend: str, vllm: str, vllm_ascend: str | None) -> dict[str, str]:
+    """key → why, for each `kv_connector_extra_config` key the release's connector does not read."""
+    chosen = era_for_release("kv-extra-keys", backend, vllm, vllm_ascend)
+    if chosen is None:
+        return {}
+    reads = chosen.traits["reads"]
+    return {
+        key: f"vllm-ascend {vllm_ascend} reads no `{key}` in kv_connector_extra_config ({chosen.source})"
+        for key in keys
+        if key not in reads
+    }
 
 
 # --------------------------------------------------------------------------------------------------- pd-router

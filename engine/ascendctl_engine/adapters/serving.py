@@ -187,11 +187,13 @@ def _context_parallel(intent: EngineIntent, b: CommandBuilder) -> None:
         "`--tool-call-parser`, `--enable-auto-tool-choice`, `--chat-template PATH`, `--enable-lora` + "
         "`--lora-modules name=path …` (a JSON item where name=path cannot say it) / `--max-lora-rank` / "
         "`--max-loras`, `--prefill-context-parallel-size` / "
-        "`--decode-context-parallel-size` (sizes above 1) — each checked against the release's parser snapshot"
+        "`--decode-context-parallel-size` (sizes above 1), `--allowed-local-media-path`, `--mm-encoder-tp-mode`, "
+        "`--cp-kv-cache-interleave-size` — each checked against the release's parser snapshot"
     ),
     source="engine/ascendctl_engine/data/parsers/ (tool-call parser choices at 0.10.0, "
     "--max-lora-rank choices "
-    "from 0.12.0, --decode-context-parallel-size from 0.10.2, --prefill-context-parallel-size from 0.12.0)",
+    "from 0.12.0, --decode-context-parallel-size from 0.10.2, --prefill-context-parallel-size from 0.12.0, "
+    "--mm-encoder-tp-mode from 0.10.2, --cp-kv-cache-interleave-size from 0.12.0)",
 )
 def serving_options(intent: EngineIntent, b: CommandBuilder) -> None:
     s = intent.serving
@@ -216,6 +218,18 @@ def serving_options(intent: EngineIntent, b: CommandBuilder) -> None:
     if s.lora is not None:
         _lora(intent, b, s.lora)
     _context_parallel(intent, b)
+    for field, flag in ONE_FLAG_FIELDS:
+        value = getattr(s, field)
+        if value is not None:
+            _emit(intent, b, field, flag, value, check=str(value))
+
+
+# `serving` fields that are one flag each, passed as written (the release's parser checks the flag and its value).
+ONE_FLAG_FIELDS = (
+    ("allowed_local_media_path", "--allowed-local-media-path"),
+    ("mm_encoder_tp_mode", "--mm-encoder-tp-mode"),
+    ("cp_kv_cache_interleave_size", "--cp-kv-cache-interleave-size"),
+)
 
 
 # --------------------------------------------------------------------------------------------- reasoning

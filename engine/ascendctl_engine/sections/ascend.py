@@ -175,6 +175,43 @@ class AscendSpec(StrictModel):
             )
         ),
     ] = None
+    sparse_sfa_c8: Annotated[
+        Switch,
+        Field(
+            description=_switch(
+                "int8 (C8) KV in sparse flash attention, for C8 weights (`enable_sparse_sfa_c8`; v0.23.0rc1 … "
+                "v0.23.0.post1 only)."
+            )
+        ),
+    ] = None
+    sparse_li_c8: Annotated[
+        Switch,
+        Field(
+            description=_switch(
+                "int8 (C8) lightning indexer of sparse attention (`enable_sparse_li_c8`; v0.23.0rc1 … v0.23.0.post1 "
+                "only)."
+            )
+        ),
+    ] = None
+    npugraph_ex: Annotated[
+        Switch,
+        Field(
+            description=_switch(
+                "Compile the graph with the npugraph_ex backend (`enable_npugraph_ex`, then "
+                "`ascend_compilation_config.enable_npugraph_ex`; the release's default is on from v0.16.0rc1; "
+                "not on 300I Duo)."
+            )
+        ),
+    ] = None
+    static_kernel: Annotated[
+        Switch,
+        Field(
+            description=_switch(
+                "Static kernels for static or rarely changing shapes (`ascend_compilation_config."
+                "enable_static_kernel`; needs npugraph_ex; off by default)."
+            )
+        ),
+    ] = None
     jemalloc: Annotated[
         NonEmptyLine | None,
         Field(

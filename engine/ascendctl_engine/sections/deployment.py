@@ -420,6 +420,16 @@ class EngineSpec(StrictModel):
         Field(description="vllm-ascend feature switches (on / off / release default) and host tuning (jemalloc)."),
     ] = AscendSpec()
     seed: Annotated[int | None, Field(ge=-(2**63), le=2**63 - 1, description="Random seed (`--seed`).")] = None
+    weight_nz: Annotated[
+        Literal["off", "quantized", "all"] | None,
+        Field(
+            description=(
+                "vllm-ascend's FRACTAL_NZ weight layout at load: `off`, `quantized` (quantized weights only, the "
+                "release default) or `all` (bf16/fp16 too); spelled per release (`VLLM_ASCEND_ENABLE_NZ`, then "
+                "`weight_nz_mode`); unset: the release's default."
+            )
+        ),
+    ] = None
     extra_args: Annotated[
         ServeArgs,
         Field(description="Escape hatch: extra `vllm serve` arguments appended verbatim (checked per release)."),
@@ -709,6 +719,15 @@ class RuntimeSpec(StrictModel):
     restart: Annotated[RestartSpec, Field(description="What to do when the engine exits unexpectedly.")] = RestartSpec()
     cpu: Annotated[CpuSpec, Field(description="Host CPU threads of the engine processes.")] = CpuSpec()
     timeouts: Annotated[TimeoutsSpec, Field(description="vLLM's engine timeouts, per release.")] = TimeoutsSpec()
+    worker_start: Annotated[
+        Literal["spawn", "fork"] | None,
+        Field(
+            description=(
+                "How vLLM starts its worker processes (`VLLM_WORKER_MULTIPROC_METHOD`): `spawn` (what vllm-ascend's "
+                "nightly CI runs) or `fork`; unset: vLLM's default (fork, switched to spawn where it must)."
+            )
+        ),
+    ] = None
     secrets: Annotated[
         dict[str, SecretSource],
         Field(

@@ -11,7 +11,8 @@ from pydantic import Field, JsonValue, field_validator
 
 from ascendctl_engine.sections.base import StrictModel
 from ascendctl_engine.sections.deployment import EngineSpec, Port
-from ascendctl_engine.sections.fields import MAX_DEVICES_PER_NODE, MAX_NODES, NonEmptyLine
+from ascendctl_engine.sections.fields import INT32_MAX, MAX_DEVICES_PER_NODE, MAX_NODES, NonEmptyLine
+from ascendctl_engine.sections.serving import ServingSpec
 from ascendctl_engine.vocab import KvConnectorKind, RouterPolicy
 
 MAX_INSTANCES = 256  # per role group: far above any published PD deployment
@@ -60,6 +61,21 @@ class RoleGroup(StrictModel):
                 "Engine settings of this role that differ from the profile's `engine` (parallel layout, scheduler, "
                 "memory, graph, speculative, ...): only the keys written here override."
             )
+        ),
+    ] = None
+    serving: Annotated[
+        ServingSpec | None,
+        Field(
+            description=(
+                "Serving settings of this role that differ from the profile's `serving` (context parallelism, "
+                "parsers, ...): only the keys written here override."
+            )
+        ),
+    ] = None
+    max_model_len: Annotated[
+        int | None,
+        Field(
+            ge=1, le=INT32_MAX, description="This role's `model.max_model_len`, where it differs from the profile's."
         ),
     ] = None
 

@@ -215,6 +215,35 @@ class ServingSpec(StrictModel):
             ),
         ),
     ] = None
+    allowed_local_media_path: Annotated[
+        ArgvLine | None,
+        Field(
+            description=(
+                "A directory the API may read images and videos from by `file://` URL "
+                "(`--allowed-local-media-path`); unset: no local media (vLLM's default)."
+            )
+        ),
+    ] = None
+    mm_encoder_tp_mode: Annotated[
+        Literal["weights", "data"] | None,
+        Field(
+            description=(
+                "How a multimodal encoder uses the tensor-parallel ranks (`--mm-encoder-tp-mode`, vLLM >= 0.10.2): "
+                "`weights` shards its weights (vLLM's default), `data` runs it whole on each rank on part of the batch."
+            )
+        ),
+    ] = None
+    cp_kv_cache_interleave_size: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            le=INT32_MAX,
+            description=(
+                "Tokens stored together on one context-parallel rank (`--cp-kv-cache-interleave-size`, vLLM >= "
+                "0.12.0); vLLM's default 1 interleaves token by token."
+            ),
+        ),
+    ] = None
     structured_outputs_backend: Annotated[
         StructuredOutputsBackend | None,
         Field(

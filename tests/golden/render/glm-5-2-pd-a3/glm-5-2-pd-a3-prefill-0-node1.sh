@@ -5,11 +5,13 @@
 # note: engine.ascend.recompute_scheduler: planned as `--additional-config` `scheduler_config.recompute_scheduler_enable`: v0.25.1rc1 deprecates the top-level `recompute_scheduler_enable`, which its tutorials still use (e.g. v0.25.1rc1:docs/source/tutorials/features/pd_disaggregation_mooncake_multi_node.md:395; v0.25.1rc1:vllm_ascend/ascend_config.py:909-921)
 # note: engine.ascend.recompute_scheduler: vllm-ascend documents the recompute scheduler for the decode instances of a prefill/decode-disaggregated deployment only (additional_config.md); this is a prefill instance
 # note: engine.ascend.fuse_muls_add: a graph fusion pass runs when vLLM compiles the model (v0.23.0:vllm_ascend/compilation/graph_fusion_pass_manager.py:49-72); engine.graph.mode eager compiles nothing
+# note: engine.ascend.npugraph_ex: npugraph_ex compiles the graph Dynamo captures (v0.25.1rc1:vllm_ascend/ascend_config.py:514-522); engine.graph.mode eager captures none
 # note: matrix: GLM-5.2 is experimental on a3 in v0.25.1rc1's table (v0.25.1rc1:docs/source/user_guide/support_matrix/supported_models.md:34)
 # note: matrix: Data parallel with decode context parallel is only partly supported (partial) (main:docs/source/user_guide/support_matrix/feature_matrix.md)
 set -euo pipefail
 export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
 export TASK_QUEUE_ENABLE=1
+export VLLM_WORKER_MULTIPROC_METHOD=spawn
 export OMP_NUM_THREADS=20
 export OMP_PROC_BIND=false
 export HCCL_OP_EXPANSION_MODE=AIV
@@ -20,7 +22,5 @@ export VLLM_HOST_IP=192.0.2.11
 export GLOO_SOCKET_IFNAME=eth0
 export TP_SOCKET_IFNAME=eth0
 export HCCL_SOCKET_IFNAME=eth0
-export VLLM_ASCEND_ENABLE_NZ=1
-export VLLM_WORKER_MULTIPROC_METHOD=spawn
 export VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT=480
-exec vllm serve /models/GLM-5.2-w8a8 --served-model-name glm-52 --max-model-len 1024000 --seed 1024 --gpu-memory-utilization 0.75 --safetensors-load-strategy prefetch --quantization ascend --enforce-eager --tensor-parallel-size 8 --data-parallel-size 4 --enable-expert-parallel --max-num-seqs 8 --max-num-batched-tokens 16384 --speculative-config '{"method": "mtp", "num_speculative_tokens": 1, "enforce_eager": true}' --decode-context-parallel-size 8 --kv-transfer-config '{"kv_connector": "MooncakeConnectorV1", "kv_role": "kv_producer", "kv_port": 36000, "engine_id": "0", "kv_connector_extra_config": {"prefill": {"dp_size": 4, "tp_size": 8}, "decode": {"dp_size": 4, "tp_size": 8}}}' --additional-config '{"enable_flashcomm1": true, "enable_cpu_binding": true, "multistream_overlap_shared_expert": true, "scheduler_config": {"recompute_scheduler_enable": true}, "enable_dsa_cp": true, "enable_mc2_hierarchy_comm": false, "ascend_compilation_config": {"fuse_muls_add": true, "enable_npugraph_ex": true, "enable_static_kernel": false}}' --data-parallel-size-local 2 --data-parallel-address 192.0.2.10 --data-parallel-rpc-port 16591 --headless --data-parallel-start-rank 2 --cp-kv-cache-interleave-size 128
+exec vllm serve /models/GLM-5.2-w8a8 --served-model-name glm-52 --max-model-len 1024000 --seed 1024 --gpu-memory-utilization 0.75 --safetensors-load-strategy prefetch --quantization ascend --enforce-eager --tensor-parallel-size 8 --data-parallel-size 4 --enable-expert-parallel --max-num-seqs 8 --max-num-batched-tokens 16384 --speculative-config '{"method": "mtp", "num_speculative_tokens": 1, "enforce_eager": true}' --decode-context-parallel-size 8 --cp-kv-cache-interleave-size 128 --kv-transfer-config '{"kv_connector": "MooncakeConnectorV1", "kv_role": "kv_producer", "kv_port": 36000, "engine_id": "0", "kv_connector_extra_config": {"prefill": {"dp_size": 4, "tp_size": 8}, "decode": {"dp_size": 4, "tp_size": 8}}}' --additional-config '{"weight_nz_mode": 1, "enable_flashcomm1": true, "enable_cpu_binding": true, "multistream_overlap_shared_expert": true, "scheduler_config": {"recompute_scheduler_enable": true}, "enable_dsa_cp": true, "enable_mc2_hierarchy_comm": false, "ascend_compilation_config": {"fuse_muls_add": true, "enable_npugraph_ex": true, "enable_static_kernel": false}}' --data-parallel-size-local 2 --data-parallel-address 192.0.2.10 --data-parallel-rpc-port 16591 --headless --data-parallel-start-rank 2

@@ -1,0 +1,213 @@
+"""The round trip of every launch upstream's CI runs on hardware: import it, plan it back, compare.
+
+`ascendctl/facts/data/launches/launches.json` holds the launches of every tag (built by
+`scripts/extract_launches.py`); each is imported for its own tag and hardware, every node's argv and environment as
+upstream's runner sets them (the runner's addresses and interfaces included). An accuracy launch's `llm_kwargs`
+are the `vllm serve` options its engine arguments spell (keys the release's parser does not know, such as the
+harness's own `runner`, are left out). Launches upstream's runner cannot load are counted with their recorded
+reason, never imported.
+
+    python tests/launch_corpus.py                  # print the coverage table
+    python tests/launch_corpus.py --write          # rewrite the README's table (launch-coverage markers)
+    python tests/launch_corpus.py --lines v0.25 …  # only these release lines
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+BEGIN, END = "<!-- launch-coverage:begin -->", "<!-- launch-coverage:end -->"
+# `make test` runs the newest lines; `make corpus` all of them (the README's table is the whole set's).
+NEWEST_LINES = ("v0.23", "v0.25")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    tag: str
+    file: str
+    line: str  # release line (`v0.25`)
+    state: str  # unreadable | reproduced | differs
+    hatches: tuple[str, ...] = ()
+    pass_through: tuple[str, ...] = ()
+    refused: bool = False
+    detail: str = ""
+
+
+def release_line(tag: str) -> str:
+    m = re.match(r"v(\d+)\.(\d+)", tag)
+    return f"v{m.group(1)}.{m.group(2)}" if m else tag
+
+
+def _line_key(line: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in line[1:].split("."))
+
+
+def data() -> dict[str, Any]:
+    from ascendctl.facts.launches import read_data
+
+    return read_data()
+
+
+def launches(lines: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """One launch per tag and content (the same config listed twice is one launch)."""
+    wanted = set(lines) if lines is not None else None
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for launch in data()["launches"]:
+        key = (launch["tag"], launch["content"])
+        if key in seen or (wanted is not None and release_line(launch["tag"]) not in wanted):
+            continue
+        seen.add(key)
+        out.append(launch)
+    return out
+
+
+def not_loadable(lines: Iterable[str] | None = None) -> Counter[str]:
+    """Per release line, the launches upstream's runner cannot load (their reasons are in the data)."""
+    wanted = set(lines) if lines is not None else None
+    out: Counter[str] = Counter()
+    for tag, facts in data()["tags"].items():
+        if wanted is None or release_line(tag) in wanted:
+            out[release_line(tag)] += len(facts["not_loadable"])
+    return out
+
+
+def scripts_of(launch: Mapping[str, Any], contents: Mapping[str, Any]) -> list[Any]:
+    """Each node of `launch` as the script its runner runs."""
+    from ascendctl.importer.script import LaunchScript
+
+    content = contents[launch["content"]]
+    out = []
+    for i, node in enumerate(content["nodes"]):
+        argv = list(node["argv"][2:]) or _from_kwargs(content["model"], content.get("llm_kwargs") or {}, launch["tag"])
+        env = {**node["env"], **node.get("injected_env", {})}
+        out.append(LaunchScript(path=f"{launch['file']}#{i}", env=env, argv=tuple(argv), unresolved=(), line=1))
+    return out
+
+
+def _from_kwargs(model: str, kwargs: Mapping[str, Any], tag: str) -> list[str]:
+    """An accuracy launch's `LLM(**llm_kwargs)` as `vllm serve` options: `--` + the key with dashes, a switch for
+    True, the `--no-` spelling for False where the parser has one; keys the parser does not know are left out."""
+    from ascendctl.facts.matrix import load_matrix
+    from ascendctl.facts.matrix.release_pins import release_for_pin
+    from ascendctl_engine.adapters.parser_snapshot import parser_distribution, snapshot_for
+
+    row = release_for_pin(load_matrix(), "npu", tag)
+    snapshot = snapshot_for(row.vllm, parser_distribution("npu"))
+    argv = [model]
+    for key, value in kwargs.items():
+        flag = "--" + key.replace("_", "-")
+        opt = snapshot.option(flag)
+        if opt is None or key in _HARNESS_KEYS:
+            continue
+        if value is True:
+            argv.append(flag)
+        elif value is False:
+            negative = next(iter(opt.negative), None)
+            argv += [negative] if negative else []
+        else:
+            argv += [flag, json.dumps(value) if isinstance(value, dict | list) else str(value)]
+    return argv
+
+
+# `llm_kwargs` keys that are the accuracy harness's own, not engine arguments (lm-eval's model type, the CI runner).
+_HARNESS_KEYS = frozenset({"model", "runner"})
+
+
+def _no_config(_source: str) -> None:
+    return None
+
+
+def run_one(launch: Mapping[str, Any], contents: Mapping[str, Any]) -> Outcome:
+    from ascendctl.core.errors import AscendctlError
+    from ascendctl.importer.run import import_scripts
+
+    base = {"tag": launch["tag"], "file": launch["file"], "line": release_line(launch["tag"])}
+    try:
+        scripts = scripts_of(launch, contents)
+        result = import_scripts(scripts, release=launch["tag"], hardware=launch["hardware"], read_config=_no_config)
+    except (AscendctlError, ValueError) as exc:
+        return Outcome(**base, state="unreadable", detail=str(exc))
+    counted = result.counted
+    return Outcome(
+        **base,
+        state="reproduced" if result.reproduced else "differs",
+        hatches=counted.hatches,
+        pass_through=counted.pass_through,
+        refused=bool(result.blocking),
+        detail="; ".join([*result.blocking, *(d.line() for n in result.nodes for d in n.differences if d.counts)]),
+    )
+
+
+def run(lines: Iterable[str] | None = None) -> list[Outcome]:
+    contents = data()["contents"]
+    return [run_one(launch, contents) for launch in launches(lines)]
+
+
+def coverage(outcomes: Sequence[Outcome], unloadable: Mapping[str, int]) -> list[str]:
+    """The README's table: per release line, launches / reproduced / no escape hatch / escape-hatch items /
+    launches with pass-through variables / refused / not loadable upstream."""
+    lines = sorted({o.line for o in outcomes} | set(unloadable), key=_line_key)
+    rows = [
+        "| release line | launches | reproduced | no escape hatch | escape-hatch items | with pass-through env "
+        "| refused | not loadable |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for line in [*lines, "all"]:
+        mine = [o for o in outcomes if line in ("all", o.line)]
+        count = Counter(o.state for o in mine)
+        clean = sum(1 for o in mine if o.state != "unreadable" and not o.hatches)
+        items = sum(len(o.hatches) for o in mine)
+        passing = sum(1 for o in mine if o.pass_through)
+        refused = sum(1 for o in mine if o.refused)
+        gone = sum(unloadable.values()) if line == "all" else unloadable.get(line, 0)
+        label = "**all**" if line == "all" else line
+        rows.append(
+            f"| {label} | {len(mine)} | {count['reproduced']} | {clean} | {items} | {passing} | {refused} | {gone} |"
+        )
+    return rows
+
+
+def readme_table() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    return [line for line in text[start:end].strip().splitlines() if line.startswith("|")]
+
+
+def write_readme(rows: list[str]) -> None:
+    text = README.read_text(encoding="utf-8")
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    README.write_text(text[:start] + "\n" + "\n".join(rows) + "\n" + text[end:], encoding="utf-8")
+
+
+def main(argv: list[str]) -> int:
+    lines = argv[argv.index("--lines") + 1 :] if "--lines" in argv else None
+    outcomes = run(lines)
+    rows = coverage(outcomes, not_loadable(lines))
+    print("\n".join(rows))
+    if "--details" in argv:
+        for o in outcomes:
+            if o.state != "reproduced" or o.refused:
+                print(f"{o.tag} {o.file}: {o.state}: {o.detail[:400]}")
+        items = Counter(
+            h.split(":")[0] if "extra_args" not in h else h.split(" ")[1] for o in outcomes for h in o.hatches
+        )
+        print(items.most_common(40))
+    if "--write" in argv and lines is None:
+        write_readme(rows)
+        print(f"wrote {README}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(REPO))
+    sys.exit(main(sys.argv[1:]))
