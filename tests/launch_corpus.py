@@ -14,7 +14,6 @@ reason, never imported.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections import Counter
@@ -82,45 +81,9 @@ def not_loadable(lines: Iterable[str] | None = None) -> Counter[str]:
 
 
 def scripts_of(launch: Mapping[str, Any], contents: Mapping[str, Any]) -> list[Any]:
-    """Each node of `launch` as the script its runner runs."""
-    from ascendctl.importer.script import LaunchScript
+    from ascendctl.importer.launch_scripts import scripts_of as scripts
 
-    content = contents[launch["content"]]
-    out = []
-    for i, node in enumerate(content["nodes"]):
-        argv = list(node["argv"][2:]) or _from_kwargs(content["model"], content.get("llm_kwargs") or {}, launch["tag"])
-        env = {**node["env"], **node.get("injected_env", {})}
-        out.append(LaunchScript(path=f"{launch['file']}#{i}", env=env, argv=tuple(argv), unresolved=(), line=1))
-    return out
-
-
-def _from_kwargs(model: str, kwargs: Mapping[str, Any], tag: str) -> list[str]:
-    """An accuracy launch's `LLM(**llm_kwargs)` as `vllm serve` options: `--` + the key with dashes, a switch for
-    True, the `--no-` spelling for False where the parser has one; keys the parser does not know are left out."""
-    from ascendctl.facts.matrix import load_matrix
-    from ascendctl.facts.matrix.release_pins import release_for_pin
-    from ascendctl_engine.adapters.parser_snapshot import parser_distribution, snapshot_for
-
-    row = release_for_pin(load_matrix(), "npu", tag)
-    snapshot = snapshot_for(row.vllm, parser_distribution("npu"))
-    argv = [model]
-    for key, value in kwargs.items():
-        flag = "--" + key.replace("_", "-")
-        opt = snapshot.option(flag)
-        if opt is None or key in _HARNESS_KEYS:
-            continue
-        if value is True:
-            argv.append(flag)
-        elif value is False:
-            negative = next(iter(opt.negative), None)
-            argv += [negative] if negative else []
-        else:
-            argv += [flag, json.dumps(value) if isinstance(value, dict | list) else str(value)]
-    return argv
-
-
-# `llm_kwargs` keys that are the accuracy harness's own, not engine arguments (lm-eval's model type, the CI runner).
-_HARNESS_KEYS = frozenset({"model", "runner"})
+    return scripts(launch, contents[launch["content"]])
 
 
 def _no_config(_source: str) -> None:

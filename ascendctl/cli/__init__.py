@@ -148,6 +148,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lock": ("lock", "lock"),
     "render": ("render", "render"),
     "import": ("import_", "import_"),
+    "init": ("init", "init"),
     "bench": ("bench", "bench"),
     "tune": ("tune", "tune"),
 }

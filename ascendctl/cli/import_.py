@@ -41,7 +41,9 @@ def import_(
     ] = False,
 ) -> None:
     """Turn launch scripts into a profile, plan it back and print what still differs."""
+    from ascendctl.cli.profile_files import write_profile
     from ascendctl.core.errors import EXIT_FAILED, UserInputError
+    from ascendctl.core.labels import rfc1035_label
     from ascendctl.importer.run import import_scripts, report_lines
     from ascendctl.importer.script import ScriptError, parse_launch_script
     from ascendctl_engine.jsonio import JsonReadError, read_bytes
@@ -57,14 +59,14 @@ def import_(
             raise UserInputError(str(exc)) from None
         except UnicodeDecodeError:
             raise UserInputError(f"{path}: not UTF-8 text") from None
-    label = name or _label(scripts[0].stem)
+    label = name or rfc1035_label(scripts[0].stem, "imported")
     try:
         result = import_scripts(parsed, release=release, hardware=hardware, backend=backend, name=label)
     except ValueError as exc:
         raise UserInputError(f"{scripts[0]}: {exc}") from None
     text = result.yaml_text()
     if output is not None:
-        _write(output, text)
+        write_profile(output, text)
     if as_json:
         import json
 
@@ -79,35 +81,3 @@ def import_(
             typer.echo(line, err=True)
     if not result.reproduced or result.blocking:
         raise typer.Exit(EXIT_FAILED)
-
-
-def _label(stem: str) -> str:
-    """A script's file name as an RFC 1035 label (`Run_Qwen3.sh` → `run-qwen3`); `imported` when none is left."""
-    import re
-
-    text = re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-")
-    text = re.sub(r"^[^a-z]+", "", text)[:63].rstrip("-")
-    return text or "imported"
-
-
-def _write(path: Path, text: str) -> None:
-    """Write the whole profile or nothing: a temporary file next to it, then one rename."""
-    import os
-    import tempfile
-
-    from ascendctl.core.errors import UserInputError
-
-    if path.is_dir():
-        raise UserInputError(f"--output {path}: is a directory")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".ascendctl-import.", dir=path.parent if str(path.parent) else ".")
-    except OSError as exc:
-        raise UserInputError(f"--output {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        Path(tmp).chmod(0o644)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -305,6 +305,16 @@ def _distance(a: Version, b: Version) -> float:
     return float(steps) + (0.5 if a < b else 0.0)
 
 
+def tag_distance(tag: str, other: str) -> float:
+    """How far release `tag` is from `other` (0: the same), as `evidence_for` picks the nearest."""
+    return _distance(_tag_key(tag), parse_version(other))
+
+
+def family_of(model: str) -> str | None:
+    """The support matrix's family of a model name, as the index files launches (None: no family)."""
+    return _family(load_matrix(), model)
+
+
 def family_marks(family: str, tag: str | None = None) -> dict[str, Launch]:
     """Per hardware family, the newest launch of `family` (at `tag` only, when given): what `matrix models` shows."""
     out: dict[str, Launch] = {}

@@ -2,9 +2,10 @@
 tiny server of test_serve_e2e is not enough), in a module of their own so that `make unit` runs them on the other
 worker while test_serve_e2e's shared server runs its tests:
 
-- the embedded default (`profiles/cpu-demo.yaml`, SmolLM2-135M-Instruct) answers "Paris", its fit equals the
-  engine's own KV cache size, and `ascendctl bench` / `bench --compare` measure it while it runs (found through its
-  state: no second start);
+- the embedded default's engine, as `ascendctl init prepared:smollm2-135m-instruct` writes it on this accelerator-less
+  host (the same engine command as `profiles/cpu-demo.yaml` but its served name: tests/test_init.py), answers
+  "Paris", its fit equals the engine's own KV cache size, and `ascendctl bench` / `bench --compare` measure it while
+  it runs (found through its state: no second start);
 - data parallel over two "nodes" on 127.0.0.1 (`--node 1` headless, then `--node 0`).
 
 Helpers (`Home`, `free_port`, `tiny_profile`, `post`, the fit/KV readers) are test_serve_e2e's.
@@ -18,7 +19,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from test_serve_e2e import Home, engine_kv_report, fit_json, free_port, make_home, post, tiny_profile
+from test_serve_e2e import Home, engine_kv_report, fit_json, free_port, get, make_home, post, tiny_profile
 
 pytestmark = pytest.mark.e2e
 
@@ -28,7 +29,7 @@ def home(tmp_path_factory: pytest.TempPathFactory, engine_data_dir: Path, cpu_en
     return make_home(tmp_path_factory.mktemp("e2e-demo-home"), engine_data_dir)
 
 
-def bench_the_running_demo(home: Home, demo: Path, port: int) -> None:
+def bench_the_running_demo(home: Home, demo: Path, port: int, name: str) -> None:
     """`ascendctl bench` of the running embedded default (found through its state: same profile and --set), the
     quick workload with the engine environment's own `vllm bench serve`; then `bench --compare` of that run with
     itself, with its PNG and self-contained HTML page."""
@@ -39,13 +40,13 @@ def bench_the_running_demo(home: Home, demo: Path, port: int) -> None:
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)  # stdout is the document alone (progress and notes go to stderr)
     assert (doc["schema"], doc["kind"], doc["target"]["started_here"]) == (1, "ascendctl-bench", False)
-    assert doc["target"]["base_url"] == f"http://127.0.0.1:{port}" and doc["plan"]["name"] == "cpu-demo"
+    assert doc["target"]["base_url"] == f"http://127.0.0.1:{port}" and doc["plan"]["name"] == name
     (point,) = doc["points"]
     metrics = point["metrics"]
     assert metrics["completed"] == point["point"]["requests"] and metrics["failed"] == 0 and point["errors"] == []
     assert 0 < metrics["ttft_ms"]["p50"] <= metrics["ttft_ms"]["p99"] and metrics["tpot_ms"]["p50"] > 0
     assert metrics["output_tokens"] == point["point"]["requests"] * point["point"]["output_len"]  # --ignore-eos
-    (saved,) = out.glob("bench-cpu-demo-*.json")
+    (saved,) = out.glob(f"bench-{name}-*.json")
     assert (saved.with_suffix("") / point["raw_result"]).is_file()  # the client's own JSON beside the document
     compared = home.cli("bench", "--compare", str(saved), str(saved), "-o", str(out / "plots"))
     assert compared.returncode == 0, compared.stderr
@@ -66,12 +67,18 @@ def bench_the_running_demo(home: Home, demo: Path, port: int) -> None:
 
 def test_smollm2_answers_paris(home: Home, smollm2_model: Path) -> None:
     port = free_port()
-    demo = Path(__file__).resolve().parents[2] / "profiles" / "cpu-demo.yaml"
+    demo = home.root / "init" / "smollm2.yaml"
+    demo.parent.mkdir(exist_ok=True)
+    written = home.cli("init", "prepared:smollm2-135m-instruct", "-o", str(demo))
+    assert written.returncode == 0 and "backend cpu" in written.stderr, written.stdout + written.stderr
+    name = "smollm2-135m-instruct"
     started = home.cli("serve", str(demo), "--set", f"server.port={port}", "--detach")
     assert started.returncode == 0, started.stdout + started.stderr
     try:
+        status, raw = get(f"http://127.0.0.1:{port}/v1/models")
+        served = json.loads(raw)["data"][0]["id"]  # no served_name: vLLM serves the model by its path
         body = {
-            "model": "smollm2",
+            "model": served,
             "messages": [{"role": "user", "content": "What is the capital of France?"}],
             "max_tokens": 32,
             "temperature": 0,
@@ -80,12 +87,12 @@ def test_smollm2_answers_paris(home: Home, smollm2_model: Path) -> None:
         assert status == 200, raw
         assert "Paris" in json.loads(raw)["choices"][0]["message"]["content"]
         # the embedded default's fit equals the engine's own KV cache size (the tiny model's test has the details)
-        tokens, _, concurrency = engine_kv_report(home, "cpu-demo")
+        tokens, _, concurrency = engine_kv_report(home, name)
         fit = fit_json(home, demo)
         assert fit["kv_tokens"] == tokens and fit["max_concurrency"] == pytest.approx(concurrency, abs=0.01)
-        bench_the_running_demo(home, demo, port)
+        bench_the_running_demo(home, demo, port, name)
     finally:
-        stopped = home.cli("stop", "cpu-demo", "--timeout", "60")
+        stopped = home.cli("stop", name, "--timeout", "60")
     assert stopped.returncode == 0
 
 

@@ -11,8 +11,6 @@ comments are not carried over (PyYAML does not keep them).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any
 import yaml
 
 from ascendctl.core.errors import OperationFailed, UserInputError
+from ascendctl.core.files import write_atomic
 from ascendctl.core.yamlio import load_yaml_file
 from ascendctl.plan.workload import Workload
 from ascendctl.run.tune.goal import Goal, Slo
@@ -74,21 +73,11 @@ def tuned_text(profile_path: Path, base_overrides: Sequence[str], winner: TrialS
 
 
 def _write_atomic(path: Path, text: str, *, validate: bool) -> None:
-    """The whole file or nothing: a temporary file beside it, checked, then one rename."""
+    """The whole file or nothing; a tuned profile that exists is a valid one (checked before the rename)."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        write_atomic(path, text, load_profile if validate else None)
     except OSError as exc:
         raise OperationFailed(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        Path(tmp).chmod(0o644)
-        if validate:
-            load_profile(Path(tmp))  # a tuned profile that exists is a valid one
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_tuned(
