@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ascendctl.importer.argv_options import option_value, without_options
 from ascendctl.importer.script import LaunchScript
-from ascendctl_engine.argv_items import parse_args
 from ascendctl_engine.pd import ASCEND_CONNECTOR_NAMES
 from ascendctl_engine.records import record
 from ascendctl_engine.vocab import KvConnectorKind, PdRole
@@ -185,7 +185,7 @@ def _host(members: list[Member], start: int, head: bool) -> HostScripts:
     if not any(m.dp_rank is not None for m in members):
         return HostScripts(scripts, scripts[0])
     first = members[0]
-    argv = [*_without(first.script.argv, _RANK_FLAGS), "--data-parallel-size-local", str(len(members))]
+    argv = [*without_options(first.script.argv, _RANK_FLAGS), "--data-parallel-size-local", str(len(members))]
     if not head:
         argv += ["--headless", "--data-parallel-start-rank", str(start)]
     env = dict(first.script.env)
@@ -203,18 +203,18 @@ def _host(members: list[Member], start: int, head: bool) -> HostScripts:
 
 def _member(script: LaunchScript, order: int) -> Member:
     argv = list(script.argv)
-    kv = _json(_option(argv, KV_FLAG))
+    kv = _json(option_value(argv, KV_FLAG))
     role = ROLES.get(str(kv.get("kv_role"))) if kv is not None else None
     host = next((script.env[k] for k in ADDRESS_ENV if script.env.get(k)), None)
-    rank = _int(_option(argv, "--data-parallel-rank"), script, "--data-parallel-rank")
-    start = _int(_option(argv, "--data-parallel-start-rank"), script, "--data-parallel-start-rank") or 0
+    rank = _int(option_value(argv, "--data-parallel-rank"), script, "--data-parallel-rank")
+    start = _int(option_value(argv, "--data-parallel-start-rank"), script, "--data-parallel-start-rank") or 0
     return Member(
         script=script,
         order=order,
         role=role,
         kv=kv,
         host=host,
-        dp_address=_option(argv, "--data-parallel-address"),
+        dp_address=option_value(argv, "--data-parallel-address"),
         dp_rank=rank,
         start_rank=start,
         headless="--headless" in argv,
@@ -238,31 +238,6 @@ def _int(text: str | None, script: LaunchScript, flag: str) -> int | None:
     if not (text.isascii() and text.isdigit() and len(text) < 10):
         raise ValueError(f"{script.path}:{script.line}: {flag} {text[:40]!r} is not a rank")
     return int(text)
-
-
-def _option(argv: Sequence[str], flag: str) -> str | None:
-    """The value of `flag` (any spelling vLLM reads: `--flag V`, `--flag=V`), None when absent."""
-    tokens = list(argv)
-    if tokens and not tokens[0].startswith("-"):
-        tokens.pop(0)  # the positional model
-    try:
-        items = parse_args(tokens)
-    except ValueError:  # the draft refuses the same argv in its own words
-        return None
-    for item in items:
-        if item.flag == flag:
-            return item.value if item.value is not None else ""
-    return None
-
-
-def _without(argv: Sequence[str], flags: Sequence[str]) -> list[str]:
-    tokens = list(argv)
-    model = [tokens.pop(0)] if tokens and not tokens[0].startswith("-") else []
-    kept: list[str] = list(model)
-    for item in parse_args(tokens):
-        if item.flag not in flags:
-            kept += item.tokens
-    return kept
 
 
 __all__ = [

@@ -26,6 +26,7 @@ from ascendctl.core.yamlio import YamlDocument
 from ascendctl.facts.matrix import load_matrix
 from ascendctl.facts.matrix.release_pins import release_for_pin
 from ascendctl.facts.model_inspect import ModelConfig, read_model_config
+from ascendctl.importer.argv_options import option_value, take, without_options
 from ascendctl.importer.compare import MODEL_KEY, Difference, Verdict, compare, env_same, options
 from ascendctl.importer.deployment import ADDRESS_ENV, DEVICES_ENV, KV_FLAG, ScriptDeployment, recognize
 from ascendctl.importer.hatches import HatchCount
@@ -220,15 +221,12 @@ def _instance_draft(
 
 def _without_kv(script: LaunchScript) -> LaunchScript:
     """The script without its `--kv-transfer-config`: the `disaggregation` section says it (each instance's own)."""
-    tokens = list(script.argv)
-    model = [tokens.pop(0)] if tokens and not tokens[0].startswith("-") else []
-    kept = [t for item in parse_args(tokens) if item.flag != KV_FLAG for t in item.tokens]
-    return replace(script, argv=(*model, *kept))
+    return replace(script, argv=tuple(without_options(script.argv, (KV_FLAG,))))
 
 
 def _ray_port(draft: Draft, head: LaunchScript) -> None:
     """`ray start --head --port P` → `network.ray_port` (the plan starts the head the same way)."""
-    port = _option(head.ray, "--port") if head.ray_head else None
+    port = option_value(head.ray, "--port") if head.ray_head else None
     if port is not None and port.isdigit() and len(port) <= 5:
         draft.document.setdefault("network", {})["ray_port"] = int(port)
         draft.typed["network.ray_port"] = ("ray start --port", port)
@@ -276,8 +274,8 @@ def _node_differences(
     serves = command.argv[:2] != ("ray", "start")
     planned_argv = command.argv[2:] if serves else ()
     argv, script_argv = _without_secrets(planned_argv, script.argv, command.secret_env)
-    argv, planned_kv = _take(argv, KV_FLAG)
-    script_argv, script_kv = _take(script_argv, KV_FLAG)
+    argv, planned_kv = take(argv, (KV_FLAG,))
+    script_argv, script_kv = take(script_argv, (KV_FLAG,))
     script_argv, ignored = _without_unread_keys(script_argv, unread)
     # a switch is compared by its meaning: the script's spelling and the plan's, both read by the release
     script_argv, script_env, respelled = respell(script_argv, script.env, plan_switches(plan, command, table), table)
@@ -298,7 +296,7 @@ def _without_unread_keys(argv: Sequence[str], unread: Mapping[str, str]) -> tupl
     and an `ignored` difference for each, with the reader's words."""
     prefix = f"{ADDITIONAL_CONFIG}."
     paths = [name[len(prefix) :] for name in unread if name.startswith(prefix)]
-    rest, text = _take(argv, ADDITIONAL_CONFIG)
+    rest, text = take(argv, (ADDITIONAL_CONFIG,))
     config = _object(text)
     if not paths or config is None:
         return list(argv), []
@@ -332,18 +330,6 @@ def _numbered(d: Difference, role: str) -> Difference:
     return d
 
 
-def _take(argv: Sequence[str], flag: str) -> tuple[list[str], str | None]:
-    """`argv` without `flag`, and its value (None when absent)."""
-    tokens = list(argv)
-    model = [tokens.pop(0)] if tokens and not tokens[0].startswith("-") else []
-    try:
-        items = parse_args(tokens)
-    except ValueError:  # `compare` refuses the same argv with parse_args' own message
-        return list(argv), None
-    value = next((i.value for i in items if i.flag == flag), None)
-    return [*model, *(t for i in items if i.flag != flag for t in i.tokens)], value
-
-
 def _ray_differences(command: EngineCommand, script: LaunchScript) -> list[Difference]:
     """The script's `ray start` against the plan's: the head's (a command before `vllm serve`) or the worker's
     (its process), option by option; `--block`, `--head` and the node's own address are the plan's wiring."""
@@ -373,7 +359,7 @@ def _ray_options(argv: Sequence[str]) -> dict[str, str | bool]:
 def _regrouped(merged: LaunchScript, script: LaunchScript, why: Sequence[str], snapshot: Any) -> list[Difference]:
     """What one external-DP rank's script says otherwise than the host's one process: its rank, its own API port
     and devices are the regrouping (`regrouped`, with why); anything else differs between ranks of one host."""
-    port = _option(script.argv, "--port")
+    port = option_value(script.argv, "--port")
     out = []
     for d in compare(merged.argv, merged.env, script.argv, script.env, snapshot, {}):
         rank_only = d.name in _REGROUPED or (d.kind == "env" and port is not None and d.script == port)
@@ -507,15 +493,15 @@ def _nodes(draft: Draft, scripts: Sequence[LaunchScript]) -> None:
     for i, script in enumerate(scripts):
         address = next((script.env[k] for k in ADDRESS_ENV if script.env.get(k)), None)
         if i == 0 and (address is None or not is_ip_address(address)):
-            address = _option(script.argv, "--data-parallel-address") or address
+            address = option_value(script.argv, "--data-parallel-address") or address
         if address is None or not is_ip_address(address):
             stand_in = f"192.0.2.{i + 1}"  # RFC 5737 documentation range: never a real host
             said = f"{address!r} is not an IP address" if address else f"none of {', '.join(ADDRESS_ENV)} is set"
             draft.notes.append(f"node {i} ({script.path}): {said}; network.nodes[{i}].address {stand_in}: replace it")
             address = stand_in
         node: dict[str, Any] = {"address": address}
-        utilization = _option(script.argv, "--gpu-memory-utilization")
-        head = _option(scripts[0].argv, "--gpu-memory-utilization")
+        utilization = option_value(script.argv, "--gpu-memory-utilization")
+        head = option_value(scripts[0].argv, "--gpu-memory-utilization")
         if i > 0 and utilization is not None and utilization != head:
             node["device_utilization"] = _fraction(utilization, script)
         nodes.append(node)
@@ -552,16 +538,6 @@ def _without_secrets(
         if found.variable in secret_env and found.flag not in extra:
             extra += [found.flag, _HIDDEN]
     return extra, out
-
-
-def _option(argv: Sequence[str], flag: str) -> str | None:
-    """The value of `flag` in a serve argv (`--flag V` or `--flag=V`), None when absent."""
-    for i, token in enumerate(argv):
-        if token == flag and i + 1 < len(argv):
-            return argv[i + 1]
-        if token.startswith(flag + "="):
-            return token.split("=", 1)[1]
-    return None
 
 
 def _fraction(text: str, script: LaunchScript) -> float:
