@@ -102,16 +102,17 @@ def coverage(outcomes: list[Outcome]) -> list[str]:
     return rows
 
 
-def readme_table() -> list[str]:
+def readme_table(begin: str = BEGIN, end: str = END) -> list[str]:
+    """The table rows of the README between `begin` and `end` (this corpus's markers by default)."""
     text = README.read_text(encoding="utf-8")
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    return [line for line in text[start:end].strip().splitlines() if line.startswith("|")]
+    start, stop = text.index(begin) + len(begin), text.index(end)
+    return [line for line in text[start:stop].strip().splitlines() if line.startswith("|")]
 
 
-def write_readme(rows: list[str]) -> None:
+def write_readme(rows: list[str], begin: str = BEGIN, end: str = END) -> None:
     text = README.read_text(encoding="utf-8")
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    README.write_text(text[:start] + "\n" + "\n".join(rows) + "\n" + text[end:], encoding="utf-8")
+    start, stop = text.index(begin) + len(begin), text.index(end)
+    README.write_text(text[:start] + "\n" + "\n".join(rows) + "\n" + text[stop:], encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import import_corpus  # the README table's reader and writer (tests/ is on sys.path: the script's own directory)
+
 REPO = Path(__file__).resolve().parents[1]
-README = REPO / "README.md"
 BEGIN, END = "<!-- launch-coverage:begin -->", "<!-- launch-coverage:end -->"
 # `make test` runs the newest lines; `make corpus` all of them (the README's table is the whole set's).
 NEWEST_LINES = ("v0.23", "v0.25")
@@ -141,15 +142,11 @@ def coverage(outcomes: Sequence[Outcome], unloadable: Mapping[str, int]) -> list
 
 
 def readme_table() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    return [line for line in text[start:end].strip().splitlines() if line.startswith("|")]
+    return import_corpus.readme_table(BEGIN, END)
 
 
 def write_readme(rows: list[str]) -> None:
-    text = README.read_text(encoding="utf-8")
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    README.write_text(text[:start] + "\n" + "\n".join(rows) + "\n" + text[end:], encoding="utf-8")
+    import_corpus.write_readme(rows, BEGIN, END)
 
 
 def main(argv: list[str]) -> int:
@@ -167,7 +164,7 @@ def main(argv: list[str]) -> int:
         print(items.most_common(40))
     if "--write" in argv and lines is None:
         write_readme(rows)
-        print(f"wrote {README}")
+        print(f"wrote {import_corpus.README}")
     return 0
 
 
