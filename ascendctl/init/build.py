@@ -55,7 +55,7 @@ class InitRequest:
 
     def command(self, **changes: Any) -> str:
         """The `ascendctl init` command asking this, with `changes`."""
-        asked = {**{k: getattr(self, k) for k in ("hardware", "devices", "nodes", "release", "max_model_len")}}
+        asked = {k: getattr(self, k) for k in ("hardware", "devices", "nodes", "release", "max_model_len")}
         asked.update(changes)
         argv = ["ascendctl", "init", changes.get("model", self.model)]
         for key, value in asked.items():
