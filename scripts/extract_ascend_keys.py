@@ -137,7 +137,11 @@ def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
 def tag_sources(repo: Path, tag: str) -> dict[str, str]:
     """path → text of every `vllm_ascend/**/*.py` at `tag`, read from git objects."""
     listing = git(repo, "ls-tree", "-r", "-z", "--name-only", tag, "--", PACKAGE).decode()
-    paths = [p for p in listing.split("\0") if p.endswith(".py")]
+    return read_blobs(repo, tag, [p for p in listing.split("\0") if p.endswith(".py")])
+
+
+def read_blobs(repo: Path, tag: str, paths: Sequence[str]) -> dict[str, str]:
+    """path → text of each `TAG:path`, in one `git cat-file --batch` (a path missing at the tag is left out)."""
     if not paths:
         return {}
     out = git(repo, "cat-file", "--batch", stdin="".join(f"{tag}:{p}\n" for p in paths).encode())
@@ -146,6 +150,9 @@ def tag_sources(repo: Path, tag: str) -> dict[str, str]:
     for path in paths:
         header_end = out.index(b"\n", pos)
         header = out[pos:header_end].split()
+        if len(header) < 3 or header[-1] == b"missing":
+            pos = header_end + 1
+            continue
         size = int(header[2])
         files[path] = out[header_end + 1 : header_end + 1 + size].decode("utf-8", errors="replace")
         pos = header_end + 1 + size + 1

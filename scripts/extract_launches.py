@@ -105,7 +105,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "ascendctl" / "facts" / "data" / "launches" / "launches.json"
 DEFAULT_REPO = Path("/work/.mirror/vllm-project+vllm-ascend/repo")
 sys.path.insert(0, str(ROOT / "scripts"))
-from extract_ascend_keys import git, release_tags  # noqa: E402
+from extract_ascend_keys import git, read_blobs, release_tags  # noqa: E402
 
 FIRST_TAG = "v0.10.1rc1"
 LAST_TAG = "v0.25.1rc1"
@@ -178,25 +178,6 @@ def version_key(tag: str) -> Any:
         return (0, Version(tag))
     except InvalidVersion:
         return (1, tag)
-
-
-def read_blobs(repo: Path, tag: str, paths: Sequence[str]) -> dict[str, str]:
-    """path → text of each `TAG:path`, in one `git cat-file --batch`."""
-    if not paths:
-        return {}
-    out = git(repo, "cat-file", "--batch", stdin="".join(f"{tag}:{p}\n" for p in paths).encode())
-    files: dict[str, str] = {}
-    pos = 0
-    for path in paths:
-        header_end = out.index(b"\n", pos)
-        header = out[pos:header_end].split()
-        if len(header) < 3 or header[-1] == b"missing":
-            pos = header_end + 1
-            continue
-        size = int(header[2])
-        files[path] = out[header_end + 1 : header_end + 1 + size].decode("utf-8", errors="replace")
-        pos = header_end + 1 + size + 1
-    return files
 
 
 @dataclass
