@@ -14,7 +14,7 @@ import dataclasses
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
@@ -39,12 +39,13 @@ from ascendctl_engine.adapters.ascend_switches import (
     switch,
 )
 from ascendctl_engine.adapters.eras import TOPICS, era_for_release, in_range
-from ascendctl_engine.adapters.intent import intent_from_sections
+from ascendctl_engine.adapters.intent import LoadedModel, intent_from_sections
 from ascendctl_engine.host.facts import HostFacts
 from ascendctl_engine.host.gather import gather_host_facts
 from ascendctl_engine.host.probe import LocalHostProbe
 from ascendctl_engine.sections.ascend import AscendSpec
 from ascendctl_engine.versions import parse
+from ascendctl_engine.vocab import ModelArch
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "profiles"
@@ -267,14 +268,14 @@ def test_the_w4a4_tutorial_turns_norm_quant_fusion_off_by_its_field() -> None:
 def test_a_switch_without_what_it_builds_on_is_warned() -> None:
     assert any("engine.ascend.dsa_cp: DSA context parallelism builds on FlashComm1" in w
                for w in planned("v0.23.0", dsa_cp=True)[3])  # fmt: skip
-    assert not any("dsa_cp" in w for w in planned("v0.23.0", dsa_cp=True, flashcomm1=True)[3])
+    assert not any("builds on FlashComm1" in w for w in planned("v0.23.0", dsa_cp=True, flashcomm1=True)[3])
     assert any(
         "without engine.parallel.expert it has no effect" in w for w in planned("v0.23.0", shared_expert_dp=True)[3]
     )
     with_ep = engine_intent(
         "v0.23.0", {"parallel": {"tensor": 2, "expert": True}, "ascend": {"shared_expert_dp": True}}
     )
-    assert not any("shared_expert_dp" in w for w in plan_commands(with_ep).warnings)
+    assert not any("without engine.parallel.expert" in w for w in plan_commands(with_ep).warnings)
 
 
 @pytest.mark.parametrize("row", NPU_ROWS, ids=lambda r: r.version)
@@ -551,3 +552,21 @@ def test_check_probes_the_jemalloc_path(tmp_path: Path) -> None:
     (root / JEMALLOC.lstrip("/")).write_bytes(b"\x7fELF")
     report = run_check(path, root=str(root), environ={}, engine_python="/nonexistent/python")
     assert next(f for f in report.results if f.id == "host.ascend.jemalloc").status == "pass"
+
+
+def _warnings_for(release: str, arch: str, **ascend: Any) -> tuple[str, ...]:
+    loaded = LoadedModel("org/m", arch=arch)  # type: ignore[arg-type]
+    return plan_commands(dataclasses.replace(intent(release, **ascend), loaded=loaded)).warnings
+
+
+@pytest.mark.parametrize("field", [sw.field for sw in SWITCHES if sw.models])
+def test_a_switch_of_other_models_layers_is_warned_and_not_on_its_own(field: str) -> None:
+    """A switch only MoE / MLA layers read does nothing on another model: the plan says so, with the source."""
+    sw = next(s for s in SWITCHES if s.field == field)
+    release = next(r for r in ("v0.23.0", "v0.21.0rc1") if spelling_for(sw, ROW[r].vllm_ascend)[0].status == "read")
+    for arch in get_args(ModelArch):
+        said = [w for w in _warnings_for(release, arch, **{field: True}) if "model layers only" in w]
+        if arch in sw.models:
+            assert not said, (field, arch)
+        else:
+            assert said and sw.models_source.split(",")[0] in said[0] and f"this model is {arch}" in said[0]

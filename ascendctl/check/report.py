@@ -53,13 +53,13 @@ class CheckReport:
         )
 
     def counts(self) -> dict[str, int]:
-        out = {"pass": 0, "warn": 0, "fail": 0, "skip": 0}
+        out = {"pass": 0, "warn": 0, "fail": 0, "skip": 0, "advice": 0}
         for r in self.results:
             out[r.status] += 1
         return out
 
     def blocking(self, strict: bool = False) -> list[Finding]:
-        """Results that make the check fail: every `fail`, plus every `warn` under --strict."""
+        """Results that make the check fail: every `fail`, plus every `warn` under --strict (advice never)."""
         return [r for r in self.results if r.status == "fail" or (strict and r.status == "warn")]
 
     def ok(self, strict: bool = False) -> bool:

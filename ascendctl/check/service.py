@@ -18,6 +18,7 @@ from ascendctl.check.host_check import check_host, root_dir
 from ascendctl.check.report import CheckReport
 from ascendctl.core.errors import UserInputError
 from ascendctl.core.findings import RULES, Finding
+from ascendctl.init.recipe import recipe_advice, with_advice
 from ascendctl.plan.planner import plan_profile
 from ascendctl.schema.loader import load_profile
 
@@ -77,10 +78,11 @@ def _plan(profile: Profile, facts: HostFacts, matrix: SupportMatrix) -> tuple[Pl
     """The profile planned against these host facts (broken constraints allowed: they become findings), or
     why it could not be planned (an unknown release pin is already `host.matrix.release`'s failure)."""
     try:
-        return plan_profile(profile, matrix=matrix, host=facts), None
+        plan = plan_profile(profile, matrix=matrix, host=facts)
     except UserInputError as exc:
         rule = RULES["plan.plannable"]
         return None, Finding(
             rule.id, "error", "fail", rule.title, f"the profile cannot be planned: {exc}",
             "fix the profile (see `ascendctl plan PROFILE`)", rule.source,
         )  # fmt: skip
+    return with_advice(plan, recipe_advice(profile, plan)), None

@@ -9,6 +9,8 @@ import typer
 from ascendctl.core.errors import EXIT_FAILED, UserInputError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ascendctl.check.report import CheckReport
     from ascendctl.plan.lock import LockComparison
     from ascendctl_engine.host.facts import HostFacts, NpuDevice
@@ -185,6 +187,17 @@ def _cpu_line(f: "HostFacts") -> tuple[str, str] | None:
     return None
 
 
+def _render_advice(console: "Console", report: "CheckReport") -> None:
+    """The `plan.recipe.*` advice under its own heading, as `plan` prints it (never a failure, never applied)."""
+    from rich.markup import escape
+
+    from ascendctl.outputs.plan_text import advice_lines
+
+    lines = advice_lines([r for r in report.results if r.advice])
+    for line in lines:
+        console.print(f"[cyan]{escape(line)}[/cyan]" if line.startswith("    ") else escape(line), soft_wrap=True)
+
+
 def _render(report: "CheckReport", strict: bool, verbose: bool = False) -> None:
     from rich.console import Console
     from rich.markup import escape
@@ -206,6 +219,8 @@ def _render(report: "CheckReport", strict: bool, verbose: bool = False) -> None:
     table.add_column("result  [dim](→ fix)[/dim]")
     skipped: list[str] = []
     for r in report.results:
+        if r.advice:  # its own heading, below
+            continue
         if r.status == "skip":
             skipped.append(r.id)
             continue
@@ -220,7 +235,9 @@ def _render(report: "CheckReport", strict: bool, verbose: bool = False) -> None:
     elif skipped:  # a count: dozens of ids (every NPU rule on a CPU host) would bury the results above
         rules = "rule" if len(skipped) == 1 else "rules"
         console.print(f"[dim]{len(skipped)} {rules} not applicable here (--verbose lists them)[/dim]")
+    _render_advice(console, report)
     counts = report.counts()
     verdict = "[green]ok[/green]" if report.ok(strict) else "[bold red]failed[/bold red]"
-    console.print(f"{verdict}: {counts['pass']} passed, {counts['warn']} warnings, {counts['fail']} failed")
+    advice = f", {counts['advice']} advice" if counts["advice"] else ""
+    console.print(f"{verdict}: {counts['pass']} passed, {counts['warn']} warnings, {counts['fail']} failed{advice}")
     console.print(f"[bold]next:[/bold] {escape(report.next_command(strict))}")

@@ -71,9 +71,12 @@ def build_plan(
     allow_unsupported: bool = False,
     facts: Path | None = None,
     model_config: Path | None = None,
+    advice: bool = False,
 ) -> "Plan":
     """Load the profile and plan it (the one core call of `plan`, `fit` and `serve --dry-run`); exit 2 while a
-    failing finding is left that neither the profile's `allow` nor `--allow` accepts. `model_config`: `--config`."""
+    failing finding is left that neither the profile's `allow` nor `--allow` accepts. `model_config`: `--config`.
+    `advice`: add the `plan.recipe.*` advice (what upstream's closest verified launch sets that the profile does
+    not) to the plan's findings."""
     from ascendctl.plan.planner import plan_profile, require_startable
     from ascendctl.schema.loader import load_profile
 
@@ -88,7 +91,11 @@ def build_plan(
         model_config=model_config,
     )
     require_startable(plan)
-    return plan
+    if not advice:
+        return plan
+    from ascendctl.init.recipe import recipe_advice, with_advice
+
+    return with_advice(plan, recipe_advice(profile, plan))
 
 
 def _emit(plan: "Plan", *, as_json: bool, node: int | None, why: bool) -> None:
@@ -117,7 +124,13 @@ def print_dry_run(
 ) -> None:
     """`ascendctl serve PROFILE --dry-run`: the same output as `ascendctl plan` (the same facts, if any)."""
     plan = build_plan(
-        profile_path, overrides, release=release, allow=allow, allow_unsupported=allow_unsupported, facts=facts
+        profile_path,
+        overrides,
+        release=release,
+        allow=allow,
+        allow_unsupported=allow_unsupported,
+        facts=facts,
+        advice=True,
     )
     hosts = len({i.host_of(c) for i in plan.instances for c in i.commands})
     if node is not None and node >= hosts:
@@ -163,6 +176,7 @@ def plan(
         allow_unsupported=allow_unsupported,
         facts=facts,
         model_config=model_config,
+        advice=True,
     )
     _emit(result, as_json=as_json, node=None, why=why)
 

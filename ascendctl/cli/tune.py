@@ -115,8 +115,9 @@ def _print_report(report: "TuneReport", goal: "Goal") -> None:
 def _suggest(profile: Path, overrides: list[str], allow: list[str], *, as_json: bool) -> None:
     import json
 
+    from ascendctl.init.recipe import launch_settings
     from ascendctl.plan.planner import plan_profile, require_startable
-    from ascendctl.run.tune.suggest import prober, suggest_grids
+    from ascendctl.run.tune.suggest import NO_UPSTREAM, Upstream, prober, suggest_grids
     from ascendctl.schema.loader import load_profile
 
     def planned(p: Any) -> Any:
@@ -124,8 +125,11 @@ def _suggest(profile: Path, overrides: list[str], allow: list[str], *, as_json: 
         require_startable(plan)
         return plan
 
-    plan = planned(load_profile(profile, overrides))
-    grids = suggest_grids(plan, prober(lambda items: load_profile(profile, [*overrides, *items]), planned))
+    loaded = load_profile(profile, overrides)
+    plan = planned(loaded)
+    found = launch_settings(loaded, plan)
+    upstream = Upstream(*found) if found is not None else NO_UPSTREAM
+    grids = suggest_grids(plan, prober(lambda items: load_profile(profile, [*overrides, *items]), planned), upstream)
     release = plan.deployment.release.version
     if as_json:
         doc = {
@@ -133,6 +137,7 @@ def _suggest(profile: Path, overrides: list[str], allow: list[str], *, as_json: 
             "profile": str(profile),
             "backend": plan.deployment.backend,
             "release": release,
+            "upstream": upstream.source or None,  # the verified launch whose values are tried first
             "grids": [g.to_json() for g in grids],
         }
         typer.echo(json.dumps(doc, indent=2))

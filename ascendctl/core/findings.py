@@ -25,6 +25,12 @@ cannot be laid out on the hardware: devices, nodes, ports, memory) or `known-fai
 a PR or a code path, shows it failing at that tag). A rule declares the clause of its failures (`rule(clause=…)`),
 a problem may name its own (`problem(clause=…)`); a failing problem with no clause is a warning: what the engine
 ignores, or what only a document claims, warns with its source.
+
+**Advice** (`advise(message, fix)`, status `advice`) is neither a pass nor a problem: what upstream evidence suggests
+the profile add (`plan.recipe.*`: what the closest verified launch sets that the profile does not). It is printed
+under its own heading, never fails a plan or `check --strict`, and is never applied. A rule registered
+`on_demand=True` is applied only where a command asks for it (`findings_of`), never by `evaluate(scope)`: its input
+costs more than a plan's (the recipe rule imports an upstream launch, which plans it).
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from ascendctl_engine.vocab import Clause
 Scope = Literal["profile", "plan", "host"]
 Severity = Literal["error", "warn", "info"]
 CLAUSES: tuple[Clause, ...] = get_args(Clause)
-Status = Literal["pass", "warn", "fail", "skip"]
+Status = Literal["pass", "warn", "fail", "skip", "advice"]
 _RANK: dict[Severity, int] = {"info": 0, "warn": 1, "error": 2}
 _ID = re.compile(r"^(?:" + "|".join(get_args(Scope)) + r")(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+$")
 
@@ -51,7 +57,7 @@ Ctx = TypeVar("Ctx")
 class Outcome:
     """What a rule function returns; the registry turns it into a `Finding`."""
 
-    kind: Literal["pass", "problem", "skip", "undecided"]
+    kind: Literal["pass", "problem", "skip", "undecided", "advice"]
     message: str
     fix: str | None = None
     severity: Severity | None = None  # a problem's severity when lower than the rule's
@@ -71,6 +77,11 @@ def skipped(why: str) -> Outcome:
 def undecided(why: str) -> Outcome:
     """The rule applies but could not decide (an input it needs is missing): shown, never blocking."""
     return Outcome("undecided", why)
+
+
+def advise(message: str, fix: str, *, at: KeyPath = ()) -> Outcome:
+    """What upstream evidence suggests the profile add (`fix`: the profile line that says it); never applied."""
+    return Outcome("advice", message, fix, "info", at or None)
 
 
 def problem(
@@ -117,6 +128,10 @@ class Finding:
         """Worth showing in a plan: a warning, a failure, or a rule that applied but could not decide."""
         return self.status in ("warn", "fail") or self.undecided
 
+    @property
+    def advice(self) -> bool:
+        return self.status == "advice"
+
     def to_dict(self) -> dict[str, object]:
         return {
             "id": self.id,
@@ -139,6 +154,7 @@ class Rule(Generic[Ctx]):
     fn: Callable[[Ctx], Outcome | list[Each]]
     allowable: bool = True  # False: failing guarantees a failed start, no `allow` accepts it
     clause: Clause | None = None  # the clause its failures refuse with (a problem may name another)
+    on_demand: bool = False  # applied only where a command asks (`findings_of`), never by `evaluate(scope)`
 
     @property
     def scope(self) -> str:
@@ -170,6 +186,8 @@ class Rule(Generic[Ctx]):
         return [self._finding(f"{self.id}.{e.key}", e.outcome, e.source or self.source) for e in out]
 
     def _finding(self, finding_id: str, out: Outcome, source: str) -> Finding:
+        if out.kind == "advice":
+            return Finding(finding_id, "info", "advice", self.title, out.message, out.fix, source, out.at)
         if out.kind in ("pass", "skip", "undecided"):
             status: Status = "pass" if out.kind == "pass" else "skip"
             return Finding(
@@ -205,6 +223,7 @@ def rule(
     source: str = "",
     allowable: bool = True,
     clause: Clause | None = None,
+    on_demand: bool = False,
 ) -> Callable[[RuleFn], RuleFn]:
     """Register a rule function under `rule_id` (`profile.*`, `plan.*` or `host.*`, unique). `clause`: the policy
     clause its failures refuse with; an `engine-start` rule is never allowable."""
@@ -214,7 +233,8 @@ def rule(
     def register(fn: RuleFn) -> RuleFn:
         if rule_id in RULES:
             raise ValueError(f"duplicate rule id {rule_id!r}")
-        RULES[rule_id] = Rule(rule_id, severity, title, source, fn, allowable and clause != "engine-start", clause)
+        allowed = allowable and clause != "engine-start"
+        RULES[rule_id] = Rule(rule_id, severity, title, source, fn, allowed, clause, on_demand)
         return fn
 
     return register
@@ -263,7 +283,12 @@ def rules_of(scope: Scope) -> dict[str, Rule[Any]]:
 def evaluate(scope: Scope, ctx: object, rules: Mapping[str, Rule[Any]] | None = None) -> list[Finding]:
     """Apply every rule of `scope` (or the given rules) to `ctx`."""
     chosen: Iterable[Rule[Any]] = (rules if rules is not None else rules_of(scope)).values()
-    return [f for r in chosen for f in r.findings(ctx)]
+    return [f for r in chosen if not r.on_demand for f in r.findings(ctx)]
+
+
+def findings_of(rule_id: str, ctx: object) -> list[Finding]:
+    """One registered rule applied to `ctx` (an `on_demand` rule's caller asks for it by id)."""
+    return RULES[rule_id].findings(ctx)
 
 
 __all__ = [
@@ -278,8 +303,10 @@ __all__ = [
     "Severity",
     "Status",
     "accepts",
+    "advise",
     "covers",
     "evaluate",
+    "findings_of",
     "is_id",
     "kebab",
     "passed",

@@ -5,8 +5,10 @@ requirement set for `ascendctl pin`. Pure: returns lines; commands are shell-quo
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ascendctl.core.findings import Finding
 from ascendctl.plan.fit.report import summary_line
 from ascendctl.plan.types import Instance, Plan
 
@@ -86,6 +88,17 @@ def _findings_lines(plan: Plan) -> list[str]:
     if plan.warnings:
         out.append("")
         out += [f"warning: {w}" for w in plan.warnings]
+    return out + advice_lines([f for f in plan.deployment.findings if f.advice])
+
+
+def advice_lines(advice: Sequence[Finding]) -> list[str]:
+    """What upstream's evidence suggests the profile add (`plan.recipe.*`): each with the line that says it."""
+    if not advice:
+        return []
+    out = ["", "advice (never applied: each line is what the profile would say to take it):"]
+    for source in dict.fromkeys(f.source for f in advice):
+        out.append(f"  set by upstream's verified launch {source}, not by this profile:")
+        out += [f"    {f.fix}  [{f.id}]" for f in advice if f.source == source]
     return out
 
 

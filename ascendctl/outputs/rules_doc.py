@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import ascendctl.check  # registers the host rules
+import ascendctl.init.recipe  # registers the on-demand recipe advice rule
 import ascendctl.plan.pd_rules  # registers the prefill/decode plan rules
 import ascendctl.plan.plan_rules  # registers the plan rules
 import ascendctl.schema.profile_rules  # noqa: F401  (registers the profile rules)

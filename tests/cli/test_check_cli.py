@@ -64,7 +64,7 @@ def assert_contract(report: dict[str, Any]) -> None:
     for r in report["results"]:
         assert set(r) >= {"id", "severity", "status", "message", "fix"}
         assert r["severity"] in ("error", "warn", "info")
-        assert r["status"] in ("pass", "warn", "fail", "skip")
+        assert r["status"] in ("pass", "warn", "fail", "skip", "advice")
         assert isinstance(r["message"], str) and r["message"]
         if r["status"] in ("fail", "warn"):
             assert isinstance(r["fix"], str) and r["fix"], r

@@ -14,10 +14,13 @@ import pytest
 from typer.testing import CliRunner
 
 from ascendctl.cli import build_app
+from ascendctl.facts.launches import launch_index
+from ascendctl.importer.launch_scripts import launch_scripts
 from ascendctl.plan.workload import WorkloadPoint
 from ascendctl.run.tune import bench_runner
 from ascendctl.run.tune.goal import METRIC_NAMES, PointOutcome
 from ascendctl.run.tune.trials import PointRunner
+from ascendctl_engine.adapters.ascend_switches import SWITCHES
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -65,10 +68,32 @@ def test_suggest_text_and_json(demo: Path) -> None:
     shown = runner.invoke(app, ["tune", str(REPO / "profiles" / "qwen3-32b-w8a8-a2.yaml"), "--suggest", "--json"])
     assert shown.exit_code == 0, shown.output
     doc = json.loads(shown.output)
-    assert set(doc) == {"schema", "profile", "backend", "release", "grids"}
+    assert set(doc) == {"schema", "profile", "backend", "release", "upstream", "grids"}
     assert doc["schema"] == 1 and doc["backend"] == "npu"
     assert set(doc["grids"][0]) == {"key", "values", "grid", "why", "restart"}
     assert "engine.graph.mode" in {g["key"] for g in doc["grids"]}
+
+
+def test_suggest_offers_what_applies_to_the_model_upstreams_values_first() -> None:
+    """A dense model gets no switch only MoE / MLA layers read; an MoE model at the same release does. The closest
+    verified launch's values come first (read back from that launch's own argv)."""
+    dense = json.loads(
+        runner.invoke(app, ["tune", str(REPO / "profiles/qwen3-32b-w8a8-a2.yaml"), "--suggest", "--json"]).output
+    )
+    moe = json.loads(
+        runner.invoke(app, ["tune", str(REPO / "profiles/qwen3-235b-a22b-w8a8-a2.yaml"), "--suggest", "--json"]).output
+    )
+    assert dense["release"] == moe["release"]
+    keys = {g["key"] for g in dense["grids"]}
+    assert not keys & {sw.path for sw in SWITCHES if sw.models}, "MoE / MLA switches offered for a dense model"
+    assert {g["key"] for g in moe["grids"]} & {sw.path for sw in SWITCHES if "moe" in sw.models}
+    tag, file, line = dense["upstream"].split(":")
+    [launch] = [x for x in launch_index() if (x.tag, x.file, x.line) == (tag, file, int(line))]
+    argv = list(launch_scripts(launch)[0].argv)
+    sizes = json.loads(argv[argv.index("--compilation-config") + 1])["cudagraph_capture_sizes"]
+    grids = {g["key"]: g for g in dense["grids"]}
+    assert grids["engine.graph.capture_sizes"]["values"][0] == "[" + ",".join(map(str, sizes)) + "]"
+    assert dense["upstream"] in grids["engine.graph.capture_sizes"]["why"]
 
 
 @pytest.mark.parametrize(

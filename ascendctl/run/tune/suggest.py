@@ -6,12 +6,16 @@ up only where the release's graph era plans it (the CPU engine captures no graph
 mode as the engine default), capture sizes only where a capturing mode is planned, and an `engine.ascend` switch only
 where the release reads it (asked from the switch's era: `ascend_switches.spelling_for`) and turning it on plans.
 A grid with fewer than two accepted values is not a search and is left out.
+
+Only what applies to the model is offered: a switch that only MoE or MLA layers read (`Switch.models`) is left out
+for a dense model. Where upstream's closest verified launch of the model (`Upstream`: `ascendctl.init.recipe`) sets
+a grid's key, its value is tried first and the grid says so.
 """
 
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ascendctl.core.errors import UserInputError
@@ -43,6 +47,38 @@ class SuggestedGrid:
 
 
 Probe = Callable[[Sequence[str]], Plan | None]  # plans the profile with `--set` items; None when refused
+
+
+@record
+class Upstream:
+    """What upstream's closest verified launch of the model sets, by dotted profile path, and where it is."""
+
+    source: str  # tag:path:line
+    values: Mapping[str, Any]
+
+    def first(self, key: str, values: Sequence[str]) -> list[str]:
+        """`values` with the launch's value for `key` first (added when it is not among them)."""
+        if key not in self.values:
+            return list(values)
+        theirs = _text(self.values[key])
+        return [theirs, *(v for v in values if v != theirs)]
+
+    def why(self, key: str) -> str:
+        if key not in self.values:
+            return ""
+        return f"; upstream's verified launch uses {_text(self.values[key])} ({self.source})"
+
+
+NO_UPSTREAM = Upstream("", {})
+
+
+def _text(value: Any) -> str:
+    """A value as `--set`/`--grid` write it (`true`, `[1,2,4]`, `0.9`)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(map(str, value)) + "]"
+    return str(value)
 
 
 def _settings(plan: Plan) -> EngineSettings:
@@ -82,19 +118,30 @@ def _kept(probe: Probe, key: str, values: Sequence[str], attr: str | None) -> tu
     return tuple(kept)
 
 
-def _limits(plan: Plan, probe: Probe) -> list[SuggestedGrid]:
+def _grid(probe: Probe, up: Upstream, key: str, values: Sequence[str], attr: str | None, why: str) -> SuggestedGrid:
+    """A grid over `values` (upstream's value first) kept to what plans."""
+    return SuggestedGrid(key, _kept(probe, key, up.first(key, values), attr), why + up.why(key))
+
+
+def _limits(plan: Plan, probe: Probe, up: Upstream) -> list[SuggestedGrid]:
     s = _settings(plan)
     seqs = _batch_values(s.max_num_seqs.value, (64, 128, 256))
     tokens = _batch_values(s.max_num_batched_tokens.value, (2048, 4096, 8192))
     out = [
-        SuggestedGrid(
+        _grid(
+            probe,
+            up,
             "engine.scheduler.max_num_seqs",
-            _kept(probe, "engine.scheduler.max_num_seqs", seqs, "max_num_seqs"),
+            seqs,
+            "max_num_seqs",
             "requests batched together: more raises throughput until the KV cache or the step time limits it",
         ),
-        SuggestedGrid(
+        _grid(
+            probe,
+            up,
             "engine.scheduler.max_num_batched_tokens",
-            _kept(probe, "engine.scheduler.max_num_batched_tokens", tokens, "max_num_batched_tokens"),
+            tokens,
+            "max_num_batched_tokens",
             "tokens per scheduler step (chunked prefill): larger favours throughput and TTFT, smaller TPOT",
         ),
     ]
@@ -110,50 +157,61 @@ def _limits(plan: Plan, probe: Probe) -> list[SuggestedGrid]:
         )
     else:
         out.append(
-            SuggestedGrid(
+            _grid(
+                probe,
+                up,
                 "engine.memory.device_utilization",
-                _kept(probe, "engine.memory.device_utilization", ["0.85", "0.9", "0.95"], "device_utilization"),
+                ["0.85", "0.9", "0.95"],
+                "device_utilization",
                 "the device memory share vLLM takes (the rest of it is the KV cache): higher, more sequences fit",
             )
         )
     return out
 
 
-def _graphs(probe: Probe) -> list[SuggestedGrid]:
+def _graphs(probe: Probe, up: Upstream) -> list[SuggestedGrid]:
     modes = [m for m in typing.get_args(GraphMode) if m not in _META_MODES]
-    kept = _kept(probe, "engine.graph.mode", modes, "graph_mode")
-    out = [SuggestedGrid("engine.graph.mode", kept, "graph capture: lower TPOT once captured, slower start")]
-    capturing = [m for m in kept if m not in _CAPTURING]
+    mode = _grid(probe, up, "engine.graph.mode", modes, "graph_mode", "graph capture: lower TPOT once captured, "
+                 "slower start")  # fmt: skip
+    out = [mode]
+    capturing = [m for m in mode.values if m not in _CAPTURING]
     if capturing:
-        sizes = ["[1,2,4,8,16,32]", "[1,2,4,8,16,32,64,128]"]
-        planned = [v for v in sizes if probe([f"engine.graph.mode={capturing[0]}", f"engine.graph.capture_sizes={v}"])]
+        key = "engine.graph.capture_sizes"
+        sizes = up.first(key, ["[1,2,4,8,16,32]", "[1,2,4,8,16,32,64,128]"])
+        planned = [v for v in sizes if probe([f"engine.graph.mode={capturing[0]}", f"{key}={v}"])]
         out.append(
             SuggestedGrid(
-                "engine.graph.capture_sizes",
+                key,
                 tuple(planned),
                 f"batch sizes captured as graphs (with a capturing mode such as {capturing[0]}): cover the "
-                "batch sizes the load reaches",
+                "batch sizes the load reaches" + up.why(key),
             )
         )
     return out
 
 
-def _switches(plan: Plan, probe: Probe) -> list[SuggestedGrid]:
+def _switches(plan: Plan, probe: Probe, up: Upstream) -> list[SuggestedGrid]:
     release = plan.deployment.release
     if plan.deployment.backend != "npu" or release.vllm_ascend is None:
         return []
     out: list[SuggestedGrid] = []
     for sw in SWITCHES:
+        if sw.off_model(plan.deployment.model.arch) is not None:
+            continue  # read by other models' layers only
         spelling, shown = spelling_for(sw, release.vllm_ascend)
         if spelling.status != "read" or probe([f"{sw.path}=true"]) is None:
             continue
-        out.append(SuggestedGrid(sw.path, ("false", "true"), f"{sw.title}: `{shown}` in {release.version}"))
+        values = up.first(sw.path, ["false", "true"])
+        out.append(
+            SuggestedGrid(sw.path, tuple(values), f"{sw.title}: `{shown}` in {release.version}" + up.why(sw.path))
+        )
     return out
 
 
-def suggest_grids(plan: Plan, probe: Probe) -> list[SuggestedGrid]:
-    """Grids for the planned profile; `probe` plans it with extra `--set` items (None when refused)."""
-    grids = [*_limits(plan, probe), *_graphs(probe), *_switches(plan, probe)]
+def suggest_grids(plan: Plan, probe: Probe, upstream: Upstream = NO_UPSTREAM) -> list[SuggestedGrid]:
+    """Grids for the planned profile; `probe` plans it with extra `--set` items (None when refused); `upstream`:
+    what the closest verified launch sets, tried first."""
+    grids = [*_limits(plan, probe, upstream), *_graphs(probe, upstream), *_switches(plan, probe, upstream)]
     return [g for g in grids if len(g.values) >= 2]
 
 
@@ -172,4 +230,4 @@ def prober(load: Callable[[Sequence[str]], Profile], plan: Callable[[Profile], P
     return probe
 
 
-__all__ = ["SuggestedGrid", "prober", "suggest_grids"]
+__all__ = ["NO_UPSTREAM", "SuggestedGrid", "Upstream", "prober", "suggest_grids"]

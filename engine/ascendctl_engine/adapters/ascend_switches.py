@@ -26,6 +26,7 @@ from ascendctl_engine.adapters.builder import CommandBuilder
 from ascendctl_engine.adapters.eras import Apply, Era, era, era_for_release, eras_of
 from ascendctl_engine.adapters.intent import EngineIntent
 from ascendctl_engine.records import record
+from ascendctl_engine.vocab import ModelArch
 
 NPU = {"npu"}
 TOPIC_PREFIX = "ascend."
@@ -107,6 +108,17 @@ class Switch:
     advice: str = ""  # a caveat of the switch itself, whatever the release (warned when it is turned on)
     # What else the intent needs for the switch to take effect, in every release that has it (None: fine)
     needs: Callable[[EngineIntent], str | None] | None = None
+    # The model architectures whose layers read the switch (empty: any model), and where they read it: on another
+    # model it does nothing (the plan warns; `tune --suggest` does not offer it)
+    models: tuple[ModelArch, ...] = ()
+    models_source: str = ""
+
+    def off_model(self, arch: str) -> str | None:
+        """None when the switch applies to a model of `arch`; else why it does nothing there."""
+        if not self.models or arch in self.models:
+            return None
+        archs = " or ".join(self.models)
+        return f"{self.title} is read by {archs} model layers only ({self.models_source}); this model is {arch}"
 
     @property
     def topic(self) -> str:
@@ -265,6 +277,8 @@ SWITCHES: tuple[Switch, ...] = (
                 "v0.11.0rc0:vllm_ascend/ascend_config.py:66 … v0.25.1rc1:vllm_ascend/ascend_config.py:126",
             ),
         ),
+        models=("moe", "mla"),
+        models_source="v0.23.0:vllm_ascend/ops/fused_moe/fused_moe.py:396-397, the fused-MoE layer with shared experts",
     ),
     Switch(
         "mlapo",
@@ -291,6 +305,8 @@ SWITCHES: tuple[Switch, ...] = (
                 ),
             ),
         ),
+        models=("mla",),
+        models_source="v0.23.0:vllm_ascend/attention/mla_v1.py:758, the MLA attention backend",
     ),
     Switch(
         "fused_mc2",
@@ -317,6 +333,8 @@ SWITCHES: tuple[Switch, ...] = (
                 ),
             ),
         ),
+        models=("moe", "mla"),
+        models_source="v0.23.0:vllm_ascend/ascend_forward_context.py:260-269, the MoE dispatch/combine choice",
     ),
     Switch(
         "balance_scheduling",
@@ -431,6 +449,8 @@ SWITCHES: tuple[Switch, ...] = (
             else "every release ANDs it with expert parallelism (e.g. v0.23.0:vllm_ascend/ascend_config.py:114): "
             "without engine.parallel.expert it has no effect"
         ),
+        models=("moe", "mla"),
+        models_source="v0.23.0:vllm_ascend/ops/fused_moe/fused_moe.py:395, the fused-MoE layer",
     ),
     Switch(
         "dsa_cp",
@@ -451,6 +471,8 @@ SWITCHES: tuple[Switch, ...] = (
             else "DSA context parallelism builds on FlashComm1 (v0.23.0:docs/source/user_guide/configuration/"
             "additional_config.md): set engine.ascend.flashcomm1: true as well"
         ),
+        models=("mla",),
+        models_source="v0.23.0:vllm_ascend/attention/sfa_v1.py:327, the sparse (DSA) attention of MLA models",
     ),
     Switch(
         "reduce_sample",
@@ -479,6 +501,8 @@ SWITCHES: tuple[Switch, ...] = (
                 "v0.18.0rc1:vllm_ascend/ascend_config.py:169 … v0.25.1rc1:vllm_ascend/ascend_config.py:255",
             ),
         ),
+        models=("moe", "mla"),
+        models_source="v0.23.0:vllm_ascend/ops/fused_moe/token_dispatcher.py:136, the MoE token dispatcher",
     ),
     Switch(
         "multistream_dsa_preprocess",
@@ -509,6 +533,8 @@ SWITCHES: tuple[Switch, ...] = (
                 "(v0.23.0:docs/source/tutorials/models/DeepSeek-V4-Pro.md:519), which this code ignores",
             ),
         ),
+        models=("mla",),
+        models_source="v0.21.0rc1:vllm_ascend/attention/dsa_v1.py:1438, the DSA attention of MLA models",
     ),
     Switch(
         "dp_allreduce_on_npu",
@@ -645,6 +671,8 @@ SWITCHES: tuple[Switch, ...] = (
             ),
             _era(">=0.24.0rc1", "v0.24.0rc1", "v0.25.1rc1", None),
         ),
+        models=("mla",),
+        models_source="v0.23.0:vllm_ascend/attention/sfa_v1.py:665, the sparse (DSA) attention of MLA models",
     ),
     Switch(
         "sparse_li_c8",
@@ -661,6 +689,8 @@ SWITCHES: tuple[Switch, ...] = (
             ),
             _era(">=0.24.0rc1", "v0.24.0rc1", "v0.25.1rc1", None),
         ),
+        models=("mla",),
+        models_source="v0.23.0:vllm_ascend/attention/sfa_v1.py:666, the sparse (DSA) attention's lightning indexer",
     ),
     Switch(
         "npugraph_ex",
@@ -787,6 +817,8 @@ def _apply(sw: Switch, index: int) -> Apply:
             b.warn(f"{sw.path}: {sw.advice}")
         if on and sw.needs is not None and (missing_part := sw.needs(intent)) is not None:
             b.warn(f"{sw.path}: {missing_part}")
+        if on and (elsewhere := sw.off_model(intent.load.arch)) is not None:
+            b.warn(f"{sw.path}: {elsewhere}")
 
     return apply
 
