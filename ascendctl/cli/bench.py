@@ -49,8 +49,10 @@ def bench(
         typer.Option(
             "--workload",
             "-w",
-            metavar="NAME|FILE|I:O:C",
-            help="Named workload, a workload file, or INPUT:OUTPUT:CONCURRENCY (e.g. 2k:256:16).",
+            metavar="NAME|FILE|I:O:C|launch:CASE[@TAG]",
+            help="Named workload, a workload file, INPUT:OUTPUT:CONCURRENCY (e.g. 2k:256:16), or launch:CASE[@TAG] "
+            "(upstream CI's measured load of that launch case, newest tag by default; /HARDWARE after the tag where "
+            "it differs by hardware).",
         ),
     ] = "quick",
     goodput: Annotated[
@@ -229,6 +231,10 @@ def _print_run(document: dict[str, Any]) -> None:
     )
     for point in document["points"]:
         _print_table(point_table(point))
+    # after the figures, where a reader compares them: a launch workload's numbers are not upstream's
+    caveat = document["workload"].get("caveat")
+    if caveat:
+        typer.echo(caveat)
 
 
 def _compare(files: list[Path], *, as_json: bool, out_dir: Path | None) -> None:

@@ -11,7 +11,8 @@ run passed. What upstream's runner could not load is recorded per tag with the r
 matrix's model family (the same name lookup the plan uses), the quantization the launch loads (its
 `--quantization`, the checkpoint's name for ModelSlim weights) and the features its argv uses. It is written by
 `python -m ascendctl.facts.launches --write` from the data and the matrix; tests/test_launches.py fails when it is
-stale.
+stale. One launch's whole content (argv, env, benchmarks) is `content_of(launch)`, read from the data itself: the
+importer's launch scripts and `bench --workload launch:CASE` read it.
 """
 
 from __future__ import annotations
@@ -255,6 +256,20 @@ def family_launches(family: str) -> tuple[Launch, ...]:
         Launch(family=family or None, **{**dict(zip(_COLUMNS, row, strict=True)), "features": tuple(row[-1])})
         for row in rows
     )
+
+
+@functools.cache
+def _data() -> dict[str, Any]:
+    return read_data()
+
+
+def content_of(launch: Launch) -> Mapping[str, Any]:
+    """The launch's de-duplicated content (argv and env per node, benchmarks); KeyError when the data has none."""
+    data = _data()
+    for row in data["launches"]:
+        if (row["tag"], row["file"], row["case"], row["line"]) == (launch.tag, launch.file, launch.case, launch.line):
+            return data["contents"][row["content"]]  # type: ignore[no-any-return]
+    raise KeyError(launch.source)
 
 
 def launch_index() -> tuple[Launch, ...]:

@@ -9,12 +9,12 @@ machine), are left out.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping
 from typing import Any
 
-from ascendctl.facts.launches import Launch, read_data
+# `content_of` lives with the data it reads (the plan reads it too); importers keep finding it here.
+from ascendctl.facts.launches import Launch, content_of
 from ascendctl.facts.matrix import load_matrix
 from ascendctl.facts.matrix.release_pins import release_for_pin
 from ascendctl.importer.script import LaunchScript
@@ -22,20 +22,6 @@ from ascendctl_engine.adapters.parser_snapshot import parser_distribution, snaps
 
 # `llm_kwargs` keys that are the accuracy harness's own, not engine arguments.
 HARNESS_KEYS = frozenset({"model", "runner"})
-
-
-@functools.cache
-def _data() -> dict[str, Any]:
-    return read_data()
-
-
-def content_of(launch: Launch) -> Mapping[str, Any]:
-    """The launch's de-duplicated content (argv and env per node, benchmarks); KeyError when the data has none."""
-    data = _data()
-    for row in data["launches"]:
-        if (row["tag"], row["file"], row["case"], row["line"]) == (launch.tag, launch.file, launch.case, launch.line):
-            return data["contents"][row["content"]]  # type: ignore[no-any-return]
-    raise KeyError(launch.source)
 
 
 def scripts_of(row: Mapping[str, Any], content: Mapping[str, Any]) -> list[LaunchScript]:

@@ -7,6 +7,8 @@ line as one of:
 
 - a NAME from `NAMED` (the shapes operators publish their comparisons at, and a quick one for CPU);
 - `INPUT:OUTPUT:CONCURRENCY` (one point; `k` multiplies by 1,024: `2k:256:16`);
+- `launch:CASE[@TAG[/HARDWARE]]`: the measured performance workload of one of upstream's CI launches
+  (`launch_workloads`), with a caveat that its numbers are not upstream's;
 - a FILE (YAML, read through the one YAML boundary, strict keys, errors at `file:line:col`):
 
       name: my-load          # optional, defaults to the file's stem
@@ -25,6 +27,7 @@ from pydantic import Field, ValidationError
 
 from ascendctl.core.errors import DocumentError, Issue, UserInputError
 from ascendctl.core.yamlio import load_yaml_file
+from ascendctl.plan.launch_workloads import LAUNCH_PREFIX, MeasuredPoint, read_launch_load
 from ascendctl_engine.records import record
 from ascendctl_engine.sections.base import StrictModel
 
@@ -33,6 +36,7 @@ MAX_TOKENS = 1 << 20  # 1 Mi tokens of input or output per request
 MAX_CONCURRENCY = 4096
 MAX_REQUESTS = 10_000
 MAX_POINTS = 64
+MAX_REQUEST_RATE = 1e6  # requests per second
 # The random prompts' seed: `vllm bench serve --seed` seeds numpy, which takes 0 … 2**32 - 1 ("Seed must be between 0
 # and 2**32 - 1"); kept within a signed 32-bit int, as a workload file and `ascendctl bench --seed` both give it.
 SEED_MAX = 2**31 - 1
@@ -82,6 +86,7 @@ class Workload:
     description: str = ""
     source: str = ""  # where the shape comes from (an upstream issue, a file)
     seed: int = 0
+    caveat: str = ""  # how far its numbers are from the source's own (shown after the results)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -89,6 +94,7 @@ class Workload:
             "description": self.description,
             "source": self.source,
             "seed": self.seed,
+            "caveat": self.caveat,
             "points": [p.to_json() for p in self.points],
         }
 
@@ -149,7 +155,10 @@ class _PointDoc(StrictModel):
         default=None, ge=1, le=MAX_REQUESTS, description="Requests in all (default: 4 rounds of concurrency)."
     )
     request_rate: float | None = Field(
-        default=None, gt=0, le=1e6, description="Requests per second (default: as fast as concurrency allows)."
+        default=None,
+        gt=0,
+        le=MAX_REQUEST_RATE,
+        description="Requests per second (default: as fast as concurrency allows).",
     )
 
 
@@ -161,19 +170,28 @@ class _WorkloadDoc(StrictModel):
 
 
 def parse_workload(text: str) -> Workload:
-    """A workload from the command line's `--workload` value: a NAME, `INPUT:OUTPUT:CONCURRENCY`, or a FILE."""
+    """A workload from the command line's `--workload` value: a NAME, `INPUT:OUTPUT:CONCURRENCY`,
+    `launch:CASE[@TAG[/HARDWARE]]`, or a FILE."""
     if text in NAMED:
         return NAMED[text]
+    if text.startswith(LAUNCH_PREFIX):
+        return _from_launch(text)
     shape = _SHAPE.fullmatch(text.strip().lower())
     if shape is not None:
         return _from_shape(text, shape)
     if ":" in text and not Path(text).exists():
-        raise UserInputError(f"--workload {text}: expected INPUT:OUTPUT:CONCURRENCY (e.g. 2048:256:16 or 2k:256:16)")
+        raise UserInputError(
+            f"--workload {text}: expected INPUT:OUTPUT:CONCURRENCY (e.g. 2048:256:16 or 2k:256:16) "
+            f"or {LAUNCH_PREFIX}CASE[@TAG]"
+        )
     path = Path(text)
     if path.suffix in (".yaml", ".yml", ".json") or path.exists():
         return load_workload_file(path)
     names = ", ".join(NAMED)
-    raise UserInputError(f"--workload {text}: not a named workload ({names}), INPUT:OUTPUT:CONCURRENCY, or a file")
+    raise UserInputError(
+        f"--workload {text}: not a named workload ({names}), INPUT:OUTPUT:CONCURRENCY, "
+        f"{LAUNCH_PREFIX}CASE[@TAG], or a file"
+    )
 
 
 def _from_shape(text: str, shape: re.Match[str]) -> Workload:
@@ -191,6 +209,37 @@ def _from_shape(text: str, shape: re.Match[str]) -> Workload:
             raise UserInputError(f"--workload {text}: {what} must be between 1 and {top:,}")
     point = _point(input_len, output_len, concurrency)
     return Workload(point.label, (point,), f"{input_len} in / {output_len} out tokens, {concurrency} concurrent")
+
+
+def _from_launch(text: str) -> Workload:
+    """An upstream CI launch's measured load (`launch_workloads` reads it) as a workload: one point per label, in
+    upstream's order (entries that differ only in their dataset's text are one load with random prompts, and a
+    label names a point's raw result file and its row in `bench --compare`)."""
+    load = read_launch_load(text)
+    points: dict[str, WorkloadPoint] = {}
+    for measured in load.points:
+        point = _launch_point(text, measured)
+        points.setdefault(point.label, point)
+    if len(points) > MAX_POINTS:
+        raise UserInputError(f"--workload {text}: {len(points)} points, at most {MAX_POINTS}")
+    return Workload(load.name, tuple(points.values()), load.description, load.source, 0, load.caveat)
+
+
+def _launch_point(text: str, measured: MeasuredPoint) -> WorkloadPoint:
+    """A measured entry as a point, held to the bounds a workload file is."""
+    where = f"--workload {text}: {measured.dataset} ({measured.source})"
+    for what, value, top in (
+        ("input length", measured.input_len, MAX_TOKENS),
+        ("max_out_len", measured.output_len, MAX_TOKENS),
+        ("batch_size (concurrency)", measured.concurrency, MAX_CONCURRENCY),
+        ("num_prompts", measured.requests, MAX_REQUESTS),
+    ):
+        if not 1 <= value <= top:
+            raise UserInputError(f"{where}: {what} {value:,} is outside 1 … {top:,}")
+    rate = measured.request_rate
+    if rate is not None and not 0 < rate <= MAX_REQUEST_RATE:
+        raise UserInputError(f"{where}: request_rate {rate:g} is outside 0 … {MAX_REQUEST_RATE:g}")
+    return WorkloadPoint(measured.input_len, measured.output_len, measured.concurrency, measured.requests, rate)
 
 
 def load_workload_file(path: Path) -> Workload:

@@ -1,11 +1,12 @@
 """End to end with the real vLLM CPU engine: `ascendctl serve` / `ps` / `logs` / `stop` as a user runs them.
 
 Engine starts are kept few: one tiny-model server (eager) is shared by the tests of this module in file order (chat,
-streaming, /v1/models, /metrics, ps/logs, busy port, engine kill → restart, then SIGTERM under load, which stops
-it); the wrong-model-path run fails fast. The embedded default (SmolLM2) and the two-node run start engines of their
-own in test_demo_and_dp_e2e.py. Every server binds 127.0.0.1. The engine environment and prepared models come from
-the session fixtures of tests/conftest.py (installed/prepared once into the real data dir); each test run keeps its
-own state directory (a temporary ASCENDCTL_HOME whose `engines` and `models` link to the real ones).
+streaming, /v1/models, /metrics, ps/logs, fit, `bench --workload launch:CASE`, busy port, engine kill → restart, then
+SIGTERM under load, which stops it); the wrong-model-path run fails fast. The embedded default (SmolLM2) and the
+two-node run start engines of their own in test_demo_and_dp_e2e.py. Every server binds 127.0.0.1. The engine
+environment and prepared models come from the session fixtures of tests/conftest.py (installed/prepared once into the
+real data dir); each test run keeps its own state directory (a temporary ASCENDCTL_HOME whose `engines` and `models`
+link to the real ones).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from ascendctl.facts.launches import content_of, launch_index
+from ascendctl.plan.workload import parse_workload
 
 pytestmark = pytest.mark.e2e
 
@@ -355,6 +359,37 @@ def test_fit_equals_the_engines_own_kv_cache_size(tiny_server: Server) -> None:
     fit = fit_json(tiny_server.home, tiny_server.profile)
     assert fit["kv_tokens"] == tokens
     assert max_len == 512 and fit["max_concurrency"] == pytest.approx(concurrency, abs=0.01)
+
+
+# upstream CI's smallest measured load: 256 in / 128 out tokens, 1 prompt (fits the tiny profile's max_model_len 512)
+SMALL_LAUNCH_DATASET = "vllm-ascend/GSM8K-in256-bs1-Minimax"
+
+
+def test_bench_a_launch_workload(tiny_server: Server) -> None:
+    """`ascendctl bench PROFILE --workload launch:CASE@TAG` against the running engine: the launch's measured load,
+    bounded by its own counts, with the launch as its source and the caveat in the document."""
+    launch = next(
+        la
+        for la in launch_index()
+        for entry in content_of(la)["benchmarks"]["performance"]
+        if entry["dataset"] == SMALL_LAUNCH_DATASET and "warm" not in entry["name"]
+    )
+    spec = f"launch:{launch.case}@{launch.tag}"
+    expected = parse_workload(spec)
+    [point] = expected.points
+    assert point.tokens_per_sequence <= 512 and point.requests == 1  # what this engine can take, quickly
+    result = tiny_server.home.cli("bench", str(tiny_server.profile), "--workload", spec, "--json", timeout=300)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["target"]["started_here"] is False  # the shared server, found through its state
+    workload = doc["workload"]
+    assert (workload["name"], workload["source"], workload["caveat"]) == (spec, expected.source, expected.caveat)
+    assert workload["source"].startswith(launch.source) and workload["caveat"].startswith("Not comparable")
+    [measured] = doc["points"]
+    assert measured["point"] == point.to_json()
+    metrics = measured["metrics"]
+    assert (metrics["completed"], metrics["failed"], measured["errors"]) == (1, 0, [])
+    assert metrics["output_tokens"] == point.output_len  # --ignore-eos: exactly the launch's max_out_len
 
 
 def test_busy_port_fails_before_launch(tiny_server: Server, tmp_path: Path) -> None:
