@@ -1,21 +1,23 @@
 # The two commands of the README: `make serve` (the embedded default) and `make test` (everything CI runs).
 # Works on a fresh machine with only Python 3.11, pip and make: the project venv is created on demand.
 
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+HOST_PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test serve lint typecheck complexity unit corpus venv engine models clean
+.PHONY: test serve lint typecheck complexity unit corpus venv engine models clean wheelhouse wheelhouse-check
 
 venv: $(STAMP)
 
-# Re-install when the project metadata changes; editable installs so tests run the working tree: the engine
-# distribution (engine/, import package engine/ascendctl_engine/) and the CLI, which depends on it.
-$(STAMP): pyproject.toml engine/pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+# Re-install when the project metadata changes; an editable install so tests run the working tree: the one
+# distribution ships both import packages, ascendctl/ and engine/ascendctl_engine/. (A venv from before the engine
+# joined it still has the separate `ascendctl-engine` distribution: it is removed first.)
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(HOST_PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip setuptools wheel
-	$(BIN)/python -m pip install --quiet -e ./engine -e '.[dev]'
+	$(BIN)/python -m pip uninstall --quiet --yes ascendctl-engine 2>/dev/null || true
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 lint: venv
@@ -47,7 +49,23 @@ unit: models
 	$(BIN)/python -m pytest -q -n 2 -m "not e2e"
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m e2e
 
-test: lint typecheck unit
+test: lint typecheck wheelhouse-check unit
+
+# An offline install: the project wheel and every runtime dependency for PLATFORM (default: this machine's) and
+# Python PYTHON (default: the venv's), EXTRAS (e.g. hub) included, in dist/wheelhouse-PLATFORM-pyPYTHON/ with its
+# install.sh. The engine environments (vllm, torch, torch-npu) are not in it: an offline NPU host uses the
+# release's image. Downloading uses the package index, as the venv step does.
+wheelhouse: venv
+	$(BIN)/python scripts/wheelhouse.py $(if $(PLATFORM),--platform $(PLATFORM)) $(if $(PYTHON),--python $(PYTHON)) \
+		$(if $(EXTRAS),--extras $(EXTRAS))
+
+# What `make test` proves of it: this machine's wheelhouse installs with --no-index into a fresh venv and runs
+# (`ascendctl --version`, `validate`); the aarch64 one holds only aarch64 or pure-Python wheels (checked by tags).
+wheelhouse-check: venv
+	$(BIN)/python scripts/wheelhouse.py --out dist/wheelhouse-here
+	$(BIN)/python scripts/wheelhouse.py --install-test dist/wheelhouse-here
+	$(BIN)/python scripts/wheelhouse.py --platform aarch64 --out dist/wheelhouse-aarch64
+	$(BIN)/python scripts/wheelhouse.py --check dist/wheelhouse-aarch64 --platform aarch64
 
 # Every upstream CI launch of every release line imported and planned back (~30 s); rewrites the README's table.
 # `make test` runs the newest two lines (tests/test_launch_corpus.py).

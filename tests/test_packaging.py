@@ -1,16 +1,19 @@
-"""Packaging: two distributions — `ascendctl-engine` (the project folder engine/, import package
-engine/ascendctl_engine/, never a bare `engine`) and `ascendctl` (the CLI, which depends on it) — editable and wheel.
+"""Packaging: one distribution, `ascendctl`, shipping two import packages — `ascendctl` (the CLI) and
+`ascendctl_engine` (the bundled engine, folder engine/ascendctl_engine/, never a bare `engine`) — editable, as a
+wheel, and `pip install .` from a checkout.
 
-The wheel test builds both from a copy of the source tree (no build/ or egg-info in the checkout), offline
-(`--no-isolation`: the venv's own setuptools), and installs it with `--no-deps --no-index` into a fresh
-venv that has no pip and no access to the checkout. The CLI's dependencies are made visible through a
-plain path entry to this venv's site-packages: a path entry does not run that directory's `.pth`
-files, so the editable-install hook that maps the checkout stays out and only the wheel's copy of
-ascendctl can be imported.
+The wheel and the `pip install .` tests work from a copy of the files git holds (as a fresh clone has them: no
+build/ or egg-info of the working tree), offline (`--no-isolation` / `--no-build-isolation`: the venv's own
+setuptools), into a fresh venv that has no pip and no access to the checkout (`--no-deps --no-index`). The CLI's
+dependencies are made visible through a plain path entry to this venv's site-packages: a path entry does not run
+that directory's `.pth` files, so the editable-install hook that maps the checkout stays out and only the installed
+copy of ascendctl can be imported. Resolving the dependencies from a package index offline is `make
+wheelhouse-check`'s (scripts/wheelhouse.py, part of `make test`).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -21,12 +24,25 @@ import textwrap
 import venv
 import zipfile
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 import ascendctl
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def _script(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+WHEELHOUSE = _script("wheelhouse")
+checkout, misfits = WHEELHOUSE.checkout, WHEELHOUSE.misfits
 PACKAGE_DIRS = {"ascendctl": REPO / "ascendctl", "ascendctl_engine": REPO / "engine" / "ascendctl_engine"}
 
 PROBE = textwrap.dedent(
@@ -79,7 +95,7 @@ def test_editable_install_maps_engine_folder(tmp_path: Path) -> None:
     assert found["engine"] is False, "the install must not provide a top-level `engine` module"
 
 
-def _build_wheel(src: Path, out: Path, dist: str) -> Path:
+def _build_wheel(src: Path, out: Path) -> Path:
     proc = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(src)],
         cwd=src,
@@ -89,72 +105,51 @@ def _build_wheel(src: Path, out: Path, dist: str) -> Path:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    wheels = list(out.glob(f"{dist}-*.whl"))
-    assert len(wheels) == 1, wheels
+    wheels = list(out.glob("*.whl"))
+    assert [w.name.split("-")[0] for w in wheels] == ["ascendctl"], wheels
     return wheels[0]
 
 
 @pytest.fixture(scope="module")
-def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Both wheels, each built from a copy of its own project folder only."""
-    src = tmp_path_factory.mktemp("src")
-    for name in ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md"):
-        if (REPO / name).exists():
-            shutil.copy2(REPO / name, src / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
-    shutil.copytree(REPO / "ascendctl", src / "ascendctl", ignore=ignore)
-    engine_src = tmp_path_factory.mktemp("engine-src")
-    shutil.copytree(REPO / "engine", engine_src, ignore=ignore, dirs_exist_ok=True)
-    out = tmp_path_factory.mktemp("wheelhouse")
-    return {
-        "ascendctl_engine": _build_wheel(engine_src, out, "ascendctl_engine"),
-        "ascendctl": _build_wheel(src, out, "ascendctl"),
-    }
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The files git holds, as a fresh clone has them."""
+    src = tmp_path_factory.mktemp("clone")
+    checkout(src)
+    assert not (src / "engine" / "pyproject.toml").exists(), "the engine is no distribution of its own"
+    return src
 
 
-def test_wheel_contents(wheels: dict[str, Path]) -> None:
-    for package, wheel in wheels.items():
-        with zipfile.ZipFile(wheel) as zf:
-            names = set(zf.namelist())
-        assert f"{package}/__init__.py" in names and f"{package}/py.typed" in names
-        tops = {n.split("/")[0] for n in names}
-        assert tops == {package, wheel.name.split("-py")[0] + ".dist-info"}, tops
-        # every module and data file of the source folder is in its wheel: a data file missing from
-        # `package-data` fails here
-        missing = sorted(shipped_files(package) - names)
-        assert missing == [], f"add these to the package-data of {package}'s pyproject.toml"
-    with zipfile.ZipFile(wheels["ascendctl_engine"]) as zf:
-        assert "ascendctl_engine/data/diagnoses.yaml" in zf.namelist()  # the diagnosis catalog (`ascendctl diagnose`)
-    with zipfile.ZipFile(wheels["ascendctl"]) as zf:
+@pytest.fixture(scope="module")
+def wheel(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _build_wheel(clone, tmp_path_factory.mktemp("wheelhouse"))
+
+
+def test_wheel_contents(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         entry_points = zf.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
         metadata = zf.read(next(n for n in names if n.endswith("METADATA"))).decode()
+    tops = {n.split("/")[0] for n in names}
+    assert tops == {"ascendctl", "ascendctl_engine", wheel.name.split("-py")[0] + ".dist-info"}, tops
+    for package in PACKAGE_DIRS:
+        assert f"{package}/__init__.py" in names and f"{package}/py.typed" in names
+        # every module and data file of the source folder is in the wheel: a data file missing from `package-data`
+        # fails here
+        missing = sorted(shipped_files(package) - names)
+        assert missing == [], f"add these to [tool.setuptools.package-data] {package} in pyproject.toml"
+    assert "ascendctl_engine/data/diagnoses.yaml" in names  # the diagnosis catalog (`ascendctl diagnose`)
     assert "ascendctl = ascendctl.cli:main" in entry_points
-    assert "Requires-Dist: ascendctl-engine==" in metadata  # the CLI depends on the engine distribution
+    requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    assert requires and not any("ascendctl" in line for line in requires)  # no separate engine distribution
 
 
-def test_wheel_installs_and_runs_in_fresh_venv(wheels: dict[str, Path], tmp_path: Path) -> None:
-    env_dir = tmp_path / "fresh"
+def _fresh_venv(env_dir: Path) -> Path:
     venv.EnvBuilder(with_pip=False, system_site_packages=False).create(env_dir)
-    python = env_dir / "bin" / "python"
-    install = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "--no-deps",
-            "--no-index",
-            *map(str, wheels.values()),
-        ],
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert install.returncode == 0, install.stderr[-3000:]
+    return env_dir / "bin" / "python"
+
+
+def _see_dependencies(python: Path) -> None:
+    """This venv's site-packages as a plain path entry after the fresh venv's own (see the module docstring)."""
     purelib = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True,
@@ -162,6 +157,36 @@ def test_wheel_installs_and_runs_in_fresh_venv(wheels: dict[str, Path], tmp_path
         check=True,
         timeout=60,
     ).stdout.strip()
+    (Path(purelib) / "zz_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+
+
+def _pip_install(python: Path, *args: str) -> None:
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", *args],
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
+
+
+def test_pip_install_dot_from_a_checkout(clone: Path, tmp_path: Path) -> None:
+    """`pip install .` in a fresh clone installs both import packages (it failed while the CLI depended on an
+    engine distribution no index has)."""
+    python = _fresh_venv(tmp_path / "fresh")
+    _see_dependencies(python)  # setuptools, to build offline (`--no-build-isolation` builds in the target venv)
+    _pip_install(python, "--no-build-isolation", str(clone))
+    found = probe(python, tmp_path)
+    for package in PACKAGE_DIRS:
+        assert Path(str(found[package])).resolve().is_relative_to((tmp_path / "fresh").resolve()), package
+    assert found["engine"] is False and found["version"] == ascendctl.__version__
+
+
+def test_wheel_installs_and_runs_in_fresh_venv(wheel: Path, tmp_path: Path) -> None:
+    env_dir = tmp_path / "fresh"
+    python = _fresh_venv(env_dir)
+    _pip_install(python, str(wheel))
 
     # with nothing else on the path, the wheel's packages import from the fresh venv
     found = probe(python, tmp_path)
@@ -171,7 +196,7 @@ def test_wheel_installs_and_runs_in_fresh_venv(wheels: dict[str, Path], tmp_path
     assert found["version"] == ascendctl.__version__
 
     # the dependencies (typer, pydantic, ...) from this venv, as a plain path entry after the wheel's own
-    (Path(purelib) / "zz_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    _see_dependencies(python)
     found = probe(python, tmp_path)
     assert Path(str(found["ascendctl"])).resolve().is_relative_to(env_dir.resolve())
     assert found["engine"] is False
@@ -192,3 +217,17 @@ def test_wheel_installs_and_runs_in_fresh_venv(wheels: dict[str, Path], tmp_path
         [str(script), "--version"], cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=60
     )
     assert proc.stdout == f"ascendctl {ascendctl.__version__}\n"
+
+
+def test_a_wheelhouse_is_checked_by_its_wheel_tags(tmp_path: Path) -> None:
+    """`make wheelhouse-check`'s aarch64 check: a wheel built for another machine is named, pure Python passes."""
+    for name in (
+        "rich-15.0.0-py3-none-any.whl",
+        "pyyaml-6.0.4-cp311-cp311-manylinux2014_aarch64.manylinux_2_17_aarch64.whl",
+        "markupsafe-3.0.4-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+    ):
+        (tmp_path / name).write_bytes(b"")
+    assert misfits(tmp_path, "aarch64") == [
+        "markupsafe-3.0.4-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64.whl"
+    ]
+    assert misfits(tmp_path, "x86_64") == ["pyyaml-6.0.4-cp311-cp311-manylinux2014_aarch64.manylinux_2_17_aarch64.whl"]

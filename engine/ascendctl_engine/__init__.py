@@ -1,4 +1,5 @@
-"""ascendctl's bundled engine: the distribution `ascendctl-engine` in `engine/`, imported as `ascendctl_engine`.
+"""ascendctl's bundled engine, imported as `ascendctl_engine`: shipped in the one `ascendctl` distribution, its folder
+engine/ascendctl_engine/.
 
 It drives vLLM (+ vllm-ascend on NPUs): engine environments, version-era adapters, launch and
 supervision, host probes. It never imports `ascendctl`; its inputs are its own small typed specs.
