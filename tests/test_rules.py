@@ -82,3 +82,25 @@ def test_no_second_rule_system_remains() -> None:
     assert not (REPO / "ascendctl" / "plan_lint.py").exists()
     assert not (REPO / "ascendctl" / "profile_rules.py").exists()
     assert not (REPO / "ascendctl" / "checks" / "registry.py").exists()
+
+
+def _calls_without_fix(name: str, fix_position: int) -> list[str]:
+    """`name(...)` calls in ascendctl/ that give no fix (neither positional at `fix_position` nor `fix=`, nor None)."""
+    out = []
+    for path in sorted((REPO / "ascendctl").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name):
+                continue
+            given = [k.value for k in node.keywords if k.arg == "fix"]
+            if len(node.args) > fix_position:
+                given.append(node.args[fix_position])
+            if not given or all(isinstance(g, ast.Constant) and g.value is None for g in given):
+                out.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    return out
+
+
+def test_every_failing_outcome_says_how_to_fix_it() -> None:
+    """Every problem a rule can report (`problem(message, fix)`, a plan verdict's `Broken(..., fix)`) carries the fix an
+    operator applies — read from the source, so a new rule without one fails here, whatever input reaches it."""
+    assert _calls_without_fix("problem", 1) == []
+    assert _calls_without_fix("Broken", 4) == []

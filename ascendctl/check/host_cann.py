@@ -12,7 +12,7 @@ matrix's `cann_driver_minimums` (Huawei's CANN release notes) and the hardware t
 from __future__ import annotations
 
 from ascendctl.check.context import CheckContext
-from ascendctl.check.host_npu import not_npu
+from ascendctl.check.host_npu import needs_device, not_npu
 from ascendctl.core.findings import Outcome, passed, problem, rule, skipped
 from ascendctl.facts.matrix.schema import CannDriverMinimum, Hardware, in_range
 from ascendctl_engine.host.cann import (
@@ -142,8 +142,8 @@ def cann_graph_capture(ctx: CheckContext) -> Outcome:
 
 @rule("host.npu.release-hardware", "error", "The release supports this hardware family", clause="placement")
 def npu_release_hardware(ctx: CheckContext) -> Outcome:
-    if (skip := not_npu(ctx)) is not None:
-        return skip
+    if (skip := needs_device(ctx, "check the release against")) is not None:
+        return skip  # the profile's family against the release is the plan's (plan.matrix.hardware)
     row = ctx.release
     hw = ctx.hardware
     if row is None or row.backend != "npu" or hw is None:

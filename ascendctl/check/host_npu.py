@@ -36,6 +36,20 @@ def not_npu(ctx: CheckContext) -> Outcome | None:
     return None
 
 
+def needs_device(ctx: CheckContext, what: str) -> Outcome | None:
+    """A rule that judges this host's NPUs: skipped, with the reason, where the host has none (never passed from the
+    hardware table's data); `what` names what it would judge."""
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    if ctx.facts.devices:
+        return None
+    seen = "npu-smi is not on PATH" if ctx.facts.npu is None else "npu-smi lists no NPU"
+    return skipped(
+        f"this host has no Ascend NPU ({seen}) to {what}; `ascendctl plan PROFILE` and `fit` judge the profile "
+        "without a host"
+    )
+
+
 def visible_count(ctx: CheckContext) -> int:
     """Devices the engine can see: the mask's length when a valid mask is set, else all listed."""
     count = len(ctx.facts.devices)
@@ -256,7 +270,7 @@ def _mask_valid(mask: str | None, wanted: list[int], known: bool, count: int) ->
 
 @rule("host.npu.visible-devices", "error", "Device mask (ASCEND_RT_VISIBLE_DEVICES) is valid", clause="placement")
 def npu_visible_devices(ctx: CheckContext) -> Outcome:
-    if (skip := not_npu(ctx)) is not None:
+    if (skip := needs_device(ctx, "check the device mask against")) is not None:
         return skip
     count = len(ctx.facts.devices)
     known = ctx.facts.npu is not None
@@ -310,7 +324,7 @@ def npu_busy(ctx: CheckContext) -> Outcome:
     source="ascendctl.plan.fit (the plan's memory fit against this host's HBM; docs/memory-fit.md)", clause="placement"
 )  # fmt: skip
 def npu_hbm(ctx: CheckContext) -> Outcome:
-    if (skip := not_npu(ctx)) is not None:
+    if (skip := needs_device(ctx, "check the memory fit against")) is not None:
         return skip
     if ctx.profile is None:
         return skipped("no profile")

@@ -1,7 +1,7 @@
 """The result of `ascendctl check`: host facts + rule results, its JSON shape and the next command.
 
 JSON contract (pinned by tests/cli/test_check_cli.py; keys may be added, never removed):
-`{"host": {"backend", "hardware": {"family", "devices": [{"id", "chip", "name", "health", "hbm_total_mb",
+`{"headline": "accelerator: …; judging the … backend (…)", "host": {"backend", "hardware": {"family", "devices": [{"id", "chip", "name", "health", "hbm_total_mb",
 "hbm_used_mb"}]}, "driver": {"version"}, "cann": {"version", "path"}, "python": {"version"}, "packages":
 {name: version}}, "results": [{"id", "severity", "status", "title", "message", "fix", "source"}], ...}`.
 `results` holds the `host.*` findings, then (with a profile that plans) the `plan.*` findings. A renamed or
@@ -52,6 +52,23 @@ class CheckReport:
             lock=ctx.lock.to_json() if ctx.lock is not None else None,
         )
 
+    @property
+    def headline(self) -> str:
+        """The first line `check` prints: which accelerator this host has (or none) and which backend is judged."""
+        f = self.facts
+        if f.devices:
+            names = "/".join(sorted({d.name for d in f.devices}))
+            found = f"{len(f.devices)} × Ascend {names}" + (f" ({f.family})" if f.family else "")
+        elif f.cuda.gpus:
+            found = f"{len(f.cuda.gpus)} × NVIDIA {'/'.join(sorted({g.name for g in f.cuda.gpus}))}"
+        elif f.backend == "npu":
+            found = "an Ascend driver but no NPU listed by npu-smi"
+        else:
+            why = "npu-smi not on PATH" if not f.npu_smi_found else "npu-smi lists none"
+            found = f"none (no Ascend NPU: {why}; no NVIDIA GPU)"
+        judged = "the profile's target" if self.profile_path else "what this host has"
+        return f"accelerator: {found}; judging the {self.target} backend ({judged})"
+
     def counts(self) -> dict[str, int]:
         out = {"pass": 0, "warn": 0, "fail": 0, "skip": 0, "advice": 0}
         for r in self.results:
@@ -77,6 +94,7 @@ class CheckReport:
     def to_dict(self, strict: bool = False) -> dict[str, object]:
         return {
             "schema": CHECK_JSON_SCHEMA,
+            "headline": self.headline,
             "host": self.facts.to_dict(),
             "target": self.target,
             "profile": {"path": self.profile_path, "name": self.profile_name} if self.profile_path else None,

@@ -204,6 +204,7 @@ def _render(report: "CheckReport", strict: bool, verbose: bool = False) -> None:
     from rich.table import Table
 
     console = Console(highlight=False)
+    console.print(escape(report.headline), soft_wrap=True)
     console.print("[bold]Host[/bold]")
     for key, value in _host_lines(report):
         console.print(f"  {key:<8} {escape(value)}")

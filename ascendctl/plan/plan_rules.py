@@ -184,7 +184,11 @@ def host_verdict(f: PlanFacts) -> list[Each]:
     source="engine/ascendctl_engine/adapters (the era registry)",
 )
 def adapter_refusals(f: PlanFacts) -> list[Each]:
-    return [Each(kebab(r.kind), problem(r.message, clause=r.clause)) for r in f.refusals if not r.fatal]
+    fix = (
+        "change what the message names, or plan another release (`ascendctl plan PROFILE --release TAG`; `ascendctl "
+        "matrix --explain MODEL --feature F` lists the releases that have a feature)"
+    )
+    return [Each(kebab(r.kind), problem(r.message, fix, clause=r.clause)) for r in f.refusals if not r.fatal]
 
 
 @rule(
@@ -311,7 +315,8 @@ def checkpoint_dtype(f: PlanFacts) -> Outcome:
     if f.config.torch_dtype == "bfloat16":
         return problem(
             f"the checkpoint is bfloat16 but {hw.name} runs {'/'.join(hw.limits.dtypes)} only: it is cast "
-            "(check accuracy)"
+            "(check accuracy)",
+            "use a float16 checkpoint of the model, or compare its answers with a bfloat16 host's before serving",
         )
     return passed(f"checkpoint {f.config.torch_dtype or 'dtype unknown'}")
 
@@ -329,12 +334,14 @@ def square_mask_length(f: PlanFacts) -> Outcome:
         return problem(
             f"set a conservative model.max_model_len on {hw.name}: its attention path builds a full "
             "float16 [max_model_len × max_model_len] mask",
+            f"set model.max_model_len (at most {f.verified_max_len or 'the length you need'})",
             at=("model", "max_model_len"),
         )
     if f.verified_max_len is not None and length > f.verified_max_len:
         return problem(
             f"model.max_model_len {length} is above the {f.verified_max_len} tokens the matrix verifies on "
             f"{hw.name} (its attention mask is O(max_model_len²))",
+            f"set model.max_model_len: {f.verified_max_len} or less",
             at=("model", "max_model_len"),
         )
     return passed(f"max_model_len {length}")

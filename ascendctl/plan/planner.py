@@ -113,7 +113,11 @@ class UnsupportedPlan(UserInputError):
         return [f.message for f in self.findings]
 
     def lines(self) -> list[str]:
-        out = [f"error: unsupported: {f.message} [{f.id}]" for f in self.findings]
+        out = []
+        for f in self.findings:
+            out.append(f"error: unsupported: {f.message} [{f.id}]")
+            if f.fix and not (self.suggestions and f.fix.startswith("nearest supported")):
+                out.append(f"error:   fix: {f.fix}")
         if self.suggestions:
             out.append(f"error: nearest supported options: {'; '.join(self.suggestions)}")
         ids = [f.id for f in self.findings if _allowable(f)]
@@ -302,6 +306,7 @@ def _kin_verdict(verdict: MatrixVerdict, source: str, arch: str, kin: ModelFamil
         "(support of this model not verified)",
         kin.source,
         "warning",
+        f"if {name} is a fine-tune of a {kin.name} model, nothing changes; else try it on one host before serving",
     )
     kept = [
         replace(b, level="warning", message=f"{b.message} [judged by {kin.name}, which shares {arch}]")
@@ -324,7 +329,11 @@ def _family_verdict(matrix: SupportMatrix, profile: Profile, row: Release, famil
         features=_features(profile),
         task=profile.model.task,
     )
-    fix = f"nearest supported: {'; '.join(verdict.suggestions)}" if verdict.suggestions else None
+    fix = (
+        f"nearest supported: {'; '.join(verdict.suggestions)}"
+        if verdict.suggestions
+        else f"`ascendctl matrix --explain {family.id}` lists where it runs; accept a warning by its id in `allow:`"
+    )
     broken = tuple(
         Broken(
             r.constraint,
@@ -349,12 +358,15 @@ def _verdict_without_family(matrix: SupportMatrix, profile: Profile, row: Releas
     hardware = hardware_by_id(matrix, hw)
     if not hardware_supported(hardware, row):
         text = f"{row.version} does not support {hardware.name} (supported: {hardware.releases})"
-        broken.append(Broken("hardware", text, "ascendctl/facts/data/matrix.yaml", clause="placement"))
+        fix = f"plan a release that supports {hardware.name} ({hardware.releases}): `release:` or `--release`"
+        broken.append(Broken("hardware", text, "ascendctl/facts/data/matrix.yaml", fix=fix, clause="placement"))
     hits = constraint_hits(matrix, row, features=_features(profile), quant=profile.model.quantization, hardware=hw)
     for c in hits:
         level: Literal["error", "warning"] = "error" if c.verdict == "unsupported" and c.clause else "warning"
         text = f"matrix: {c.message} ({c.verdict}) ({c.source})"
-        broken.append(Broken(constraint_key(c), text, c.source, level, clause=c.clause))
+        fix = "`ascendctl matrix --explain MODEL --release R` names what works instead; where the clause allows, "
+        fix += "accept it by its id in `allow:`"
+        broken.append(Broken(constraint_key(c), text, c.source, level, fix, c.clause))
     return MatrixVerdict(tuple(broken))
 
 
@@ -372,9 +384,23 @@ def _host_mismatch(profile: Profile, host: HostFacts | None) -> tuple[Broken, ..
     out: list[Broken] = []
     t = profile.target
     if host.backend != t.backend and t.backend != "cpu":  # a CPU plan runs anywhere
-        out.append(Broken("backend", f"the profile targets {t.backend} but this host looks like {host.backend}"))
+        has = "no accelerator" if host.backend == "cpu" else f"a {host.backend} accelerator"
+        out.append(
+            Broken(
+                "backend",
+                f"the profile targets {t.backend} but this host has {has} (it looks like {host.backend})",
+                fix=f"run it on a host with the profile's {t.backend} devices; without a host, `ascendctl plan "
+                "PROFILE` plans it and `ascendctl render` writes it for one",
+            )
+        )
     if t.backend == "npu" and host.family is not None and t.hardware is not None and host.family != t.hardware:
-        out.append(Broken("hardware", f"the profile targets {t.hardware} but this host has {host.family} NPUs"))
+        out.append(
+            Broken(
+                "hardware",
+                f"the profile targets {t.hardware} but this host has {host.family} NPUs",
+                fix=f"set target.hardware: {host.family} to plan for this host, or run it on {t.hardware} hardware",
+            )
+        )
     return tuple(out)
 
 

@@ -128,10 +128,11 @@ def load_serving(
     """What `serve PROFILE [--node N]` runs on this host: the node's engine command, or, for a prefill/decode
     plan, every process host N runs (its instances' commands and, on node 0, the router)."""
     profile = load_profile(profile_path, overrides)
-    # The engine first: `ascendctl model prepare` itself runs inside the engine environment.
+    # The host first: a profile for an accelerator this host lacks is refused as that (`plan.host.backend`), not as
+    # an engine environment to install. Then the engine: `ascendctl model prepare` runs inside it.
+    plan = plan_here(profile, allow)
     engine = engine_env_for(profile, profile_path)
     check_prepared_model(profile)
-    plan = plan_here(profile, allow)
     if plan.disaggregated:
         return host_target(profile, profile_path, tuple(overrides), tuple(allow), node, engine, plan)
     commands = list(plan.commands)

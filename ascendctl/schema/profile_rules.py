@@ -25,6 +25,7 @@ from ascendctl.schema.secrets import (
 )
 from ascendctl_engine import typed_fields
 from ascendctl_engine.argv_items import ArgItem
+from ascendctl_engine.sections.fields import MAX_PORT
 from ascendctl_engine.vocab import HARDWARE_FAMILIES, either
 
 
@@ -73,8 +74,23 @@ def placement(p: Profile) -> Outcome:
     try:
         placed = place(p)
     except PlacementError as exc:
-        return problem(exc.message, at=exc.at)
+        return problem(exc.message, _placement_fix(p, exc.at), at=exc.at)
     return passed(", ".join(f"{one.name} on node(s) {', '.join(map(str, one.hosts))}" for one in placed))
+
+
+def _placement_fix(p: Profile, at: KeyPath) -> str:
+    """The change that lets the layout be placed, by the setting `place` refused (`at`)."""
+    per_node, key = p.target.devices_per_node, ".".join(map(str, at))
+    if len(at) == 3 and at[2] == "devices":
+        return f"set {key} to at most {per_node}, or raise target.devices_per_node"
+    if len(at) == 2 and at[1] in ("prefill", "decode"):
+        return f"remove {key}.devices or set it to {per_node}, or set {key}.nodes: 1"
+    if at == ("disaggregation",):
+        return (
+            "set target.nodes to the node count the groups fill, or change disaggregation.prefill/decode "
+            "instances, nodes and devices to fill its nodes"
+        )
+    return f"lower {key} so every port derived from it stays at most {MAX_PORT}"
 
 
 # --- target ----------------------------------------------------------------------------------------
@@ -85,7 +101,11 @@ def hardware_needed(p: Profile) -> Outcome:
     if p.target.backend != "npu":
         return skipped(f"backend {p.target.backend}")
     if p.target.hardware is None:
-        return problem(f"backend `npu` needs a hardware family: {either(HARDWARE_FAMILIES)}", at=("target", "hardware"))
+        return problem(
+            f"backend `npu` needs a hardware family: {either(HARDWARE_FAMILIES)}",
+            f"set target.hardware: one of {either(HARDWARE_FAMILIES)}",
+            at=("target", "hardware"),
+        )
     return passed(f"hardware {p.target.hardware}")
 
 
@@ -94,7 +114,9 @@ def hardware_only_npu(p: Profile) -> Outcome:
     t = p.target
     if t.backend != "npu" and t.hardware is not None:
         return problem(
-            f"hardware families are Ascend NPUs; remove it for backend `{t.backend}`", at=("target", "hardware")
+            f"hardware families are Ascend NPUs; remove it for backend `{t.backend}`",
+            "remove target.hardware, or set target.backend: npu",
+            at=("target", "hardware"),
         )
     return passed("consistent")
 
@@ -107,6 +129,8 @@ def visible_devices_count(p: Profile) -> Outcome:
     if len(t.visible_devices) != t.devices_per_node:
         return problem(
             f"lists {len(t.visible_devices)} devices but devices_per_node is {t.devices_per_node}",
+            f"list {t.devices_per_node} device ids in target.visible_devices, or set target.devices_per_node: "
+            f"{len(t.visible_devices)}",
             at=("target", "visible_devices"),
         )
     return passed(f"{len(t.visible_devices)} devices")
@@ -118,7 +142,12 @@ def visible_devices_unique(p: Profile) -> Outcome:
     if devices is None:
         return skipped("no device mask")
     if len(set(devices)) != len(devices):
-        return problem("a device id is listed twice", at=("target", "visible_devices"))
+        repeated = ", ".join(str(d) for d in dict.fromkeys(devices) if devices.count(d) > 1)
+        return problem(
+            "a device id is listed twice",
+            f"list each device id once in target.visible_devices (repeated: {repeated})",
+            at=("target", "visible_devices"),
+        )
     return passed("no repeats")
 
 
@@ -134,6 +163,8 @@ def parallel_capacity(p: Profile) -> Outcome:
         return problem(
             f"tensor×pipeline×data = {par.tensor}×{par.pipeline}×{par.data} = {world} ranks, but the target has "
             f"{t.devices_per_node} devices × {t.nodes} nodes = {capacity}",
+            f"lower engine.parallel.tensor/pipeline/data so their product is at most {capacity}, or raise "
+            "target.devices_per_node / target.nodes",
             at=("engine", "parallel"),
         )
     return passed(f"{world} ranks on {capacity} devices")
@@ -146,14 +177,27 @@ def data_per_node(p: Profile) -> Outcome:
         return skipped("data_per_node not set")
     at = ("engine", "parallel", "data_per_node")
     if par.data % par.data_per_node:
-        return problem(f"{par.data_per_node} does not divide data = {par.data}", at=at)
+        return problem(f"{par.data_per_node} does not divide data = {par.data}", _data_per_node_fix(p), at=at)
     if par.data_per_node * par.tensor * par.pipeline > t.devices_per_node:
         return problem(
             f"{par.data_per_node} ranks × tensor {par.tensor} × pipeline {par.pipeline} need more than "
             f"the {t.devices_per_node} devices of a node",
+            _data_per_node_fix(p),
             at=at,
         )
     return passed(f"{par.data_per_node} data-parallel ranks per node")
+
+
+def _data_per_node_fix(p: Profile) -> str:
+    """The engine.parallel.data_per_node values that divide data and fit a node, or what to lower when none does."""
+    par, per_node = p.engine.parallel, p.target.devices_per_node
+    fits = [str(n) for n in range(1, par.data + 1) if par.data % n == 0 and n * par.tensor * par.pipeline <= per_node]
+    if fits:
+        return f"set engine.parallel.data_per_node: {either(fits)}, or remove it"
+    return (
+        f"lower engine.parallel.tensor × pipeline to at most {per_node} (the devices of a node), or raise "
+        "target.devices_per_node"
+    )
 
 
 @rule("profile.parallel.data-over-nodes", "error", "data ranks split evenly over the nodes")
@@ -163,7 +207,9 @@ def data_over_nodes(p: Profile) -> Outcome:
         return skipped("one node, one data rank, or data_per_node given")
     if par.data % t.nodes:
         return problem(
-            f"data = {par.data} cannot be split evenly over {t.nodes} nodes", at=("engine", "parallel", "data")
+            f"data = {par.data} cannot be split evenly over {t.nodes} nodes",
+            f"set engine.parallel.data to a multiple of {t.nodes} (target.nodes), or set engine.parallel.data_per_node",
+            at=("engine", "parallel", "data"),
         )
     return passed(f"{par.data // t.nodes} data ranks per node")
 
@@ -177,7 +223,9 @@ def eplb_needs_ep(p: Profile) -> Outcome:
         return skipped("EPLB off")
     if not p.engine.parallel.expert:
         return problem(
-            "EPLB balances experts across EP ranks: set engine.parallel.expert: true", at=("engine", "eplb", "mode")
+            "EPLB balances experts across EP ranks: set engine.parallel.expert: true",
+            "set engine.parallel.expert: true, or engine.eplb.mode: off",
+            at=("engine", "eplb", "mode"),
         )
     return passed("expert parallelism on")
 
@@ -189,7 +237,9 @@ def eplb_static_map(p: Profile) -> Outcome:
         return skipped(f"EPLB {eplb.mode}")
     if not eplb.expert_map_path:
         return problem(
-            "static EPLB replays an expert map: set expert_map_path", at=("engine", "eplb", "expert_map_path")
+            "static EPLB replays an expert map: set expert_map_path",
+            "set engine.eplb.expert_map_path: PATH (the expert map JSON), or engine.eplb.mode: dynamic",
+            at=("engine", "eplb", "expert_map_path"),
         )
     return passed(f"expert map {eplb.expert_map_path}")
 
@@ -205,7 +255,11 @@ def eplb_settings_when_off(p: Profile) -> Outcome:
     given = ["redundant_experts"] if eplb.redundant_experts else []
     given += [name for name in _EPLB_OPTIONAL if getattr(eplb, name) is not None]
     if given:
-        return problem(f"EPLB settings are given ({', '.join(given)}) but mode is `off`", at=("engine", "eplb", "mode"))
+        return problem(
+            f"EPLB settings are given ({', '.join(given)}) but mode is `off`",
+            f"remove {', '.join(f'engine.eplb.{name}' for name in given)}, or set engine.eplb.mode: static or dynamic",
+            at=("engine", "eplb", "mode"),
+        )
     return passed("none given")
 
 
@@ -222,6 +276,7 @@ def draft_tensor_parallel(p: Profile) -> Outcome:
         return problem(
             f"draft_tensor_parallel {spec.draft_tensor_parallel}: vLLM runs the drafter with 1 or the target's "
             f"tensor-parallel size ({tensor})",
+            f"set engine.speculative.draft_tensor_parallel: {' or '.join(dict.fromkeys(('1', str(tensor))))}",
             at=("engine", "speculative", "draft_tensor_parallel"),
         )
     return passed(f"draft TP {spec.draft_tensor_parallel}")
@@ -243,6 +298,7 @@ def extra_args_server(p: Profile) -> Outcome:
             return problem(
                 f"`{token}` in {where}: set {field} instead (health checks, readiness, container ports and "
                 "Services follow it)",
+                f"remove `{token}` from {where} and set {field}",
                 at=at,
             )
     return passed("no listen flags")
@@ -275,6 +331,8 @@ def auto_tool_choice(p: Profile) -> Outcome:
     if s.tool_call_parser is None:
         return problem(
             "auto_tool_choice needs tool_call_parser: vLLM refuses to start with `--enable-auto-tool-choice` alone",
+            "set serving.tool_call_parser to the model's tool-call format (e.g. hermes, qwen3_coder), or "
+            "serving.auto_tool_choice: false",
             at=("serving", "auto_tool_choice"),
         )
     return passed(f"tool-call parser {s.tool_call_parser}")
@@ -290,6 +348,7 @@ def decode_context_parallel(p: Profile) -> Outcome:
         return problem(
             f"{dcp} does not divide engine.parallel.tensor = {tensor} (decode context parallelism splits the KV "
             "cache over the tensor-parallel ranks)",
+            f"set serving.decode_context_parallel: {either([str(n) for n in range(1, tensor + 1) if tensor % n == 0])}",
             at=("serving", "decode_context_parallel"),
         )
     return passed(f"{dcp} divides tensor {tensor}")
@@ -308,6 +367,8 @@ def context_parallel_capacity(p: Profile) -> Outcome:
         return problem(
             f"tensor×pipeline×prefill_context_parallel×data = {par.tensor}×{par.pipeline}×{pcp}×{par.data} = "
             f"{world} ranks, but the target has {t.devices_per_node} devices × {t.nodes} nodes = {capacity}",
+            f"lower serving.prefill_context_parallel or engine.parallel.tensor/pipeline/data so their product is "
+            f"at most {capacity}, or raise target.devices_per_node / target.nodes",
             at=("serving", "prefill_context_parallel"),
         )
     return passed(f"{world} ranks on {capacity} devices")
@@ -369,7 +430,9 @@ def network_node_count(p: Profile) -> Outcome:
         return skipped("no node list")
     if len(nodes) != p.target.nodes:
         return problem(
-            f"lists {len(nodes)} node addresses but target.nodes is {p.target.nodes}", at=("network", "nodes")
+            f"lists {len(nodes)} node addresses but target.nodes is {p.target.nodes}",
+            f"list {p.target.nodes} addresses in network.nodes, or set target.nodes: {len(nodes)}",
+            at=("network", "nodes"),
         )
     return passed(f"{len(nodes)} nodes")
 
@@ -379,7 +442,11 @@ def network_port_clash(p: Profile) -> Outcome:
     if p.target.nodes == 1:
         return skipped("one node")
     if p.server.port == p.network.dp_rpc_port:
-        return problem("the API port equals network.dp_rpc_port", at=("server", "port"))
+        return problem(
+            "the API port equals network.dp_rpc_port",
+            f"set server.port or network.dp_rpc_port to a port other than {p.server.port}",
+            at=("server", "port"),
+        )
     return passed("distinct ports")
 
 
@@ -408,6 +475,7 @@ def _inline_secret(where: str, at: KeyPath, found: list[tuple[str, str]], api_ke
     return problem(
         f"`{name}` looks like a secret (its name has the part {part}), and {where} values are printed by plans "
         f"and written into rendered files: {instead}{more}",
+        f"remove {name} from {where} and {instead}",
         at=(*at, name),
     )
 
@@ -421,6 +489,7 @@ def extra_args_secret(p: Profile) -> Outcome:
             return problem(
                 f"`{first.flag}` in {where} puts a secret in the engine's argv, which plans print and any user "
                 f"of the host can read: {first.instead}",
+                f"remove `{first.flag}` from {where} and {first.instead}",
                 at=(*at, first.index),
             )
         # the same secret-named keys `engine.additional_config` may not hold: passed through here they would
@@ -433,6 +502,8 @@ def extra_args_secret(p: Profile) -> Outcome:
                 f"secret (its name has the part {hit.part}); the engine's argv is printed by plans, held by "
                 "rendered files and readable by any user of the host: keep it out of the profile (runtime.secrets "
                 "gives the engine a secret as an environment variable, read at launch)",
+                f"remove `{'.'.join(map(str, hit.path))}` from the `{ADDITIONAL_CONFIG}` in {where}; give the engine "
+                "the secret with runtime.secrets: {VAR: {env: VAR}} or {VAR: {file: PATH}}",
                 at=(*at, hit.index),
             )
     return passed("no secret-valued flags")
@@ -448,6 +519,8 @@ def additional_config_secret(p: Profile) -> Outcome:
         f"`{'.'.join(map(str, path))}` looks like a secret (its name has the part {part}), and --additional-config is "
         "part of the engine's argv, which plans print, rendered files hold and any user of the host can read: keep "
         "it out of the profile (runtime.secrets gives the engine a secret as an environment variable, read at launch)",
+        f"remove engine.additional_config.{'.'.join(map(str, path))}; give the engine the secret with "
+        "runtime.secrets: {VAR: {env: VAR}} or {VAR: {file: PATH}}",
         at=("engine", "additional_config", *path),
     )
 
@@ -458,6 +531,7 @@ def secrets_api_key(p: Profile) -> Outcome:
         return problem(
             f"{API_KEY_VAR} is the API key: set server.api_key (env or file) instead (the plan exports it from there "
             "and clients and `serve` follow it)",
+            f"remove runtime.secrets.{API_KEY_VAR} and set server.api_key: {{env: VAR}} or {{file: PATH}}",
             at=("runtime", "secrets", API_KEY_VAR),
         )
     return passed(f"no {API_KEY_VAR} entry")
@@ -480,6 +554,7 @@ def secrets_collision(p: Profile) -> Outcome:
                 return problem(
                     f"`{name}` is in {where} and set by {d.label} too (the plan exports it from there): {keep}, "
                     f"remove {where}.{name}",
+                    f"remove {name} from {where} ({d.label} sets it)",
                     at=d.at,
                 )
     return passed(f"{len(declared)} secret variables, none also in an env map")
@@ -502,6 +577,7 @@ def env_secret_source(p: Profile) -> Outcome:
                     f"`{name}` is where {d.label} reads its value ({{env: {name}}}): a value in {where} would be "
                     f"the secret written inline, printed by plans and rendered files; export {name} in the shell "
                     "that runs the engine instead",
+                    f"remove {name} from {where} and export {name} in the shell that runs the engine",
                     at=(*at, name),
                 )
     return passed("no env map sets a secret's source variable")
@@ -522,5 +598,6 @@ def ascend_only_npu(p: Profile) -> Outcome:
     return problem(
         f"engine.ascend.{chosen[0]} is a vllm-ascend setting; backend `{p.target.backend}` reads none of them: "
         "remove engine.ascend",
+        f"remove engine.ascend ({', '.join(chosen)}), or set target.backend: npu",
         at=("engine", "ascend", chosen[0]),
     )

@@ -253,7 +253,9 @@ def test_text_report_shows_hardware_then_table_then_next(fixture_host) -> None: 
     code, out = run_check(fixture_host("300i-duo"))
     assert code == 1
     lines = out.splitlines()
-    assert lines[0] == "Host"
+    # the first line says what the host has and which backend is judged
+    assert lines[0] == "accelerator: 4 × Ascend 310P3 (300i-duo); judging the npu backend (what this host has)"
+    assert lines[1] == "Host"
     hw = next(i for i, ln in enumerate(lines) if ln.strip().startswith("NPUs"))
     assert "4 × 310P3" in lines[hw]
     table = next(i for i, ln in enumerate(lines) if "host.engine.soc-build" in ln)
@@ -296,3 +298,20 @@ def test_this_machine_for_real() -> None:
     assert result.exit_code == (1 if failed else 0)
     # This venv holds ascendctl, not the engine: the CPU engine is reported missing (a warning without a profile).
     assert "host.engine.installed" in by_status(report, "warn")
+
+
+def test_a_host_without_an_npu_says_so_first_and_judges_no_device_from_table_data(
+    fixture_host,  # type: ignore[no-untyped-def]
+) -> None:
+    """An NPU profile on a CPU host: the headline says there is no accelerator; the rules that judge devices skip
+    with that reason (never pass from the hardware table), and the backend mismatch fails with a fix."""
+    code, report = run_json(fixture_host("no-driver"), str(QWEN_A2))
+    assert code == 1
+    assert (
+        report["headline"].startswith("accelerator: none (no Ascend NPU")
+        and "judging the npu backend" in report["headline"]
+    )
+    results = {r["id"]: r for r in report["results"]}
+    for rule_id in ("host.npu.hbm", "host.npu.visible-devices", "host.npu.release-hardware"):
+        assert results[rule_id]["status"] == "skip" and "this host has no Ascend NPU" in results[rule_id]["message"]
+    assert results["plan.host.backend"]["status"] == "fail" and results["plan.host.backend"]["fix"]
