@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test serve lint typecheck complexity unit corpus venv engine models clean wheelhouse wheelhouse-check
+.PHONY: test serve lint typecheck complexity unit corpus venv engine models clean wheelhouse wheelhouse-check docs
 
 venv: $(STAMP)
 
@@ -49,7 +49,7 @@ unit: models
 	$(BIN)/python -m pytest -q -n 2 -m "not e2e"
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m e2e
 
-test: lint typecheck wheelhouse-check unit
+test: lint typecheck wheelhouse-check unit docs
 
 # An offline install: the project wheel and every runtime dependency for PLATFORM (default: this machine's) and
 # Python PYTHON (default: the venv's), EXTRAS (e.g. hub) included, in dist/wheelhouse-PLATFORM-pyPYTHON/ with its
@@ -67,7 +67,13 @@ wheelhouse-check: venv
 	$(BIN)/python scripts/wheelhouse.py --platform aarch64 --out dist/wheelhouse-aarch64
 	$(BIN)/python scripts/wheelhouse.py --check dist/wheelhouse-aarch64 --platform aarch64
 
-# Every upstream CI launch of every release line imported and planned back (~30 s); rewrites the README's table.
+# The documentation site: docs/ (navigation in mkdocs.yml) built by Zensical into site/ (~1 s), strictly: a link to a
+# page or an anchor that does not exist, or any other warning, fails it. `$(BIN)/zensical serve` serves it while editing.
+docs: venv
+	$(BIN)/zensical build --strict --clean
+
+# Every upstream CI launch of every release line imported and planned back (~30 s); rewrites its table in
+# docs/guides/import.md.
 # `make test` runs the newest two lines (tests/test_launch_corpus.py).
 corpus: venv
 	$(BIN)/python tests/launch_corpus.py --write
@@ -79,7 +85,7 @@ serve: engine
 	$(BIN)/ascendctl serve profiles/cpu-demo.yaml
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build dist *.egg-info
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build dist *.egg-info site .cache
 
 # Whole-process latency of the CLI as a ratio to the import floor of its dependencies (`python -c 'import typer, rich,
 # pydantic, yaml, jinja2'`) measured in the same run: validate, matrix --json, plan, serve --dry-run <= 2.0x.

@@ -1,9 +1,9 @@
 """The round trip of every single-node `vllm serve` command of vllm-ascend's tutorials: import it, plan it back,
 compare. `tests/data/tutorial_commands.json` holds the commands (built by `scripts/extract_tutorial_commands.py`
-from every tag's docs/source/tutorials/); the README states the coverage this module computes:
+from every tag's docs/source/tutorials/); docs/guides/import.md states the coverage this module computes:
 
     python tests/import_corpus.py            # print the coverage table
-    python tests/import_corpus.py --write    # rewrite the README's table (between its import-coverage markers)
+    python tests/import_corpus.py --write    # rewrite the page's table (between its import-coverage markers)
 
 Each command is imported for its newest tag and for the hardware family its page names that the tag supports
 and whose plan is not refused (else the first such family; A2 when the page names none).
@@ -21,7 +21,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "tests" / "data" / "tutorial_commands.json"
-README = REPO / "README.md"
+DOC = REPO / "docs" / "guides" / "import.md"  # the import guide: both corpora's coverage tables
 BEGIN, END = "<!-- import-coverage:begin -->", "<!-- import-coverage:end -->"
 
 
@@ -86,7 +86,7 @@ def _families(record: dict[str, Any]) -> list[str]:
 
 
 def coverage(outcomes: list[Outcome]) -> list[str]:
-    """The README's table: per release line, commands / reproduced / with no escape hatch / plan not refused."""
+    """The page's table: per release line, commands / reproduced / with no escape hatch / plan not refused."""
     lines = sorted({o.line for o in outcomes}, key=lambda t: tuple(int(x) for x in t[1:].split(".")))
     rows = [
         "| release line | commands | reproduced | no escape hatch | plan not refused | unreadable |",
@@ -102,17 +102,17 @@ def coverage(outcomes: list[Outcome]) -> list[str]:
     return rows
 
 
-def readme_table(begin: str = BEGIN, end: str = END) -> list[str]:
-    """The table rows of the README between `begin` and `end` (this corpus's markers by default)."""
-    text = README.read_text(encoding="utf-8")
+def doc_table(begin: str = BEGIN, end: str = END) -> list[str]:
+    """The table rows of the page between `begin` and `end` (this corpus's markers by default)."""
+    text = DOC.read_text(encoding="utf-8")
     start, stop = text.index(begin) + len(begin), text.index(end)
     return [line for line in text[start:stop].strip().splitlines() if line.startswith("|")]
 
 
-def write_readme(rows: list[str], begin: str = BEGIN, end: str = END) -> None:
-    text = README.read_text(encoding="utf-8")
+def write_doc(rows: list[str], begin: str = BEGIN, end: str = END) -> None:
+    text = DOC.read_text(encoding="utf-8")
     start, stop = text.index(begin) + len(begin), text.index(end)
-    README.write_text(text[:start] + "\n" + "\n".join(rows) + "\n" + text[stop:], encoding="utf-8")
+    DOC.write_text(text[:start] + "\n" + "\n".join(rows) + "\n" + text[stop:], encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:
@@ -120,8 +120,8 @@ def main(argv: list[str]) -> int:
     rows = coverage(outcomes)
     print("\n".join(rows))
     if "--write" in argv:
-        write_readme(rows)
-        print(f"wrote {README}")
+        write_doc(rows)
+        print(f"wrote {DOC}")
     return 0
 
 

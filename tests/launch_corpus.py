@@ -8,7 +8,7 @@ harness's own `runner`, are left out). Launches upstream's runner cannot load ar
 reason, never imported.
 
     python tests/launch_corpus.py                  # print the coverage table
-    python tests/launch_corpus.py --write          # rewrite the README's table (launch-coverage markers)
+    python tests/launch_corpus.py --write          # rewrite docs/guides/import.md's table (launch-coverage markers)
     python tests/launch_corpus.py --lines v0.25 …  # only these release lines
 """
 
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import import_corpus  # the README table's reader and writer (tests/ is on sys.path: the script's own directory)
+import import_corpus  # the coverage page's table reader and writer (tests/ is on sys.path: the script's own directory)
 
 REPO = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- launch-coverage:begin -->", "<!-- launch-coverage:end -->"
-# `make test` runs the newest lines; `make corpus` all of them (the README's table is the whole set's).
+# `make test` runs the newest lines; `make corpus` all of them (the page's table is the whole set's).
 NEWEST_LINES = ("v0.23", "v0.25")
 
 
@@ -118,7 +118,7 @@ def run(lines: Iterable[str] | None = None) -> list[Outcome]:
 
 
 def coverage(outcomes: Sequence[Outcome], unloadable: Mapping[str, int]) -> list[str]:
-    """The README's table: per release line, launches / reproduced / no escape hatch / escape-hatch items /
+    """The page's table: per release line, launches / reproduced / no escape hatch / escape-hatch items /
     launches with pass-through variables / refused / not loadable upstream."""
     lines = sorted({o.line for o in outcomes} | set(unloadable), key=_line_key)
     rows = [
@@ -141,12 +141,12 @@ def coverage(outcomes: Sequence[Outcome], unloadable: Mapping[str, int]) -> list
     return rows
 
 
-def readme_table() -> list[str]:
-    return import_corpus.readme_table(BEGIN, END)
+def doc_table() -> list[str]:
+    return import_corpus.doc_table(BEGIN, END)
 
 
-def write_readme(rows: list[str]) -> None:
-    import_corpus.write_readme(rows, BEGIN, END)
+def write_doc(rows: list[str]) -> None:
+    import_corpus.write_doc(rows, BEGIN, END)
 
 
 def main(argv: list[str]) -> int:
@@ -163,8 +163,8 @@ def main(argv: list[str]) -> int:
         )
         print(items.most_common(40))
     if "--write" in argv and lines is None:
-        write_readme(rows)
-        print(f"wrote {import_corpus.README}")
+        write_doc(rows)
+        print(f"wrote {import_corpus.DOC}")
     return 0
 
 

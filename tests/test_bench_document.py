@@ -1,6 +1,6 @@
 """The bench report: reading real `vllm bench serve --save-result --save-detailed` JSON (captured from the CPU
-engine serving profiles/cpu-demo.yaml), the bench document's shape (schema 1, as README.md lists it), the
-comparison's ratios and setting differences, and the PNG / self-contained HTML plots."""
+engine serving profiles/cpu-demo.yaml), the bench document's shape (schema 1, as docs/guides/bench-and-tune.md lists
+it), the comparison's ratios and setting differences, and the PNG / self-contained HTML plots."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "profiles" / "cpu-demo.yaml"
 QUICK = parse_workload("quick")
 
-# The documented shape (README.md, "Benchmark a deployment"): change both together.
+# The documented shape (docs/guides/bench-and-tune.md): change both together.
 TOP_KEYS = {
     "schema", "kind", "tool", "started_at", "finished_at", "profile", "plan", "host", "target", "benchmark",
     "workload", "points",

@@ -1,11 +1,11 @@
 """Every single-node `vllm serve` command of vllm-ascend's tutorials (tests/data/tutorial_commands.json) imported
-and planned back: none crashes, an unreadable one is a clean located error, and the README's coverage table is the
-one this run computes (`python tests/import_corpus.py --write` rewrites it)."""
+and planned back: none crashes, an unreadable one is a clean located error, and docs/guides/import.md's coverage table
+is the one this run computes (`python tests/import_corpus.py --write` rewrites it)."""
 
 from __future__ import annotations
 
 import pytest
-from import_corpus import Outcome, coverage, readme_table, run_one, single_node_commands
+from import_corpus import Outcome, coverage, doc_table, run_one, single_node_commands
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +26,7 @@ def test_most_tutorial_commands_are_reproduced(outcomes: list[Outcome]) -> None:
     assert reproduced / len(outcomes) >= 0.9, reproduced
 
 
-def test_the_readme_states_this_coverage(outcomes: list[Outcome]) -> None:
+def test_the_import_guide_states_this_coverage(outcomes: list[Outcome]) -> None:
     rows = coverage(outcomes)
     print("\n" + "\n".join(rows))
-    assert readme_table() == rows, "README coverage is stale: run `python tests/import_corpus.py --write`"
+    assert doc_table() == rows, "docs/guides/import.md coverage is stale: run `python tests/import_corpus.py --write`"

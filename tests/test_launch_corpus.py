@@ -1,5 +1,5 @@
 """Every launch upstream's CI runs on hardware, imported and planned back (`tests/launch_corpus.py`): the newest two
-release lines here (about 8 s), every line with `make corpus`, whose table the README shows.
+release lines here (about 8 s), every line with `make corpus`, whose table docs/guides/import.md shows.
 
 A launch that is not reproduced must be named below with the upstream evidence why; the escape hatches stay at
 most 2 per 10 launches (pass-through variables not counted: `ascendctl.importer.hatches`).
@@ -8,12 +8,12 @@ most 2 per 10 launches (pass-through variables not counted: `ascendctl.importer.
 from __future__ import annotations
 
 import pytest
-from launch_corpus import NEWEST_LINES, Outcome, coverage, not_loadable, readme_table, run
+from launch_corpus import NEWEST_LINES, Outcome, coverage, doc_table, not_loadable, run
 
 # file → why upstream's own launch is not reproduced (the evidence is in the launch itself)
 NOT_REPRODUCED = {
     # encoder/prefill/decode disaggregation: three processes (`--ec-transfer-config` producer, then a prefill/decode
-    # pair) sharing a directory; no profile section plans an encoder instance (README: "what has no field")
+    # pair) sharing a directory; no profile section plans an encoder instance (docs/guides/import.md: what has no field)
     "tests/e2e/weekly/single_node/configs/Qwen2.5-VL-7B-Instruct-EPD.yaml": "encoder disaggregation",
     "tests/e2e/nightly/single_node/models/configs/Qwen2.5-VL-7B-Instruct-EPD.yaml": "encoder disaggregation",
     # the decode scripts' `kv_connector_extra_config.decode` says DP 8 × TP 4, their own layout is 32 ranks of TP 1:
@@ -43,9 +43,9 @@ def test_escape_hatches_stay_at_two_per_ten_launches(outcomes: list[Outcome]) ->
     assert items * 10 <= 2 * len(outcomes), (items, len(outcomes))
 
 
-def test_the_readme_states_this_coverage(outcomes: list[Outcome]) -> None:
+def test_the_import_guide_states_this_coverage(outcomes: list[Outcome]) -> None:
     rows = coverage(outcomes, not_loadable(NEWEST_LINES))
     mine = {row.split(" | ")[0]: row for row in rows[2:-1]}  # the newest lines' rows, without the total
-    readme = {row.split(" | ")[0]: row for row in readme_table()}
-    stale = {line: row for line, row in mine.items() if readme.get(line) != row}
-    assert not stale, "README launch coverage is stale: run `make corpus`"
+    page = {row.split(" | ")[0]: row for row in doc_table()}
+    stale = {line: row for line, row in mine.items() if page.get(line) != row}
+    assert not stale, "docs/guides/import.md launch coverage is stale: run `make corpus`"

@@ -1,4 +1,4 @@
-"""The README's generated list of rule ids and diagnosis entries is complete and current."""
+"""The generated list of rule ids and diagnosis entries (docs/reference/rules.md) is complete and current."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from ascendctl.core.findings import RULES
 from ascendctl.outputs import rules_doc
 from ascendctl_engine.phases import catalog
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parents[1] / rules_doc.PATH
 
 
-def test_readme_section_is_current() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_page_is_current() -> None:
+    text = PAGE.read_text(encoding="utf-8")
     assert rules_doc.replace_section(text, rules_doc.section()) == text, (
         "run python -m ascendctl.outputs.rules_doc --write"
     )
@@ -26,9 +26,10 @@ def test_every_rule_and_catalog_entry_is_listed() -> None:
     assert all(f"| `{entry.key}` |" in lines for entry in catalog())
 
 
-def test_check_reports_a_stale_readme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    stale = README.read_text(encoding="utf-8").replace("| `host.npu.driver` |", "| `host.npu.gone` |")
-    (tmp_path / "README.md").write_text(stale, encoding="utf-8")
+def test_check_reports_a_stale_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stale = PAGE.read_text(encoding="utf-8").replace("| `host.npu.driver` |", "| `host.npu.gone` |")
+    (tmp_path / rules_doc.PATH).parent.mkdir(parents=True)
+    (tmp_path / rules_doc.PATH).write_text(stale, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     assert rules_doc.main(["--check"]) == 1
     assert rules_doc.main(["--write"]) == 0

@@ -105,7 +105,8 @@ def test_status_refuses_watch_with_json_and_a_bad_interval(engine: str) -> None:
 def test_status_leaves_out_a_stale_record() -> None:
     store().update(record("stale", pid=dead_pid()))
     result = runner.invoke(app, ["status", "--json"])
-    assert (result.exit_code, result.stdout.strip()) == (0, "no deployments running")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["instances"] == []  # --json: the report, with no instance
 
 
 def test_watch_refreshes_until_ctrl_c_and_exits_0(engine: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -123,3 +124,27 @@ def test_watch_refreshes_until_ctrl_c_and_exits_0(engine: str, monkeypatch: pyte
     result = runner.invoke(app, ["status", "demo", "--watch", "--interval", "0.1"], env={"COLUMNS": "150"})
     assert result.exit_code == 0, result.output
     assert len(calls) == 2 and "demo" in result.stdout and "357.1/" in result.stdout
+
+
+@pytest.mark.parametrize("width", [80, None], ids=["80-columns", "pipe"])
+def test_status_table_keeps_every_header_whole_at_80_columns_and_in_a_pipe(width: int | None) -> None:
+    """No header is cut (`R…  WA…`), no figure is wrapped; the instance's long label wraps instead."""
+    import io
+
+    from rich.console import Console
+
+    from ascendctl.cli.status import COLUMNS, _view
+    from ascendctl.run.metrics import Interval
+    from ascendctl.run.status import Target
+
+    load = Interval(2.0, 12, 3, 45.5, 1234.5, 567.8, 0, {"p50": 123.4, "p99": 4567.8}, {"p50": 12.3, "p99": 45.6}, {})
+    target = Target("qwen3-235b-a22b-w8a8-a2", 0, "decode-0", "decode", "http://127.0.0.1:1", result=load)
+    out = io.StringIO()  # not a terminal: rich sizes a pipe at 80 columns unless told otherwise
+    Console(file=out, width=width, highlight=False).print(_view([target]))
+    text = out.getvalue()
+    assert max(map(len, text.splitlines())) <= 80 and "…" not in text
+    for header in COLUMNS:
+        for word in header.split():
+            assert word in text, word
+    for figure in ("1234.5", "567.8", "123.4/4567.8", "12.3/45.6"):
+        assert figure in text

@@ -1,9 +1,10 @@
 """The result of `ascendctl check`: host facts + rule results, its JSON shape and the next command.
 
 JSON contract (pinned by tests/cli/test_check_cli.py; keys may be added, never removed):
-`{"headline": "accelerator: …; judging the … backend (…)", "host": {"backend", "hardware": {"family", "devices": [{"id", "chip", "name", "health", "hbm_total_mb",
-"hbm_used_mb"}]}, "driver": {"version"}, "cann": {"version", "path"}, "python": {"version"}, "packages":
-{name: version}}, "results": [{"id", "severity", "status", "title", "message", "fix", "source"}], ...}`.
+`{"headline": "accelerator: …; judging the … backend (…)", "host": {"backend", "hardware": {"family", "devices":
+[{"id", "chip", "name", "health", "hbm_total_mb", "hbm_used_mb"}]}, "driver": {"version"}, "cann": {"version",
+"path"}, "python": {"version"}, "packages": {name: version}}, "results": [{"id", "severity", "status", "title",
+"message", "fix", "source"}], ...}`.
 `results` holds the `host.*` findings, then (with a profile that plans) the `plan.*` findings. A renamed or
 removed key, or a value that changes meaning, bumps `CHECK_JSON_SCHEMA` (2: rule ids gained the `host.`
 scope, plan findings joined `results`). `check PROFILE --fabric` adds `"fabric": {"node", "tool", "devices": [{"device",

@@ -21,11 +21,20 @@ import traceback
 from typing import Annotated, Any
 
 import typer
+from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 
 from ascendctl import __version__
-from ascendctl.cli import coercion, pydantic_plugins
-from ascendctl.core.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID, AscendctlError
+from ascendctl.cli import coercion, metavars, pydantic_plugins
+from ascendctl.core.errors import (
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    AscendctlError,
+    DocumentError,
+    Issue,
+)
 from ascendctl_engine.paths import HomeError
 
 # Writing the output failed, not ascendctl: a reader that went away (`| head`), a full disk (`> /dev/full`), an I/O
@@ -41,38 +50,61 @@ _state = {"debug": _debug_from_env()}
 
 
 class _HandledGroup(TyperGroup):
-    """Maps every exception to one exit code and a message without a traceback (unless --debug)."""
+    """Maps every exception to one exit code and a message without a traceback (unless --debug); under a
+    command's `--json`, stdout also gets the error as one JSON document (`ascendctl.cli.json_errors`)."""
 
     def invoke(self, ctx: Any) -> Any:
         _state["debug"] = _debug_from_env()  # each invocation starts clean; the root callback reads --debug
+        args = [*ctx._protected_args, *ctx.args]  # the command line after the root's options (read back on error)
+
+        def as_json(exit_code: int, message: str, issues: "list[Issue] | None" = None) -> None:
+            from ascendctl.cli import json_errors  # read only on an error
+
+            if json_errors.requested(self, ctx, args):
+                with contextlib.suppress(OSError):  # stdout failing too: `main` reports it when it flushes
+                    json_errors.print_error(exit_code, message, issues or [])
+
         try:
             return super().invoke(ctx)
         except _PASS_THROUGH:
             raise
+        except ClickException as exc:  # a usage error: click reports it on stderr (exit 2), as without --json
+            as_json(exc.exit_code, exc.format_message())
+            raise
         except AscendctlError as exc:
-            for line in exc.lines():
+            lines = exc.lines()
+            for line in lines:
                 typer.echo(f"error: {line}" if not line.startswith(("error", "warning")) else line, err=True)
+            as_json(exc.exit_code, "\n".join(lines), exc.issues if isinstance(exc, DocumentError) else None)
             raise typer.Exit(exc.exit_code) from None
         except HomeError as exc:  # $ASCENDCTL_HOME is not a directory: the environment is the user's input
             typer.echo(f"error: {exc}", err=True)
+            as_json(EXIT_INVALID, str(exc))
             raise typer.Exit(EXIT_INVALID) from None
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)
+            as_json(EXIT_INTERRUPTED, "interrupted")
             raise typer.Exit(EXIT_INTERRUPTED) from None
         except OSError as exc:
             if exc.errno not in _OUTPUT_ERRNOS:
+                as_json(EXIT_INTERNAL, _bug(exc))
                 raise _internal(exc) from None
-            _output_failed(exc)
+            _output_failed(exc)  # the output itself failed: nothing more is written to it
             raise typer.Exit(EXIT_FAILED) from None
         except Exception as exc:  # a bug
+            as_json(EXIT_INTERNAL, _bug(exc))
             raise _internal(exc) from None
+
+
+def _bug(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _internal(exc: Exception) -> typer.Exit:
     """A bug: say so plainly, keep the traceback behind --debug."""
     if _state["debug"]:
         traceback.print_exception(exc)
-    typer.echo(f"internal error: {type(exc).__name__}: {exc}", err=True)
+    typer.echo(f"internal error: {_bug(exc)}", err=True)
     if not _state["debug"]:
         typer.echo("This is a bug in ascendctl; rerun with --debug for the traceback.", err=True)
     return typer.Exit(EXIT_INTERNAL)
@@ -99,14 +131,7 @@ def _say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def _pass_through() -> tuple[type[BaseException], ...]:
-    # Usage errors and explicit exits are click's to report (exit 2 / the given code).
-    from typer._click.exceptions import ClickException
-
-    return (typer.Exit, typer.Abort, ClickException)
-
-
-_PASS_THROUGH = _pass_through()
+_PASS_THROUGH = (typer.Exit, typer.Abort)  # explicit exits: the given code
 
 
 def _version(value: bool) -> None:
@@ -164,6 +189,7 @@ def build_app(only: str | None = None) -> typer.Typer:
     """The app with every command, or with just `only` (see `main`)."""
     coercion.enable()  # option values without a pydantic adapter each (ascendctl.cli.coercion)
     pydantic_plugins.disable()  # validation without third-party pydantic plugins (ascendctl.cli.pydantic_plugins)
+    metavars.enable()  # help names values as other CLIs do: `PROFILE...`, `--node N` (ascendctl.cli.metavars)
     built = typer.Typer(
         cls=_HandledGroup,
         name="ascendctl",

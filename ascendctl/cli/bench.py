@@ -135,6 +135,7 @@ def _bench(
     import json
     import tempfile
 
+    from ascendctl.cli.json_errors import failed_after_document
     from ascendctl.core.errors import OperationFailed, UserInputError
     from ascendctl.plan.workload import SEED_MAX, parse_workload
     from ascendctl.run.bench import bench_document, check_goodput, deployment_for_bench
@@ -177,7 +178,10 @@ def _bench(
         _print_run(document)
     failed = sum(int(p["metrics"]["failed"]) for p in document["points"])
     if failed:
-        raise OperationFailed(f"{failed} request(s) failed; their messages are in the report")
+        message = f"{failed} request(s) failed; their messages are in the report"
+        if as_json:  # the document says so: stdout stays that one document
+            raise failed_after_document(message)
+        raise OperationFailed(message)
 
 
 def _run_points(

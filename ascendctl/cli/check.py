@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ascendctl.cli import completers
 from ascendctl.core.errors import EXIT_FAILED, UserInputError
 
 if TYPE_CHECKING:
@@ -38,7 +39,12 @@ def check(
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail the check too.")] = False,
     overrides: Annotated[
         list[str] | None,
-        typer.Option("--set", metavar="KEY.PATH=VALUE", help="Override a profile value (repeatable)."),
+        typer.Option(
+            "--set",
+            metavar="KEY.PATH=VALUE",
+            help="Override a profile value (repeatable).",
+            autocompletion=completers.profile_paths,
+        ),
     ] = None,
     lock_file: Annotated[
         Path | None,

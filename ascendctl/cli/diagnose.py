@@ -5,6 +5,8 @@ from typing import Annotated
 
 import typer
 
+from ascendctl.cli import completers
+
 MAX_LOG_BYTES = 64 * 1024 * 1024  # the log is read whole, never more than this
 
 
@@ -14,7 +16,11 @@ def diagnose(
     ],
     release: Annotated[
         str | None,
-        typer.Option("--release", help="vllm-ascend release the log came from (skips entries for other releases)."),
+        typer.Option(
+            "--release",
+            help="vllm-ascend release the log came from (skips entries for other releases).",
+            autocompletion=completers.releases,
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the matches as JSON.")] = False,
 ) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ascendctl.cli import completers
 from ascendctl.core.errors import OperationFailed, UserInputError
 
 if TYPE_CHECKING:
@@ -137,7 +138,12 @@ def install(
         Path | None, typer.Argument(metavar="PROFILE", help="Install the engine this profile's release needs.")
     ] = None,
     release: Annotated[
-        str | None, typer.Option("--release", help="Release pin: a version (v0.13.0) or latest-stable.")
+        str | None,
+        typer.Option(
+            "--release",
+            help="Release pin: a version (v0.13.0) or latest-stable.",
+            autocompletion=completers.releases,
+        ),
     ] = None,
     backend: Annotated[str | None, typer.Option("--backend", help="cpu, npu or cuda.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the install plan; install nothing.")] = False,

@@ -14,22 +14,38 @@ from typing import Annotated
 
 import typer
 
+from ascendctl.cli import completers
+
 # A launch script is a page of shell, not a file to stream: larger is not a launch script.
 MAX_SCRIPT_BYTES = 256 * 1024
 
 
 def import_(
-    scripts: Annotated[list[Path], typer.Argument(help="Launch scripts, one per node (or per DP rank), in any order.")],
-    release: Annotated[str, typer.Option("--release", help="vllm-ascend tag (or a pin) the scripts run.")],
+    scripts: Annotated[
+        list[Path],
+        typer.Argument(metavar="SCRIPT...", help="Launch scripts, one per node (or per DP rank), in any order."),
+    ],
+    release: Annotated[
+        str,
+        typer.Option(
+            "--release", help="vllm-ascend tag (or a pin) the scripts run.", autocompletion=completers.releases
+        ),
+    ],
     hardware: Annotated[
-        str | None, typer.Option("--hardware", help="Ascend hardware family: a2, a3, 300i-duo or 950.")
+        str | None,
+        typer.Option(
+            "--hardware",
+            help="Ascend hardware family: a2, a3, 300i-duo or 950.",
+            autocompletion=completers.hardware_ids,
+        ),
     ] = None,
     backend: Annotated[str, typer.Option("--backend", help="npu (default), cuda or cpu.")] = "npu",
     name: Annotated[
         str | None, typer.Option("--name", help="The profile's metadata.name (default: the first script's name).")
     ] = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the profile here instead of printing it.")
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write the profile here instead of printing it."),
     ] = None,
     as_json: Annotated[
         bool,

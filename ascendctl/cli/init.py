@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ascendctl.cli import completers
+
 if TYPE_CHECKING:
     from ascendctl_engine.host.facts import HostFacts
 
@@ -19,20 +21,30 @@ if TYPE_CHECKING:
 def init(
     model: Annotated[str, typer.Argument(help="The model, spelled as model.source is (hub id, path, prepared:NAME).")],
     hardware: Annotated[
-        str | None, typer.Option("--hardware", help="a2, a3, 300i-duo or 950 (default: this host's NPUs, else CPU).")
+        str | None,
+        typer.Option(
+            "--hardware",
+            help="a2, a3, 300i-duo or 950 (default: this host's NPUs, else CPU).",
+            autocompletion=completers.hardware_ids,
+        ),
     ] = None,
-    devices: Annotated[int | None, typer.Option("--devices", min=1, max=64, help="Devices per node.")] = None,
-    nodes: Annotated[int, typer.Option("--nodes", min=1, max=64, help="Nodes.")] = 1,
-    release: Annotated[str, typer.Option("--release", help="vllm-ascend tag or pin.")] = "latest-stable",
+    devices: Annotated[int | None, typer.Option("--devices", min=1, max=64, help="Devices per node (1 to 64).")] = None,
+    nodes: Annotated[int, typer.Option("--nodes", min=1, max=64, help="Nodes (1 to 64).")] = 1,
+    release: Annotated[
+        str, typer.Option("--release", help="vllm-ascend tag or pin.", autocompletion=completers.releases)
+    ] = "latest-stable",
     max_model_len: Annotated[int | None, typer.Option("--max-model-len", min=1, help="Context length.")] = None,
     workload: Annotated[
         str | None, typer.Option("--workload", help="The load to leave KV room for (as `fit --workload`).")
     ] = None,
     variant: Annotated[str | None, typer.Option("--variant", help="Which upstream variant (see --list).")] = None,
     list_variants: Annotated[bool, typer.Option("--list", help="List the variants upstream runs, then exit.")] = False,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the profile here.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write the profile here.")
+    ] = None,
     facts: Annotated[
-        Path | None, typer.Option("--facts", help="A host-facts JSON file instead of this host's (check --json).")
+        Path | None,
+        typer.Option("--facts", metavar="FILE", help="A host-facts JSON file instead of this host's (check --json)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:

@@ -8,12 +8,19 @@ from typing import Annotated
 
 import typer
 
+from ascendctl.cli import completers
+
 
 def lock(
     profile: Annotated[Path, typer.Argument(help="Profile YAML file to lock.", show_default=False)],
     overrides: Annotated[
         list[str] | None,
-        typer.Option("--set", metavar="KEY.PATH=VALUE", help="Override a profile value (repeatable)."),
+        typer.Option(
+            "--set",
+            metavar="KEY.PATH=VALUE",
+            help="Override a profile value (repeatable).",
+            autocompletion=completers.profile_paths,
+        ),
     ] = None,
     output: Annotated[
         Path,

@@ -21,27 +21,54 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
+from ascendctl.cli import completers
+
 if TYPE_CHECKING:
     from ascendctl.facts.matrix import Backend
     from ascendctl.facts.matrix.host_match import HostReport
-    from ascendctl.facts.matrix.schema import SupportMatrix
+    from ascendctl.facts.matrix.schema import ModelFamily, Release, SupportMatrix
     from ascendctl_engine.host.facts import HostFacts
 
 VIEWS = ("releases", "models", "hardware", "quantizations")
+# The filters each view reads; another one given to a view is refused, never silently ignored.
+VIEW_FILTERS: dict[str, tuple[str, ...]] = {
+    "releases": ("--backend", "--release", "--hardware", "--model", "--quant", "--feature"),
+    "models": ("--release", "--hardware", "--model", "--quant", "--feature"),
+    "hardware": ("--release", "--hardware"),
+    "quantizations": ("--release", "--hardware", "--quant"),
+}
+
+
+def complete_view(incomplete: str) -> list[str]:
+    """Shell completion of VIEW (the other completers: `ascendctl.cli.completers`)."""
+    return [view for view in VIEWS if view.startswith(incomplete)]
 
 
 def matrix(
     view: Annotated[
-        str, typer.Argument(help="What to show: releases, models, hardware or quantizations.", show_default=True)
+        str,
+        typer.Argument(
+            help="What to show: releases, models, hardware or quantizations.",
+            show_default=True,
+            autocompletion=complete_view,
+        ),
     ] = "releases",
     release: Annotated[
         str | None,
         typer.Option(
-            "--release", "-r", help="A pin (v0.13.0, latest-stable), a specifier (>=0.13) or a prefix (0.13)."
+            "--release",
+            "-r",
+            help="A pin (v0.13.0, latest-stable), a specifier (>=0.13) or a prefix (0.13).",
+            autocompletion=completers.releases,
         ),
     ] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help="Model family, name or HF architecture.")] = None,
-    hardware: Annotated[str | None, typer.Option("--hardware", help="Hardware family: a2, a3, 300i-duo, 950.")] = None,
+    hardware: Annotated[
+        str | None,
+        typer.Option(
+            "--hardware", help="Hardware family: a2, a3, 300i-duo, 950.", autocompletion=completers.hardware_ids
+        ),
+    ] = None,
     quant: Annotated[str | None, typer.Option("--quant", help="Quantization id (w8a8, w8a8_dynamic, ...).")] = None,
     feature: Annotated[
         str | None,
@@ -69,7 +96,11 @@ def matrix(
     ] = False,
     facts: Annotated[
         Path | None,
-        typer.Option("--facts", help="With --here: a host-facts JSON file (e.g. from `ascendctl check --json`)."),
+        typer.Option(
+            "--facts",
+            metavar="FILE",
+            help="With --here: a host-facts JSON file (e.g. from `ascendctl check --json`).",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
@@ -162,11 +193,22 @@ def _here(
     """`--here`: the host's release rows classified (from its probes or a facts file), narrowed by the filters."""
     from ascendctl.cli import matrix_tables as out
     from ascendctl.cli.facts import read_facts_file
+    from ascendctl.core.errors import UserInputError
     from ascendctl.facts.matrix import filters
     from ascendctl.facts.matrix.host_match import classify_host
 
     report = classify_host(m, read_facts_file(facts) if facts is not None else _probe_here())
-    if release or model or hardware or quant or feature or backend:
+    if backend is not None and backend != report.backend:
+        raise UserInputError(
+            f"--here lists this host's {report.backend} release rows; --backend {backend} names another backend "
+            f"(drop --here to list {backend} rows)"
+        )
+    if hardware is not None and hardware != report.family:
+        raise UserInputError(
+            f"--here judges this host's hardware ({report.family or 'no Ascend NPU detected'}); --hardware "
+            f"{hardware} names another (drop --here to list the rows for {hardware})"
+        )
+    if release or model or quant or feature:
         keep = {
             r.version
             for r in filters.filter_releases(
@@ -196,8 +238,16 @@ def _show_view(
 ) -> None:
     """One view's rows, filtered, as a table or JSON."""
     from ascendctl.cli import matrix_tables as out
+    from ascendctl.core.errors import UserInputError
     from ascendctl.facts import matrix as mx
     from ascendctl.facts.matrix import filters
+
+    given = {"--backend": be, "--release": release, "--hardware": hardware, "--model": model, "--quant": quant,
+             "--feature": feature}  # fmt: skip
+    unread = [name for name, value in given.items() if value is not None and name not in VIEW_FILTERS[view]]
+    if unread:
+        reads = ", ".join(VIEW_FILTERS[view])
+        raise UserInputError(f"{unread[0]} does not filter the {view} view (it reads {reads}); drop it")
 
     if view == "releases":
         rows = filters.filter_releases(
@@ -206,10 +256,10 @@ def _show_view(
         out.emit(as_json, [mx.release_json(r) for r in rows], lambda: out.releases_table(rows))
     elif view == "models":
         fams = filters.filter_models(m, model=model, hardware=hardware, feature=feature, quant=quant, release=release)
-        tag = release if release in {r.version for r in mx.releases(m, "npu")} else None
+        row = _table_release(m, release)
         out.emit(
-            as_json, [_with_verified(mx.model_json(f), f.id, tag) for f in fams],
-            lambda: out.models_table(fams, hardware, tag),
+            as_json, [_with_status(m, _with_verified(mx.model_json(f), f.id, row), f, row) for f in fams],
+            lambda: out.models_table(m, fams, hardware, row),
         )  # fmt: skip
     elif view == "hardware":
         hws = filters.filter_hardware(m, hardware=hardware, release=release)
@@ -221,11 +271,40 @@ def _show_view(
         out.emit(as_json, [quantization_json(m, q) for q in qts], lambda: out.quant_tables(m, qts))
 
 
-def _with_verified(row: dict[str, object], family: str, tag: str | None) -> dict[str, object]:
-    """A model row with `verified`: per hardware family the newest upstream CI launch (at `tag`, when one is named)."""
+def _table_release(m: "SupportMatrix", release: str | None) -> "Release | None":
+    """The npu release whose model table `matrix models -r R` shows: the pin, else the newest release R matches."""
+    from ascendctl.facts.matrix import filters
+
+    if release is None:
+        return None
+    rows = filters.filter_releases(m, backend="npu", release=release)
+    return max(rows, key=lambda r: r.key) if rows else None
+
+
+def _with_status(
+    m: "SupportMatrix", row: dict[str, object], family: "ModelFamily", release: "Release | None"
+) -> dict[str, object]:
+    """With a release named: `status_at` — the release, its table and the family's status per hardware family."""
+    from ascendctl.facts.matrix.model_tables import judge
+    from ascendctl_engine.vocab import HARDWARE_FAMILIES
+
+    if release is None:
+        return row
+    judged = {h: judge(m, family, release, h) for h in HARDWARE_FAMILIES}
+    tables = {j.table_ref for j in judged.values()}
+    row["status_at"] = {
+        "release": release.version,
+        "table": tables.pop() if len(tables) == 1 else None,
+        "hardware": {h: j.status for h, j in judged.items()},
+    }
+    return row
+
+
+def _with_verified(row: dict[str, object], family: str, release: "Release | None") -> dict[str, object]:
+    """A model row with `verified`: per hardware family the newest upstream CI launch (at the release, when named)."""
     from ascendctl.facts.launches import family_marks
 
-    marks = family_marks(family, tag)
+    marks = family_marks(family, release.version if release is not None else None)
     row["verified"] = [
         {"hardware": h, "tag": m.tag, "source": m.source, "layout": m.layout} for h, m in sorted(marks.items())
     ]

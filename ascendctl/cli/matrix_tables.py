@@ -15,7 +15,14 @@ from ascendctl_engine.vocab import HARDWARE_FAMILIES
 if TYPE_CHECKING:
     from ascendctl.facts.matrix import Verdict
     from ascendctl.facts.matrix.host_match import HostReport
-    from ascendctl.facts.matrix.schema import Hardware, ModelFamily, QuantizationType, Release, SupportMatrix
+    from ascendctl.facts.matrix.schema import (
+        Hardware,
+        ModelFamily,
+        ModelSupport,
+        QuantizationType,
+        Release,
+        SupportMatrix,
+    )
 
 
 def emit(as_json: bool, data: list[dict[str, Any]], table: Any) -> None:
@@ -117,34 +124,79 @@ def releases_table(rows: list[Release]) -> None:
     t.print()
 
 
-_GLYPH = {"supported": "✅", "experimental": "🔵", "untested": "🟡", "unsupported": "❌", None: "·"}
+_GLYPH: dict[str | None, str] = {
+    "supported": "✅", "experimental": "🔵", "untested": "🟡", "unsupported": "❌", None: "·"
+}  # fmt: skip
 
 
-def models_table(fams: list[ModelFamily], hardware: str | None, release: str | None = None) -> None:
-    from ascendctl.facts.launches import family_marks
-    from ascendctl.facts.matrix import model_support
-
-    verified = f"verified at {release}" if release else "verified (newest tag)"
+def models_table(
+    m: SupportMatrix, fams: list[ModelFamily], hardware: str | None, release: Release | None = None
+) -> None:
+    """The models view: each family's status per hardware family — in `release`'s own model table (or the nearest
+    earlier one) when a release is named, else in the newest final release's (the matrix's overview rows); the title
+    names the table."""
+    tag = release.version if release is not None else None
+    verified = f"verified at {tag}" if tag else "verified (newest tag)"
     cols = ["model", "types", *HARDWARE_FAMILIES, "max len", "architectures", verified]
     if hardware:
         cols.append(f"features on {hardware}")
-    t = _table("Models (support matrix; ✅ supported 🔵 experimental 🟡 untested ❌ no · not listed)", cols)
+    legend = "✅ supported 🔵 experimental 🟡 untested ❌ no · not listed"
+    t = _table(f"Models {_models_title(m, release)} ({legend})", cols)
     for f in fams:
-        cells = [f.name, "/".join(f.types)]
-        for h in HARDWARE_FAMILIES:
-            row = model_support(f, h)
-            cells.append(_GLYPH[row.status if row else None])
-        lens = sorted({s.max_len for s in f.support if s.max_len})
-        cells.append(", ".join(_fmt_len(n) for n in lens) or "—")
-        cells.append(", ".join(f.architectures))
-        marks = family_marks(f.id, release)
-        cells.append(", ".join(f"{h} {m.tag}" if not release else h for h, m in sorted(marks.items())) or "—")
-        if hardware:
-            row = model_support(f, hardware)
-            feats = [k for k, v in (row.features.items() if row else []) if v == "yes"]
-            cells.append(", ".join(feats) or "—")
-        t.add_row(*cells)
+        t.add_row(*_model_cells(m, f, hardware, release))
     t.print()
+
+
+def _model_cells(m: SupportMatrix, f: ModelFamily, hardware: str | None, release: Release | None) -> list[str]:
+    """One family's row: its status per hardware family at `release` (else the overview rows), lengths, marks."""
+    from ascendctl.facts.launches import family_marks
+    from ascendctl.facts.matrix import model_support
+
+    statuses, rows, lengths = _support_at(m, f, release)
+    tag = release.version if release is not None else None
+    marks = family_marks(f.id, tag)
+    cells = [f.name, "/".join(f.types), *(_GLYPH.get(statuses[h], _GLYPH[None]) for h in HARDWARE_FAMILIES)]
+    cells.append(", ".join(_fmt_len(n) for n in sorted(set(lengths))) or "—")
+    cells.append(", ".join(f.architectures))
+    cells.append(", ".join(f"{h} {mk.tag}" if not tag else h for h, mk in sorted(marks.items())) or "—")
+    if hardware:
+        chosen = rows.get(hardware) or model_support(f, hardware)
+        cells.append(", ".join(k for k, v in (chosen.features.items() if chosen else []) if v == "yes") or "—")
+    return cells
+
+
+def _support_at(
+    m: SupportMatrix, f: ModelFamily, release: Release | None
+) -> tuple[dict[str, str | None], dict[str, ModelSupport | None], list[int]]:
+    """Per hardware family: the status and support row in `release`'s own table (else the overview rows), and the
+    context lengths they state."""
+    from ascendctl.facts.matrix import model_support
+    from ascendctl.facts.matrix.model_tables import judge
+
+    rows: dict[str, ModelSupport | None]
+    if release is None:
+        rows = {h: model_support(f, h) for h in HARDWARE_FAMILIES}
+        statuses: dict[str, str | None] = {h: (r.status if r is not None else None) for h, r in rows.items()}
+        return statuses, rows, [s.max_len for s in f.support if s.max_len]
+    judged = {h: judge(m, f, release, h) for h in HARDWARE_FAMILIES}
+    rows = {h: j.support for h, j in judged.items()}
+    return {h: j.status for h, j in judged.items()}, rows, [r.max_len for r in rows.values() if r and r.max_len]
+
+
+def _models_title(m: SupportMatrix, release: Release | None) -> str:
+    """Which release's model table the view shows (the overview rows are the newest final release's)."""
+    from ascendctl.facts import matrix as mx
+    from ascendctl.facts.upstream import nearest_model_table
+
+    if release is None:
+        newest = mx.release_for_pin(m, "npu", mx.LATEST_STABLE).version
+        return f"in the newest final release's table ({newest}; -r R for another release's)"
+    found = nearest_model_table(release.version)
+    if found is None:
+        return f"at {release.version} (no model table at or before it)"
+    table_tag, table = found
+    own = "its own table" if table_tag == release.version else f"the nearest earlier table, {table_tag}'s"
+    return f"at {release.version} ({own}: {table_tag}:{table.path})"
 
 
 def _fmt_len(n: int) -> str:
@@ -225,8 +277,7 @@ def emit_verdict(v: Verdict, as_json: bool) -> None:
         typer.echo(json.dumps(v.to_dict(), indent=2, ensure_ascii=False))
         return
     what = " × ".join(x for x in (v.model, v.quant if v.quant != "none" else None, v.hardware) if x)
-    head = "supported" if v.supported else "NOT supported"
-    typer.echo(f"{head}: {what} with {v.backend} release {v.release}")
+    typer.echo(f"{v.headline}: {what} with {v.backend} release {v.release}")
     for r in v.reasons:
         typer.echo(f"  [{_MARK[r.level]}] {r.message}")
         typer.echo(f"         ref: {r.reference}")

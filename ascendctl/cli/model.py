@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ascendctl.cli import completers
 from ascendctl.core.errors import OperationFailed, UserInputError
 
 if TYPE_CHECKING:
@@ -66,7 +67,13 @@ def pick_engine(name: str | None) -> "EngineEnv":
 
 @app.command("prepare")
 def prepare(
-    name: Annotated[str, typer.Argument(help="Model to prepare: smollm2-135m-instruct or tiny-random.")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="Model to prepare: smollm2-135m-instruct or tiny-random.",
+            autocompletion=completers.preparable_models,
+        ),
+    ],
     engine: Annotated[
         str | None, typer.Option("--engine", help="Engine environment whose interpreter does the work.")
     ] = None,
@@ -201,6 +208,7 @@ def pull(
         list[str] | None,
         typer.Option(
             "--include",
+            metavar="GLOB",
             help="Only files matching this glob (repeatable); config.json and the weight index always come too.",
         ),
     ] = None,

@@ -12,16 +12,26 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ascendctl.cli import completers
+
 if TYPE_CHECKING:
     from ascendctl.plan.types import Plan
     from ascendctl_engine.host.facts import HostFacts
 
 OverridesOption = Annotated[
     list[str] | None,
-    typer.Option("--set", metavar="KEY.PATH=VALUE", help="Override a profile value before planning (repeatable)."),
+    typer.Option(
+        "--set",
+        metavar="KEY.PATH=VALUE",
+        help="Override a profile value before planning (repeatable).",
+        autocompletion=completers.profile_paths,
+    ),
 ]
 ReleaseOption = Annotated[
-    str | None, typer.Option("--release", metavar="R", help="Plan for this release instead of the profile's.")
+    str | None,
+    typer.Option(
+        "--release", help="Plan for this release instead of the profile's.", autocompletion=completers.releases
+    ),
 ]
 AllowOption = Annotated[
     bool,
@@ -36,6 +46,7 @@ AllowIdsOption = Annotated[
         "--allow",
         metavar="ID",
         help="Accept this failing finding, by the id the plan prints (`plan.refused.graph`; repeatable).",
+        autocompletion=completers.allowable_rule_ids,
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the plan as JSON (a stable contract).")]
@@ -98,7 +109,7 @@ def build_plan(
     return with_advice(plan, recipe_advice(profile, plan))
 
 
-def _emit(plan: "Plan", *, as_json: bool, node: int | None, why: bool) -> None:
+def _emit(plan: "Plan", *, as_json: bool, node: int | None, why: bool, all_eras: bool = False) -> None:
     if as_json:
         data: dict[str, Any] = plan.to_json()
         if node is not None:
@@ -107,7 +118,7 @@ def _emit(plan: "Plan", *, as_json: bool, node: int | None, why: bool) -> None:
         return
     from ascendctl.outputs.plan_text import render_plan
 
-    typer.echo("\n".join(render_plan(plan, node=node, why=why)))
+    typer.echo("\n".join(render_plan(plan, node=node, why=why, all_eras=all_eras)))
 
 
 def print_dry_run(
@@ -150,11 +161,18 @@ def plan(
     facts: FactsOption = None,
     model_config: ModelConfigOption = None,
     why: Annotated[bool, typer.Option("--why", help="Also list the reason for every flag and value.")] = False,
+    all_eras: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="With --why: every era of the release, also those that decided nothing in this plan."
+        ),
+    ] = False,
     against: Annotated[
         str | None,
         typer.Option(
             "--against-release",
             metavar="TAG",
+            autocompletion=completers.releases,
             help="Plan the profile at its release and at TAG, side by side: flags, env, config keys added, removed, "
             "changed or renamed; findings; pins.",
         ),
@@ -178,7 +196,11 @@ def plan(
         model_config=model_config,
         advice=True,
     )
-    _emit(result, as_json=as_json, node=None, why=why)
+    if all_eras and not why:
+        from ascendctl.core.errors import UserInputError
+
+        raise UserInputError("--all goes with --why (it lists every era among the reasons)")
+    _emit(result, as_json=as_json, node=None, why=why, all_eras=all_eras)
 
 
 def _against_release(

@@ -7,15 +7,23 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ascendctl.cli import completers
 from ascendctl.cli.plan import AllowIdsOption, AllowOption
-from ascendctl.outputs.targets import TARGETS, targets_help
+from ascendctl.outputs.targets import targets_help
 
 if TYPE_CHECKING:
     from ascendctl.outputs.render.options import RenderedFile
 
 TargetOption = Annotated[
     str,
-    typer.Option("--target", "-t", metavar="|".join(TARGETS), help=targets_help() + ".", show_default=False),
+    typer.Option(
+        "--target",
+        "-t",
+        metavar="TARGET",
+        help=targets_help() + ".",
+        show_default=False,
+        autocompletion=completers.render_targets,
+    ),
 ]
 
 
@@ -23,12 +31,22 @@ def render(
     profile: Annotated[Path, typer.Argument(help="Profile YAML file.", show_default=False)],
     target: TargetOption,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write files into this directory instead of stdout.")
+        Path | None,
+        typer.Option("--output", "-o", metavar="DIR", help="Write files into this directory instead of stdout."),
     ] = None,
     overrides: Annotated[
-        list[str] | None, typer.Option("--set", metavar="KEY.PATH=VALUE", help="Override a profile value.")
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="KEY.PATH=VALUE",
+            help="Override a profile value.",
+            autocompletion=completers.profile_paths,
+        ),
     ] = None,
-    release: Annotated[str | None, typer.Option("--release", help="Render for this release instead.")] = None,
+    release: Annotated[
+        str | None,
+        typer.Option("--release", help="Render for this release instead.", autocompletion=completers.releases),
+    ] = None,
     resource_name: Annotated[
         str | None,
         typer.Option("--resource-name", help="k8s device resource (default: huawei.com/Ascend910 / Ascend310P)."),
@@ -37,10 +55,10 @@ def render(
     image: Annotated[str | None, typer.Option("--image", help="Container image instead of the release's.")] = None,
     installed_profile: Annotated[
         str | None,
-        typer.Option("--installed-profile", help="systemd: where the profile lives on the host."),
+        typer.Option("--installed-profile", metavar="PATH", help="systemd: where the profile lives on the host."),
     ] = None,
     ascendctl_bin: Annotated[
-        str, typer.Option("--ascendctl-bin", help="systemd: path of ascendctl on the host.")
+        str, typer.Option("--ascendctl-bin", metavar="PATH", help="systemd: path of ascendctl on the host.")
     ] = "/usr/local/bin/ascendctl",
     allow: AllowIdsOption = None,
     allow_unsupported: AllowOption = False,
@@ -82,26 +100,26 @@ def render(
 def write_files(directory: Path, files: "Sequence[RenderedFile]") -> None:
     """Write every file or none. All files are staged in a private directory next to their targets first;
     then each target is moved aside and the new file moved in. Any failure (an OS error, SIGINT, SIGTERM or
-    SIGHUP: while writing, those raise `KeyboardInterrupt` instead of ending the process where it stands) puts
-    every moved-aside file back and removes the staging directory: an earlier render is never left half replaced,
-    and no temporary file stays behind."""
+    SIGHUP: from before the staging directory is made until it is removed, those raise `KeyboardInterrupt` instead
+    of ending the process where it stands) puts every moved-aside file back and removes the staging directory, and
+    the output directory too when this call made it: an earlier render is never left half replaced, and no
+    temporary file stays behind."""
+    import contextlib
     import shutil
     import signal
-    import tempfile
 
     from ascendctl.core.errors import UserInputError
-    from ascendctl.run.signals import as_interrupt, ignored
+    from ascendctl.run.signals import as_interrupt, deferred, ignored
 
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=".ascendctl-render.", dir=directory))
-    except OSError as exc:
-        raise UserInputError(f"--output {directory}: {exc.strerror or exc}") from None
     signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     # (target, where its previous version is moved, the staged new file); recorded before either move
     moves: list[tuple[Path, Path | None, Path]] = []
+    made: list[Path] = []  # the output directory and its parents that this call makes, outermost first
+    stage: Path | None = None
     with as_interrupt(signals):
         try:
+            with deferred(signals):  # a directory is made and recorded as one step: a signal waits for both
+                stage = _make_stage(directory, made)
             for file in files:
                 if Path(file.name).name != file.name or file.name in ("", ".", ".."):
                     raise UserInputError(f"refusing to write {file.name!r}: not a plain file name")
@@ -120,12 +138,32 @@ def write_files(directory: Path, files: "Sequence[RenderedFile]") -> None:
         except BaseException as exc:
             with ignored(signals):  # a second signal must not cut the roll-back short
                 _roll_back(moves)
-                shutil.rmtree(stage, ignore_errors=True)
+                if stage is not None:
+                    shutil.rmtree(stage, ignore_errors=True)
+                for path in reversed(made):  # only while empty: what another writer put there stays
+                    with contextlib.suppress(OSError):
+                        path.rmdir()
             if isinstance(exc, OSError):
                 raise UserInputError(f"--output {directory}: {exc.strerror or exc}; nothing was changed") from None
             raise
         else:
-            shutil.rmtree(stage, ignore_errors=True)
+            with ignored(signals):  # every file is in place: a late signal must not leave the staging half removed
+                shutil.rmtree(stage, ignore_errors=True)
+
+
+def _make_stage(directory: Path, made: list[Path]) -> Path:
+    """The private staging directory in `directory`, made with its missing parents when absent (those are added to
+    `made` first). Run with the ending signals deferred, so that the caller always knows what to remove."""
+    import tempfile
+
+    from ascendctl.core.errors import UserInputError
+
+    made.extend(reversed([p for p in (directory, *directory.parents) if not p.exists() and not p.is_symlink()]))
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=".ascendctl-render.", dir=directory))
+    except OSError as exc:
+        raise UserInputError(f"--output {directory}: {exc.strerror or exc}") from None
 
 
 def _roll_back(moves: Sequence[tuple[Path, Path | None, Path]]) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ascendctl.cli import completers
 from ascendctl.cli.plan import AllowIdsOption
 from ascendctl.cli.serve_output import print_failure, run_supervised, warmup_request
 
@@ -19,7 +20,12 @@ if TYPE_CHECKING:
 
 OverridesOption = Annotated[
     list[str] | None,
-    typer.Option("--set", metavar="KEY.PATH=VALUE", help="Override a profile value (repeatable)."),
+    typer.Option(
+        "--set",
+        metavar="KEY.PATH=VALUE",
+        help="Override a profile value (repeatable).",
+        autocompletion=completers.profile_paths,
+    ),
 ]
 
 TAIL_SHOWN = 30
@@ -171,7 +177,11 @@ def _detach(target: "ServeTarget", store: "StateStore", *, warmup: bool) -> None
     log_path = store.log_path(target.name, target.node)
     offset = log_path.stat().st_size if log_path.exists() else 0
     argv = supervisor_argv(target.profile_path, target.overrides, target.allow, target.node, run_id)
-    child = spawn_detached(argv, log_path)
+    try:
+        child = spawn_detached(argv, log_path)
+    except OSError as exc:  # a link or a special file at the log's path (the state directory tampered with), a full
+        # disk: exit 1 as for a prefill/decode unit (`ascendctl.run.units.spawn_unit`) and the foreground supervisor
+        raise OperationFailed(f"cannot open the log {log_path}: {exc.strerror or exc}") from None
     typer.echo(f"ascendctl: starting {target.name} in the background (supervisor pid {child.pid}), log {log_path}")
 
     def on_phase(phase: dict[str, object]) -> None:

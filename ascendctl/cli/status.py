@@ -1,6 +1,7 @@
 """`ascendctl status [NAME]`: load of each running instance from two scrapes of its `/metrics`.
 
-Exit 0 when every instance answered, 1 when any is down (its reason is shown), 0 on Ctrl-C in `--watch`.
+Exit 0 when every instance answered, 1 when any is down (its reason is shown), 0 on Ctrl-C in `--watch`; 0 when
+nothing is running (`--json`: the report with no instances).
 """
 
 import json
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ascendctl.cli import completers
 from ascendctl.core.errors import EXIT_FAILED, UserInputError
 
 if TYPE_CHECKING:
@@ -17,9 +19,14 @@ if TYPE_CHECKING:
 
 
 def status(
-    name: Annotated[str | None, typer.Argument(help="Deployment name (default: every running deployment).")] = None,
+    name: Annotated[
+        str | None,
+        typer.Argument(
+            help="Deployment name (default: every running deployment).", autocompletion=completers.deployment_names
+        ),
+    ] = None,
     interval: Annotated[
-        float, typer.Option("--interval", metavar="S", help="Seconds between the two scrapes (and between refreshes).")
+        float, typer.Option("--interval", help="Seconds between the two scrapes (and between refreshes).")
     ] = 2.0,
     watch: Annotated[bool, typer.Option("--watch", help="Refresh in place until Ctrl-C.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report (stable shape, `schema`).")] = False,
@@ -35,8 +42,11 @@ def status(
         raise UserInputError("--watch refreshes a table; use --json without --watch (one report per run)")
     check_interval(interval)
     found = targets(name)
-    if not found:
-        typer.echo("no deployments running" if name is None else f"{name} has no instance with an API endpoint")
+    if not found:  # nothing to scrape is not an error: --json says so in its own document
+        if as_json:
+            typer.echo(json.dumps(status_report([], interval), indent=2))
+        else:
+            typer.echo("no deployments running" if name is None else f"{name} has no instance with an API endpoint")
         return
     if watch:
         _watch(found, interval)
@@ -67,22 +77,28 @@ def _watch(found: "list[Target]", interval: float) -> None:
         return
 
 
+COLUMNS = ("INSTANCE", "RUN", "WAIT", "KV%", "PROMPT t/s", "GEN t/s", "TTFT ms p50/p99", "TPOT ms p50/p99", "PREEMPT")
+
+
 def _number(value: object, digits: int = 1) -> str:
     return "-" if value is None else f"{float(value):.{digits}f}"  # type: ignore[arg-type]
 
 
 def _view(found: "list[Target]") -> "RenderableType":
     """A table of the instances that answered, then one line per instance that is down (with its reason)."""
-    from rich import box
     from rich.console import Group
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(show_header=True, header_style="bold", expand=False, box=box.SIMPLE_HEAD, pad_edge=False)
-    for column in ("INSTANCE", "RUN", "WAIT", "KV%", "PROMPT t/s", "GEN t/s", "TTFT p50/p99 ms", "TPOT p50/p99 ms",
-                   "PREEMPT"):  # fmt: skip
-        table.add_column(column, no_wrap=column != "INSTANCE")
+    table = Table(show_header=True, header_style="bold", expand=False, box=None, pad_edge=False)
+    for column in COLUMNS:
+        # never cut a header: at 80 columns (and in a pipe, which rich sizes at 80) the two-word headers take two
+        # lines and the figures are never wrapped; the instance's label takes what is left and wraps
+        if column == "INSTANCE":
+            table.add_column(column, overflow="fold", min_width=len(column))
+        else:
+            table.add_column(column.replace(" ", "\n", 1) if " " in column else column, no_wrap=True)
     down: list[Text] = []
     for t in found:
         label = t.name + (f" {t.instance}" if t.instance else "") + f" (node {t.node})"

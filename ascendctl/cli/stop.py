@@ -4,6 +4,7 @@ from typing import Annotated
 
 import typer
 
+from ascendctl.cli import completers
 from ascendctl.core.errors import OperationFailed
 
 
@@ -19,7 +20,14 @@ class StopRefused(OperationFailed):
 
 
 def stop(
-    name: Annotated[str, typer.Argument(help="Deployment name (metadata.name of its profile).", show_default=False)],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="Deployment name (metadata.name of its profile).",
+            show_default=False,
+            autocompletion=completers.deployment_names,
+        ),
+    ],
     node: Annotated[int | None, typer.Option("--node", min=0, help="Stop only this node (default: all here).")] = None,
     timeout: Annotated[
         float | None,

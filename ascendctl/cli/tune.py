@@ -53,13 +53,14 @@ def tune(
         bool, typer.Option("--suggest", help="Print grids worth trying for the profile's backend and release.")
     ] = False,
 ) -> None:
-    """Search settings with the benchmark and write the winning profile (see README "Tune settings")."""
+    """Search settings with the benchmark and write the winning profile (docs/guides/bench-and-tune.md)."""
     if suggest:
         _suggest(profile, overrides or [], allow or [], as_json=as_json)
         return
     import json
     import tempfile
 
+    from ascendctl.cli.json_errors import failed_after_document
     from ascendctl.core.errors import OperationFailed
     from ascendctl.run.bench.target import plan_for_bench
     from ascendctl.run.tune.bench_runner import BenchStarter, refuse_running
@@ -81,7 +82,10 @@ def tune(
     else:
         _print_report(report, prepared.goal)
     if report.tuned is None:
-        raise OperationFailed(f"no trial met the goal's conditions; every trial and why: {report.report}")
+        message = f"no trial met the goal's conditions; every trial and why: {report.report}"
+        if as_json:  # the report says so: stdout stays that one document
+            raise failed_after_document(message)
+        raise OperationFailed(message)
 
 
 def _stderr(line: str) -> None:

@@ -6,11 +6,17 @@ from typing import Annotated
 
 import typer
 
+from ascendctl.cli import completers
 from ascendctl.core.errors import EXIT_INVALID
 
 OverridesOption = Annotated[
     list[str] | None,
-    typer.Option("--set", metavar="KEY.PATH=VALUE", help="Override a profile value before validation (repeatable)."),
+    typer.Option(
+        "--set",
+        metavar="KEY.PATH=VALUE",
+        help="Override a profile value before validation (repeatable).",
+        autocompletion=completers.profile_paths,
+    ),
 ]
 
 

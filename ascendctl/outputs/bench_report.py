@@ -22,7 +22,7 @@ from ascendctl_engine.flags import reads_as_flag
 from ascendctl_engine.jsonio import JsonReadError, read_json_file
 from ascendctl_engine.records import record
 
-BENCH_SCHEMA = 1  # the bench document (`ascendctl bench --json`); README.md lists its shape
+BENCH_SCHEMA = 1  # the bench document (`ascendctl bench --json`); docs/guides/bench-and-tune.md lists its shape
 DOCUMENT_KIND = "ascendctl-bench"
 COMPARE_SCHEMA = 1
 LATENCY_ROWS = (("TTFT", "ttft_ms"), ("TPOT", "tpot_ms"), ("ITL", "itl_ms"), ("E2E latency", "e2el_ms"))

@@ -71,9 +71,19 @@ def _service_lines(plan: Plan) -> list[str]:
     return out
 
 
-def _why_lines(plan: Plan) -> list[str]:
-    """Where each planned value came from."""
-    return ["", "why:", *(f"  {key}: {text}" for key, text in plan.provenance.items())]
+def _why_lines(plan: Plan, all_eras: bool = False) -> list[str]:
+    """Where each planned value came from; of the release's eras, those that decided something in this plan (an era
+    whose topic emitted, dropped, resolved, warned or refused), or every one with `all_eras`."""
+    decided = set(plan.decisive_eras)
+    shown, idle = [], 0
+    for key, text in plan.provenance.items():
+        if key.startswith("era:") and not all_eras and key.removeprefix("era:") not in decided:
+            idle += 1
+            continue
+        shown.append(f"  {key}: {text}")
+    if idle:
+        shown.append(f"  ({idle} more eras of this release decided nothing in this plan: --why --all lists them)")
+    return ["", "why:", *shown]
 
 
 def _findings_lines(plan: Plan) -> list[str]:
@@ -102,7 +112,7 @@ def advice_lines(advice: Sequence[Finding]) -> list[str]:
     return out
 
 
-def render_plan(plan: Plan, *, node: int | None = None, why: bool = False) -> list[str]:
+def render_plan(plan: Plan, *, node: int | None = None, why: bool = False, all_eras: bool = False) -> list[str]:
     d = plan.deployment
     where = f"{d.hardware} (npu)" if d.hardware else d.backend
     out = [
@@ -123,7 +133,7 @@ def render_plan(plan: Plan, *, node: int | None = None, why: bool = False) -> li
     if node is None or node == 0:
         out += _service_lines(plan)
     if why:
-        out += _why_lines(plan)
+        out += _why_lines(plan, all_eras)
     out += _findings_lines(plan)
     return out
 

@@ -704,7 +704,8 @@ def _allowable(finding: Finding) -> bool:
 def _unknown_allow(allow_id: str) -> str:
     owner = rule_of(allow_id)
     if owner is None:
-        return f"allow: {allow_id} names no finding (ids: `ascendctl plan --json` findings[].id, README rules)"
+        ids = "`ascendctl plan --json` findings[].id, docs/reference/rules.md"
+        return f"allow: {allow_id} names no finding (ids: {ids})"
     if not owner.allowable:
         return f"allow: {allow_id} can never be accepted: the release would not start with it (engine-start)"
     return ""
@@ -1009,6 +1010,7 @@ def _assemble(
         suggestions=_union(one.verdict.suggestions for one in planned),
         fit=first.fit,
         fit_error=first.fit_error,
+        decisive_eras=_union(one.result.decisive for one in planned),
     )
 
 

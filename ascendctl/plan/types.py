@@ -313,6 +313,7 @@ class Plan:
     suggestions: tuple[str, ...] = ()  # the matrix's nearest supported options, when a matrix constraint broke
     fit: FitResult | None = None  # the memory fit (`ascendctl fit`); None when it cannot be estimated
     fit_error: str | None = None  # why there is no fit
+    decisive_eras: tuple[str, ...] = ()  # the era topics that emitted, suppressed or decided something in this plan
 
     @property
     def commands(self) -> tuple[EngineCommand, ...]:

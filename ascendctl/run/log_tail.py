@@ -16,20 +16,21 @@ from typing import BinaryIO
 BLOCK = 64 * 1024
 
 
-def tail_offset(handle: BinaryIO, lines: int, *, block: int = BLOCK) -> int:
+def tail_offset(handle: BinaryIO, lines: int, *, block: int = BLOCK, start: int = 0, end: int | None = None) -> int:
     """The offset where the last `lines` lines of the file begin (0 when it holds fewer; its size for 0). A final
-    line without a newline counts as a line; the newline that ends the file does not start another."""
-    end = os.fstat(handle.fileno()).st_size
-    if lines <= 0 or end == 0:
+    line without a newline counts as a line; the newline that ends the file does not start another. `start` /
+    `end`: the same within that part of the file (one run of a deployment)."""
+    end = os.fstat(handle.fileno()).st_size if end is None else end
+    if lines <= 0 or end <= start:
         return end
     # newlines to pass from the end: one per line, not counting the one that ends the file
     handle.seek(end - 1)
     wanted = lines + (1 if handle.read(1) == b"\n" else 0)
     pos = end
-    while pos > 0:
-        start = max(0, pos - block)
-        handle.seek(start)
-        chunk = handle.read(pos - start)
+    while pos > start:
+        low = max(start, pos - block)
+        handle.seek(low)
+        chunk = handle.read(pos - low)
         index = len(chunk)
         while True:
             index = chunk.rfind(b"\n", 0, index)
@@ -37,9 +38,9 @@ def tail_offset(handle: BinaryIO, lines: int, *, block: int = BLOCK) -> int:
                 break
             wanted -= 1
             if wanted == 0:
-                return start + index + 1
-        pos = start
-    return 0
+                return low + index + 1
+        pos = low
+    return start
 
 
 MAX_LINE_BYTES = 64 * 1024
@@ -101,11 +102,11 @@ class LineClipper:
         return f"[ascendctl: {dropped + cut} bytes of an over-long line left out] {text}"
 
 
-def stream(handle: BinaryIO, offset: int, lines: LineClipper, *, block: int = BLOCK) -> int:
-    """Feed the file from `offset` to its current end to `lines`, a block at a time; returns where it stopped (the
-    offset to follow from). The unfinished last line stays in `lines` until `lines.flush()`."""
+def stream(handle: BinaryIO, offset: int, lines: LineClipper, *, block: int = BLOCK, end: int | None = None) -> int:
+    """Feed the file from `offset` to its current end (or to `end`) to `lines`, a block at a time; returns where it
+    stopped (the offset to follow from). The unfinished last line stays in `lines` until `lines.flush()`."""
     handle.seek(offset)
-    while chunk := handle.read(block):
+    while chunk := handle.read(block if end is None else min(block, end - offset)):
         offset += len(chunk)
         lines.feed(chunk)
     return offset

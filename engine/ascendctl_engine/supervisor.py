@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -303,7 +304,7 @@ class Supervisor:
         ever_ready = False
         policy = self.supervision.restart
         while True:
-            self._sink.event(f"==== start (run {self.run_id[:8]}, attempt {restarts + 1}) ====", echo=False)
+            self._sink.event(ATTEMPT_LINE.format(run=self.run_id[:8], attempt=restarts + 1), echo=False)
             try:
                 proc = self._start(secrets)
             except LaunchError as exc:
@@ -514,6 +515,22 @@ def spawn_detached(
         )
     finally:
         os.close(fd)
+
+
+# The line that opens each attempt of a run in the deployment's log (through `LogSink.event`, which stamps it):
+# `ascendctl logs` numbers the runs by their first attempt's line (`run_start`).
+ATTEMPT_LINE = "==== start (run {run}, attempt {attempt}) ===="
+_ATTEMPT = re.compile(
+    rb"^\[ascendctl (?P<at>[^\]]+)\] ==== start \(run (?P<run>[0-9a-f]+), attempt (?P<attempt>\d+)\) ===="
+)
+
+
+def run_start(line: bytes) -> tuple[str, str] | None:
+    """(when, run id) where a log line opens a new run (its first attempt); None for any other line."""
+    found = _ATTEMPT.match(line)
+    if found is None or found["attempt"] != b"1":
+        return None
+    return found["at"].decode(), found["run"].decode()
 
 
 @record

@@ -205,3 +205,63 @@ def test_here_without_facts_probes_this_host() -> None:
     assert report["host"]["backend"] in ("npu", "cuda", "cpu")
     assert report["rows"] and all(r["backend"] == report["host"]["backend"] for r in report["rows"])
     assert run("--here").stdout.startswith("Detected hardware: ")
+
+
+# --- filters that filter, headlines that agree (issue 54) -------------------------------------------------------
+
+SAMPLES = {"--backend": "npu", "--release": "v0.23.0", "--hardware": "a2", "--model": "qwen3", "--quant": "w8a8",
+           "--feature": "eplb"}  # fmt: skip
+
+
+def test_every_view_refuses_a_filter_it_does_not_read() -> None:
+    from ascendctl.cli.matrix import VIEW_FILTERS, VIEWS
+
+    refused = 0
+    for view in VIEWS:
+        for option, value in SAMPLES.items():
+            result = run(view, option, value, "--json")
+            if option in VIEW_FILTERS[view]:
+                assert result.exit_code == 0, (view, option, result.output)
+            else:
+                refused += 1
+                assert result.exit_code == 2 and f"{option} does not filter the {view} view" in result.output
+    assert refused >= 5
+
+
+def test_the_filters_a_view_reads_narrow_it() -> None:
+    every = {r["vllm_ascend"] for r in json.loads(run("releases", "--json").stdout)}
+    npu = {r["vllm_ascend"] for r in json.loads(run("releases", "--backend", "npu", "--json").stdout)}
+    assert npu and npu < every
+    hardware = json.loads(run("hardware", "--hardware", "a2", "--json").stdout)
+    assert [h["id"] for h in hardware] == ["a2"]
+    quants = json.loads(run("quantizations", "--quant", "w8a8", "--json").stdout)
+    assert [q["id"] for q in quants] == ["w8a8"]
+
+
+def test_here_refuses_another_backend_or_hardware_than_the_hosts(tmp_path: Path) -> None:
+    facts = _facts_file(tmp_path, A2_HOST)
+    assert run("--here", "--facts", facts, "--hardware", "a2", "--json").exit_code == 0
+    for option, value, says in (("--hardware", "a3", "judges this host's hardware (a2)"),
+                                ("--backend", "cpu", "lists this host's npu release rows")):  # fmt: skip
+        result = run("--here", "--facts", facts, option, value)
+        assert result.exit_code == 2 and says in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_models_view_shows_the_named_releases_own_table() -> None:
+    """`models -r R` judges each family in R's own model table and says which; another release shows another."""
+    new, old = (json.loads(run("models", "-r", tag, "--json").stdout) for tag in ("v0.25.1rc1", "v0.23.0"))
+    v32 = {row["id"]: row["status_at"] for row in new}["deepseek-v3.2"]
+    assert v32["release"] == "v0.25.1rc1" and v32["table"].startswith("v0.25.1rc1:")
+    assert v32["hardware"]["a3"] == "experimental"
+    assert {row["id"]: row["status_at"] for row in old}["deepseek-v3.2"]["hardware"]["a3"] == "supported"
+    text = run("models", "-r", "v0.25.1rc1").stdout
+    assert text.startswith("Models at v0.25.1rc1 (its own table: v0.25.1rc1:")
+    assert run("models").stdout.startswith("Models in the newest final release's table (")
+
+
+def test_explain_headline_agrees_with_its_reasons() -> None:
+    data = json.loads(run("--explain", "deepseek-v3.2", "--hardware", "a3", "--release", "v0.25.1rc1", "--json").stdout)
+    assert data["supported"] and any(r["level"] == "warning" for r in data["reasons"])
+    assert data["headline"] == "supported, with warnings"
+    text = run("--explain", "deepseek-v3.2", "--hardware", "a3", "--release", "v0.25.1rc1").stdout
+    assert text.startswith("supported, with warnings: ")

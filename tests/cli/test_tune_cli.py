@@ -152,8 +152,9 @@ def test_json_report_and_exit_1_without_a_winner(demo: Path, fake_bench: type[Fa
         ["tune", str(demo), "--grid", "engine.scheduler.max_num_seqs=16,32", "--slo", "ttft_p99_ms=8", "--json"],
     )
     assert result.exit_code == 1
-    assert "no trial met the goal's conditions" in result.output
+    assert "no trial met the goal's conditions" in result.stderr
     report = json.loads(demo.with_name("demo.tuned.json").read_text())
+    assert json.loads(result.stdout) == report  # stdout is that one document (the error is on stderr)
     assert report["schema"] == 1 and report["winner"] is None
     assert [t["candidate"] for t in report["trials"]] == [False, False]
     assert not demo.with_name("demo.tuned.yaml").exists()

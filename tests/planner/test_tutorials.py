@@ -61,6 +61,15 @@ def test_expected_warnings(tutorial: Tutorial) -> None:
         assert any(needle in w for w in said), (needle, said)
 
 
+@pytest.mark.parametrize("tutorial", [t for t in TUTORIALS if t.spelled], ids=lambda t: t.id)
+def test_a_switch_spelled_otherwise_by_the_tutorial_is_explained_in_why_not_warned(tutorial: Tutorial) -> None:
+    plan, _command = _planned(tutorial)
+    said = [*plan.warnings, *(f.message for f in plan.deployment.findings if f.status == "warn")]
+    for switch in tutorial.spelled:
+        assert not any(w.startswith(f"{switch}: planned as") for w in said), switch
+        assert any(switch in why and "planned as" in why for why in plan.provenance.values()), switch
+
+
 def test_the_documented_model_is_what_vllm_loads() -> None:
     for t in TUTORIALS:
         _plan, command = _planned(t)

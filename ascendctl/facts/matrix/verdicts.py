@@ -59,9 +59,18 @@ class Verdict:
     def warnings(self) -> list[Reason]:
         return [r for r in self.reasons if r.level == "warning"]
 
+    @property
+    def headline(self) -> str:
+        """The verdict in a word or three, never contradicting its own reasons: `supported`, `supported, with
+        warnings` (a reason warns: experimental, untested, not verified, sources disagree) or `NOT supported`."""
+        if not self.supported:
+            return "NOT supported"
+        return "supported, with warnings" if self.warnings else "supported"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "supported": self.supported,
+            "headline": self.headline,
             "backend": self.backend,
             "release": self.release,
             "hardware": self.hardware,

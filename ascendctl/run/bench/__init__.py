@@ -8,7 +8,7 @@ The API (also driven by `ascendctl tune`):
 - `run_point(target, point, seed, work_dir, goodput=...)`: one `vllm bench serve` run of one workload point,
   read back from its `--save-result --save-detailed` JSON into a `PointResult`.
 - `bench_document(profile_path, overrides, plan, workload, results, host_facts)`: the JSON document
-  (`schema` 1, documented in README.md "Benchmark a deployment").
+  (`schema` 1, documented in docs/guides/bench-and-tune.md).
 
 Modules: `client` (the client's argv, environment, flag check), `results` (reading the saved JSON),
 `target` (which deployment), `document` (the report document).

@@ -1,5 +1,5 @@
-"""The bench report: one JSON document per `ascendctl bench` run (`schema` 1; its shape is listed in README.md,
-"Benchmark a deployment", and pinned by tests/test_bench_document.py).
+"""The bench report: one JSON document per `ascendctl bench` run (`schema` 1; its shape is listed in
+docs/guides/bench-and-tune.md, "Benchmark a deployment", and pinned by tests/test_bench_document.py).
 
 It says what was measured (the profile file's sha256 and the `--set` overrides, the plan: release pin,
 backend, every command's argv and env with secrets redacted, the services in front), where (a summary of the

@@ -107,7 +107,7 @@ def tune_document(
     tuned: Path | None,
     plans: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The report (`schema` 1, README "Tune settings"): every trial in measured order, the skipped ones, the
+    """The report (`schema` 1, docs/guides/bench-and-tune.md): every trial in measured order, the skipped ones, the
     winner and where the tuned profile went."""
     winner = outcome.winner
     return {

@@ -134,6 +134,9 @@ def plan_commands(intent: EngineIntent, accepted: ReleaseAcceptance | None = Non
     for topic, chosen in eras_for(intent).items():
         builder.eras[topic] = chosen.label
         builder.topic = topic
+        before = builder.state()
         chosen.apply(intent, builder)
+        if builder.state() != before:
+            builder.decisive.append(topic)
     builder.topic = ""
     return builder.finish()

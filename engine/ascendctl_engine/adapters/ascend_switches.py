@@ -78,7 +78,7 @@ class SwitchEra:
     last: str
     spelling: Spelling | None  # None: no tag in the range reads the switch
     source: str = ""  # tag:path:line where the first and the last tag of the range read the spelling
-    note: str = ""  # how the tutorials of these tags spell it instead (the plan warns when the switch is set)
+    note: str = ""  # how the tutorials of these tags spell it instead (`plan --why` says it with the spelling)
 
     @property
     def releases(self) -> str:
@@ -806,13 +806,13 @@ def _apply(sw: Switch, index: int) -> Apply:
                     sw.topic, f"{why}: false; {_tag(intent.vllm_ascend)} reads no {sw.title} switch, nothing to plan"
                 )
             return
-        spelled = f"{why} (spelled for vllm-ascend {e.releases}: {e.source})"
+        # which spelling the release reads, and how its tutorials spell it instead, is `--why` material: the typed
+        # switch is the recommended spelling, nothing to warn about
+        spelled = f"{why} (spelled for vllm-ascend {e.releases}: {e.source}{'; ' + e.note if e.note else ''})"
         if e.spelling.kind == "env":
             b.env_default(e.spelling.name, str(e.spelling.value(on)), why=spelled, origin=sw.path)
         else:
             b.additional_key(e.spelling.name, e.spelling.value(on), why=spelled, origin=sw.path)
-        if e.note:
-            b.warn(f"{sw.path}: {e.note}")
         if on and sw.advice:
             b.warn(f"{sw.path}: {sw.advice}")
         if on and sw.needs is not None and (missing_part := sw.needs(intent)) is not None:

@@ -93,6 +93,7 @@ class AdapterResult:
     # every `--additional-config` key and vLLM / vllm-ascend variable the plan passes, wherever it was written, as
     # the release reads it (`ReleaseAcceptance.judge_keys` / `judge_env`): the findings and the release diff ask it
     reads: tuple[SettingVerdict, ...] = ()
+    decisive: tuple[str, ...] = ()  # the topics whose era emitted, suppressed or decided something here
 
     @property
     def unsupported(self) -> tuple[str, ...]:
@@ -157,6 +158,7 @@ class CommandBuilder:
     refusals: list[Refusal] = field(default_factory=list)
     topic: str = ""  # the topic whose era is applying (what its refusals are about)
     eras: dict[str, str] = field(default_factory=dict)
+    decisive: list[str] = field(default_factory=list)  # topics whose era emitted, suppressed or decided something
     # Set by the graph topic, spelled by the capture-sizes topic (None: the engine's own list).
     capture_sizes: tuple[int, ...] | None = None
     capture_sizes_why: str = ""
@@ -176,6 +178,22 @@ class CommandBuilder:
     def accepts(self, flag: str) -> bool:
         """Whether the target vLLM's real parser has `flag` (from its snapshot)."""
         return self.accepted.has_flag(flag)
+
+    def state(self) -> tuple[Any, ...]:
+        """What an era can change: compared before and after it applies, to tell an era that decided something in
+        this plan (emitted, dropped, resolved, warned, refused) from one that had nothing to do. Not `item_schemas`:
+        a data era's description of a flag's items, whether or not the flag is used."""
+        return (
+            dict(self.provenance),
+            tuple(self.warnings),
+            len(self.refusals),
+            dict(self.resolved),
+            self.capture_sizes,
+            self.graph_mode,
+            self.hccl_buffer_mb,
+            self.ascend_scheduler,
+            len(self.reads),
+        )
 
     # ---------------------------------------------------------------- recording
     def warn(self, message: str) -> None:
@@ -422,6 +440,7 @@ class CommandBuilder:
             refusals=tuple(self.refusals),
             reads=tuple(self.reads.values()),
             eras=self.eras,
+            decisive=tuple(self.decisive),
             env_sources=env_sources,
             graph_mode=self.graph_mode,
             graph_why=self._graph_why(),

@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
 # Rendered by ascendctl from profile deepseek-v3-2-w8a8-mtp-a3: release v0.23.0 (vLLM 0.23.0), backend npu, hardware a3.
 # Re-render instead of editing: `ascendctl render PROFILE --target docker`.
-# note: engine.ascend.flashcomm1: planned as `--additional-config` `enable_flashcomm1`, which this release's code reads first; the tutorials' `VLLM_ASCEND_ENABLE_FLASHCOMM1=1` (e.g. v0.25.1rc1:docs/source/tutorials/models/DeepSeek-V3.2.md:132) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
-# note: engine.ascend.mlapo: planned as `--additional-config` `enable_mlapo`, which this release's code reads first; the tutorials' `VLLM_ASCEND_ENABLE_MLAPO=1` (e.g. v0.25.1rc1:docs/source/tutorials/models/DeepSeek-V3.2.md:130) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
 set -euo pipefail
 # Host networking: HCCL and the data-parallel RPC talk between hosts; the API binds 0.0.0.0:8000.
 exec docker run --rm --name deepseek-v3-2-w8a8-mtp-a3 \

@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
 # Rendered by ascendctl from profile glm-5-2-pd-a3-decode-0 (node 0, head): release v0.25.1rc1 (vLLM 0.25.1), backend npu, hardware a3.
 # Run on node 0 with the engine environment active (`vllm` on PATH).
-# note: engine.ascend.flashcomm1: planned as `--additional-config` `enable_flashcomm1`, which this release's code reads first; the tutorials' `VLLM_ASCEND_ENABLE_FLASHCOMM1=1` (e.g. v0.25.1rc1:docs/source/tutorials/models/DeepSeek-V3.2.md:132) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
-# note: engine.ascend.recompute_scheduler: planned as `--additional-config` `scheduler_config.recompute_scheduler_enable`: v0.25.1rc1 deprecates the top-level `recompute_scheduler_enable`, which its tutorials still use (e.g. v0.25.1rc1:docs/source/tutorials/features/pd_disaggregation_mooncake_multi_node.md:395; v0.25.1rc1:vllm_ascend/ascend_config.py:909-921)
 # note: engine.ascend.recompute_scheduler: vllm-ascend documents the recompute scheduler for the decode instances of a prefill/decode-disaggregated deployment only (additional_config.md); this is a prefill instance
 # note: engine.ascend.fuse_muls_add: a graph fusion pass runs when vLLM compiles the model (v0.23.0:vllm_ascend/compilation/graph_fusion_pass_manager.py:49-72); engine.graph.mode eager compiles nothing
 # note: engine.ascend.npugraph_ex: npugraph_ex compiles the graph Dynamo captures (v0.25.1rc1:vllm_ascend/ascend_config.py:514-522); engine.graph.mode eager captures none

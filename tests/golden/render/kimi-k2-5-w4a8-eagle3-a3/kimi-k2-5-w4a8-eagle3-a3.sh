@@ -1,9 +1,6 @@
 #!/usr/bin/env bash
 # Rendered by ascendctl from profile kimi-k2-5-w4a8-eagle3-a3: release v0.23.0 (vLLM 0.23.0), backend npu, hardware a3.
 # Run on the serving host with the engine environment active (`vllm` on PATH).
-# note: engine.ascend.flashcomm1: planned as `--additional-config` `enable_flashcomm1`, which this release's code reads first; the tutorials' `VLLM_ASCEND_ENABLE_FLASHCOMM1=1` (e.g. v0.25.1rc1:docs/source/tutorials/models/DeepSeek-V3.2.md:132) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
-# note: engine.ascend.mlapo: planned as `--additional-config` `enable_mlapo`, which this release's code reads first; the tutorials' `VLLM_ASCEND_ENABLE_MLAPO=1` (e.g. v0.25.1rc1:docs/source/tutorials/models/DeepSeek-V3.2.md:130) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
-# note: engine.ascend.balance_scheduling: planned as `--additional-config` `enable_balance_scheduling`, which this release's code reads first; the tutorials' `VLLM_ASCEND_BALANCE_SCHEDULING=1` (e.g. v0.23.0:docs/source/tutorials/models/DeepSeek-R1.md:156) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
 # note: matrix: W4A8 quantization does not work for multimodal models (unsupported) — contradicted by a launch upstream runs: verified at v0.23.0: tests/e2e/nightly/multi_node/external_dp/config/Kimi-K2.6-W4A8-64k-1k-TPOT50-PD.yaml:1, a3 × 16 NPUs × 2 nodes, prefill/decode (v0.23.0:tests/e2e/nightly/multi_node/external_dp/config/Kimi-K2.6-W4A8-64k-1k-TPOT50-PD.yaml:1) (main:docs/source/user_guide/support_matrix/feature_matrix.md)
 set -euo pipefail
 export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True

@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
 # Rendered by ascendctl from profile qwen3-vl-30b-a3b-a3: release v0.23.0 (vLLM 0.23.0), backend npu, hardware a3.
 # Run on the serving host with the engine environment active (`vllm` on PATH).
-# note: engine.ascend.flashcomm1: planned as `--additional-config` `enable_flashcomm1`, which this release's code reads first; the tutorials' `VLLM_ASCEND_ENABLE_FLASHCOMM1=1` (e.g. v0.25.1rc1:docs/source/tutorials/models/DeepSeek-V3.2.md:132) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
-# note: engine.ascend.fused_mc2: planned as `--additional-config` `enable_fused_mc2`, which this release's code reads first; the tutorials' `VLLM_ASCEND_ENABLE_FUSED_MC2=1` (e.g. v0.25.1rc1:docs/source/tutorials/features/dynamic_chunked_pipeline_parallel.md:79) is only its fallback, marked for removal (v0.23.0:vllm_ascend/ascend_config.py:361, v0.25.1rc1:vllm_ascend/ascend_config.py:290)
 set -euo pipefail
 export VLLM_USE_MODELSCOPE=True
 export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
