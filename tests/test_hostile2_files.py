@@ -25,6 +25,7 @@ from ascendctl.run.log_tail import LineClipper, stream, tail_offset
 from ascendctl_engine.launcher import LogSink, open_log_append
 from ascendctl_engine.state import StateStore
 from ascendctl_engine.supervisor import spawn_detached
+from tests.render_dirs import contents, seed
 
 runner = CliRunner()
 GIB = 1024 * 1024 * 1024
@@ -137,15 +138,10 @@ class _File:
 
 
 def _previous(directory: Path) -> dict[str, str]:
-    directory.mkdir(exist_ok=True)
-    old = {"node0.sh": "old 0\n", "node1.sh": "old 1\n"}
-    for name, text in old.items():
-        (directory / name).write_text(text)
-    return old
+    return seed(directory, {"node0.sh": "old 0\n", "node1.sh": "old 1\n"})
 
 
-def _state(directory: Path) -> dict[str, str]:
-    return {p.name: p.read_text() for p in sorted(directory.iterdir())}
+_state = contents
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])

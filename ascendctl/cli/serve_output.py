@@ -17,13 +17,16 @@ if TYPE_CHECKING:
 
 def run_supervised(supervisor: Supervisor, on_failure: Callable[[Failure], None] | None = None) -> SupervisorResult:
     """Run a supervisor to its end: a start that cannot launch, or an engine that failed, is exit 1 (after
-    `on_failure` has shown it); a stop or an interruption is returned."""
-    from ascendctl.core.errors import OperationFailed
-    from ascendctl_engine.launcher import LaunchError
+    `on_failure` has shown it), a secret no engine can be given (a NUL byte in its key file) exit 2; a stop or an
+    interruption is returned."""
+    from ascendctl.core.errors import OperationFailed, UserInputError
+    from ascendctl_engine.launcher import InvalidSecret, LaunchError
     from ascendctl_engine.state import AlreadyRunning
 
     try:
         result = supervisor.run()
+    except InvalidSecret as exc:
+        raise UserInputError(str(exc)) from None
     except (LaunchError, AlreadyRunning) as exc:
         raise OperationFailed(str(exc)) from None
     if result.outcome == "failed":

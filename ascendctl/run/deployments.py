@@ -139,10 +139,28 @@ def _own_log(store: StateStore, entry: Listed) -> Path:
 
 
 def open_log(path: Path, name: str) -> BinaryIO:
-    """The log file, opened for reading; a log that was deleted or is not a regular file is exit 1."""
+    """The log file, opened for reading; a log that was deleted, is not a regular file or is a symbolic link is exit
+    1. A link is refused, never followed: the supervisor never writes through one (`open_log_append`), so whatever
+    it points at (a private file, `/proc/self/environ`) is not a log ascendctl wrote. Exit 1, not 2: the state
+    directory is ascendctl's own record of what it ran, not input given to this command, and what is found there
+    fails the operation as a record naming another file does (`_own_log`); only `$ASCENDCTL_HOME` itself, which the
+    user sets, is invalid input."""
+    if path.is_symlink():
+        raise _linked_log(path, name)
     try:
-        return open_regular(path)
+        handle = open_regular(path)
     except JsonReadError as exc:
         if exc.missing:
             raise OperationFailed(f"the log of {name!r} is gone: {path} was deleted") from None
         raise OperationFailed(f"cannot read the log of {name!r}: {path}: {exc.reason}") from None
+    if path.is_symlink():  # swapped for a link between the check and the open
+        handle.close()
+        raise _linked_log(path, name)
+    return handle
+
+
+def _linked_log(path: Path, name: str) -> OperationFailed:
+    return OperationFailed(
+        f"the log of {name!r} is a symbolic link: {path}; a log is never read through one (remove the link: "
+        f"rm {shlex.quote(str(path))})"
+    )

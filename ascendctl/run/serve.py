@@ -26,6 +26,7 @@ from ascendctl_engine.envs import EngineEnv, find_engine
 from ascendctl_engine.health import port_in_use
 from ascendctl_engine.host.gather import gather_host_facts
 from ascendctl_engine.host.probe import LocalHostProbe
+from ascendctl_engine.launcher import InvalidSecret, LaunchError, resolve_secrets
 from ascendctl_engine.prepared_models import PREPARED_PREFIX, ModelError, resolve_model_source
 from ascendctl_engine.records import record
 from ascendctl_engine.spec import EngineCommand, Supervision
@@ -155,8 +156,23 @@ def load_serving(
     )
 
 
+def check_secrets(commands: Sequence[EngineCommand]) -> None:
+    """Every secret the commands read at launch, read now and dropped: a secret that is not set, a key file that is
+    missing, empty or holds a NUL byte is refused before anything starts, in the `serve` the user runs (a detached
+    supervisor would meet it only in the background). A NUL byte is invalid input (exit 2), the rest exit 1 as the
+    supervisor reports them; the message names the source, never the value."""
+    for command in commands:
+        try:
+            resolve_secrets(command.secret_env, os.environ)
+        except InvalidSecret as exc:
+            raise UserInputError(str(exc)) from None
+        except LaunchError as exc:
+            raise OperationFailed(str(exc)) from None
+
+
 def preflight(target: ServeTarget, store: StateStore) -> None:
-    """Refuse to start what cannot start: the same deployment already running here, a busy port."""
+    """Refuse to start what cannot start: the same deployment already running here, a busy port, a secret that cannot
+    be read (`check_secrets`)."""
     for entry in listed(store, target.name, target.node):
         state = entry.state
         where = f" at {state.endpoint}" if state.endpoint else ""
@@ -173,6 +189,7 @@ def preflight(target: ServeTarget, store: StateStore) -> None:
                 f"cannot serve on port {port}: {problem}; stop whatever uses it or choose another port "
                 f"(--set server.port=N)"
             )
+    check_secrets([target.command])
 
 
 def preflight_host(target: HostTarget, store: StateStore) -> None:
@@ -196,6 +213,7 @@ def preflight_host(target: HostTarget, store: StateStore) -> None:
         if unit.role == "router":
             check_router_program(target, command)
             check_router_metrics_port(target)
+    check_secrets([command for _, command in target.units])
 
 
 def check_router_metrics_port(target: HostTarget) -> None:

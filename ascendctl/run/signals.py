@@ -2,8 +2,9 @@
 
 The default action of SIGTERM and SIGHUP ends the process where it stands: no `finally`, no roll-back, no stop of a
 deployment the command started. `as_interrupt` makes them raise `KeyboardInterrupt` instead while a step runs;
-`ignored` keeps a second one from cutting that cleanup short. Handlers belong to the main thread: elsewhere both
-leave the signals as they are.
+`ignored` keeps a second one from cutting that cleanup short; `deferred` holds them back (blocked, not lost) while a
+step that must not be cut in two runs, such as making a temporary directory and keeping its name. Handlers and the
+mask belong to the main thread: elsewhere all three leave the signals as they are.
 """
 
 from __future__ import annotations
@@ -32,6 +33,20 @@ def ignored(signals: Iterable[signal.Signals]) -> Iterator[None]:
     """While the block runs, each of `signals` is ignored."""
     with _handled(signals, signal.SIG_IGN):
         yield
+
+
+@contextmanager
+def deferred(signals: Iterable[signal.Signals]) -> Iterator[None]:
+    """While the block runs, each of `signals` is blocked: one sent meanwhile is delivered (its handler runs, e.g.
+    `as_interrupt`'s) as the block ends, after every statement in it has run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a pending signal's handler runs here
 
 
 @contextmanager

@@ -58,6 +58,11 @@ class LaunchError(Exception):
     """The command could not be started (missing secret, missing executable, failing pre-command)."""
 
 
+class InvalidSecret(LaunchError):
+    """A secret's value cannot be handed to the engine at all (a NUL byte, which no environment variable can carry):
+    the key file is wrong, not the launch. `ascendctl` reports it as invalid input (exit 2)."""
+
+
 # Run as `python -I -S -c _EXEC_GUARD SUPERVISOR_PID PROGRAM ARG...`: arm the parent-death signal, check the
 # supervisor is still the parent (it may have died before the prctl), then become PROGRAM (same pid, same
 # process start time, so the recorded leader identity holds).
@@ -181,8 +186,13 @@ def resolve_argv(argv: Sequence[str], executable: str | Path) -> list[str]:
     return [head, *argv[1:]]
 
 
+_NUL_PROBLEM = "holds a NUL byte, which no environment variable can carry"
+
+
 def resolve_secret(ref: SecretRef, environ: Mapping[str, str]) -> str:
     value = _read_secret(ref, environ)
+    if "\0" in value:  # the file's own check names its path; this is any other source's
+        raise InvalidSecret(f"the secret from {ref.describe()} {_NUL_PROBLEM}")
     problem = too_short(value)
     if problem is not None:
         # refused, not logged: every occurrence of a short value would be replaced in the log, which shows it
@@ -212,6 +222,8 @@ def _read_secret(ref: SecretRef, environ: Mapping[str, str]) -> str:
         value = lines[0].strip() if lines else ""
         if not value:
             raise LaunchError(f"the secret file {path} is empty")
+        if "\0" in value:  # the environment is a C string: `execve` could not take it (never the value shown)
+            raise InvalidSecret(f"the secret file {path} {_NUL_PROBLEM}; write the secret alone on its first line")
         return value
     raise LaunchError("a secret reference names neither an env variable nor a file")
 
