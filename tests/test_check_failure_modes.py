@@ -278,6 +278,36 @@ def test_two_nodes_with_hccn_conf(fixture_host: Any, matrix: SupportMatrix, tmp_
     assert hccn_result(fixture_host, matrix, root).status == "pass"
 
 
+def test_a_container_without_the_hosts_hccn_conf_is_told_to_mount_it(
+    fixture_host: Any, matrix: SupportMatrix, tmp_path: Path
+) -> None:
+    # issue 55: inside a container (Docker's /.dockerenv) the file is missing because it is not mounted
+    root = variant(tmp_path, "a2-910b3x8")
+    (root / ".dockerenv").write_text("")
+    result = hccn_result(fixture_host, matrix, root)
+    assert result.status == "fail" and result.severity == "error" and result.clause == "placement"
+    assert "missing in this container (/.dockerenv shows one)" in result.message
+    assert result.fix and result.fix.startswith("mount the host's /etc/hccn.conf read-only")
+    assert "-v /etc/hccn.conf:/etc/hccn.conf:ro" in result.fix and "hostPath" in result.fix
+    (root / "etc").mkdir()
+    (root / "etc/hccn.conf").write_text("address_0=192.0.2.100\nnetmask_0=255.255.255.0\n")
+    mounted = hccn_result(fixture_host, matrix, root)
+    assert mounted.status == "pass" and "mounted into this container" in mounted.message
+
+
+def test_a_kubernetes_pod_is_a_container_too(fixture_host: Any, matrix: SupportMatrix) -> None:
+    # containerd and CRI-O write no marker file; the kubelet sets KUBERNETES_SERVICE_HOST in every container
+    facts = host_facts(fixture_host, "a2-910b3x8")
+    assert facts.container is None and facts.files.get("/.dockerenv") is False
+    pod = replace(facts, env={**facts.env, "KUBERNETES_SERVICE_HOST": "10.96.0.1"})
+    assert pod.container == "KUBERNETES_SERVICE_HOST"
+    result = next(
+        f for f in host_findings(CheckContext(pod, matrix, load_profile(TWO_NODES))) if f.id == "host.net.hccn-conf"
+    )
+    assert result.status == "fail" and "KUBERNETES_SERVICE_HOST shows one" in result.message
+    assert HostFacts.from_dict(pod.to_dict()).container == "KUBERNETES_SERVICE_HOST"  # `--facts` round trip
+
+
 def test_single_node_does_not_need_hccn_conf(fixture_host: Any, matrix: SupportMatrix) -> None:
     assert check_host(fixture_host, matrix, "a2-910b3x8")["host.net.hccn-conf"].status == "skip"
 

@@ -32,21 +32,13 @@ from ascendctl_engine.adapters.eras import era_for_release, eras_of
 from ascendctl_engine.host import HostFacts
 from ascendctl_engine.host.facts import CannInfo, DriverInfo
 from ascendctl_engine.phases import catalog, diagnose
+from tests.model_dirs import model_dir
 
-FIXTURES = Path(__file__).resolve().parents[1] / "ascendctl" / "facts" / "data" / "model_configs"
 AUTO_MAP = {
     "AutoConfig": "configuration_deepseek.DeepseekV3Config",
     "AutoModelForCausalLM": "modeling_deepseek.DeepseekV3ForCausalLM",
     "AutoTokenizer": ["deepseek-ai/DeepSeek-V3--tokenization_deepseek.Tok", None],  # another repo: not required
 }
-
-
-def model_dir(tmp_path: Path, fixture: str, **overrides: Any) -> Path:
-    directory = tmp_path / fixture
-    directory.mkdir(exist_ok=True)
-    config = json.loads((FIXTURES / f"{fixture}.json").read_text())
-    (directory / "config.json").write_text(json.dumps({**config, **overrides}))
-    return directory
 
 
 def findings(tmp_path: Path, model: dict[str, Any], *, release: str = "v0.23.0", **body: Any) -> dict[str, Finding]:

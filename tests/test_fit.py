@@ -520,3 +520,75 @@ def test_the_cuda_worker_charges_its_non_torch_increase_and_by_era_its_graphs() 
     assert row.graph_capture_gib > 0
     assert row.kv_cache_gib == pytest.approx(row0.kv_cache_gib - row.graph_capture_gib)
     assert not any("graph capture needs" in n for n in charged.notes)  # inside the budget: no headroom to outgrow
+
+
+def test_the_300i_duo_runtime_share_before_v0_15_is_its_in_use_memory_and_the_increase() -> None:
+    """Before v0.15 the NPU worker charges every non-torch byte on the device and has no 300I Duo branch
+    (v0.11.0rc0:vllm_ascend/worker/worker_v1.py:197-235), so a 300I Duo die's whole share is the two non-torch terms
+    the v0.18+ 310P worker charges: RUNTIME_IN_USE_310P (fitted on vllm-project/vllm-ascend#10122) and the profiled
+    increase. Checked on rows it was not fitted on: Ascend/pytorch#78 (Seed-X-PPO-7B, v0.9.2rc1) printed 184,448
+    tokens, +2.8 % over with the A2/A3 share."""
+    seed_x = _npu(
+        "seed-x-7b", layout=Layout(), devices_per_node=1, max_model_len=4096, max_num_seqs=256,
+        max_num_batched_tokens=2048, device_bytes=45816029184, utilization=0.9, graph_mode="eager",
+        whole_device=True, kv_cache_dtype="float16", measured_weights_bytes=int(14.0046 * GIB),
+    )  # fmt: skip
+    a2_share = estimate(seed_x)
+    own_share = estimate(replace(seed_x, runtime_310p=True))
+    assert own_share.per_device[0].runtime_reserve_gib == pytest.approx(
+        (budget.RUNTIME_IN_USE_310P + budget.RUNTIME_RESERVE_INCREASE) / GIB
+    )
+    assert (a2_share.kv_tokens - 184448) / 184448 > 0.025  # the 300I Duo over-prediction, same sign on #3316, #4074
+    assert abs(own_share.kv_tokens - 184448) / 184448 < 0.01
+    # only the whole-device era charges it; from v0.15 the worker charges the increase alone (v0.18+: + in-use)
+    increase = estimate(replace(seed_x, whole_device=False, runtime_310p=True)).per_device[0]
+    assert increase.runtime_reserve_gib == pytest.approx(budget.RUNTIME_RESERVE_INCREASE / GIB)
+
+
+def test_vllm_from_0_20_1_prints_max_concurrency_times_max_model_len() -> None:
+    """vLLM 0.20.1 first prints `int(max_concurrency × max_model_len)` as "GPU KV cache size" (v0.20.1:vllm/v1/core/
+    kv_cache_utils.py:1684-1713); 0.20.0 still printed `num_blocks // num_groups × block` (v0.20.0 …:1679-1711). A
+    plain model differs when max_model_len is not a whole number of blocks; a hybrid model's pool is no longer
+    divided among its groups (a request takes its attention blocks and one state block per linear-attention group)."""
+    from ascendctl.plan.fit.inputs import printed_tokens_rule
+
+    assert [printed_tokens_rule(v) for v in ("0.20.0", "0.20.1rc1", "0.20.1", "0.24.0", None)] == [
+        "blocks", "blocks", "concurrency", "concurrency", "blocks",
+    ]  # fmt: skip
+    base = _npu("qwen3-8b", layout=Layout(), devices_per_node=1, max_model_len=14000, graph_mode="eager")
+    blocks = estimate(base)
+    printed = estimate(replace(base, printed_tokens="concurrency"))
+    assert blocks.kv_tokens % 128 == 0 and printed.max_concurrency == blocks.max_concurrency
+    assert printed.kv_tokens == int(blocks.kv_tokens // 128 / 110 * 14000)  # cdiv(14,000, 128) = 110 blocks each
+    hybrid = _npu("qwen3-next", max_model_len=32768, graph_mode="eager", hybrid_rule="v0.13")
+    old, new = estimate(hybrid), estimate(replace(hybrid, printed_tokens="concurrency"))
+    blocks = int(old.max_concurrency * (32768 // 384 + 1 + 3) + 0.5)  # cdiv(32,768, 384) attention + 3 state blocks
+    assert old.kv_tokens == blocks // 4 * 384  # the pool divided among the 4 groups
+    assert new.kv_tokens == int(blocks / (86 + 3) * 32768) > 3 * old.kv_tokens
+    # noonghunna/club-3090#652 and #612 (vLLM 0.24.0, Qwen3.6-35B-A3B, fp8 KV, max_model_len 131,072) printed
+    # 569,878 and 567,978 tokens: this rule over 300 and 299 blocks of vLLM's own CUDA hybrid page, 63 + 3 × 2 of
+    # them per request (2,096-token blocks: the 16-token kernel alignment over a float32 SSM state; two state blocks
+    # per group in the `align` mamba cache mode prefix caching selects: v0.24.0:vllm/platforms/interface.py:632-800,
+    # vllm/model_executor/models/config.py:417-432). The fit pages CUDA hybrids with vllm-ascend's rule, so this
+    # pins the print rule alone (benchmarks/data/fit_facts.md (j))
+    assert cache.printed_tokens(300 / 69, 131072) == 569878 and cache.printed_tokens(299 / 69, 131072) == 567978
+
+
+def test_keys_a_config_leaves_out_are_its_config_classs_defaults() -> None:
+    """transformers fills a key config.json leaves out from the architecture's config class, and vLLM reads that
+    (transformers 5.19.0 models/qwen3/configuration_qwen3.py:62,68): Qwen3-14B's published shapes lack vocab_size,
+    so its parameters could not be counted; a Qwen3 config without head_dim has 128, a Qwen2 one hidden ÷ heads."""
+    from ascendctl.facts.published_shapes import published_config
+    from ascendctl.plan.fit.inputs import with_config_defaults
+
+    qwen3_14b = published_config("Qwen/Qwen3-14B")
+    assert qwen3_14b is not None and qwen3_14b.vocab_size is None and param_breakdown(qwen3_14b) is None
+    filled, said = with_config_defaults(qwen3_14b, "published")
+    assert filled.vocab_size == 151936 and "vocab_size 151,936" in said
+    assert param_breakdown(filled) is not None
+    assert with_config_defaults(config("qwen3-8b"), "x") == (config("qwen3-8b"), "x")  # nothing left out
+    no_head = replace(config("qwen3-8b"), head_dim=None, hidden_size=2560, num_attention_heads=32)  # Qwen3-4B-shaped
+    shape = cache.kv_shape(with_config_defaults(no_head, "")[0], tensor=1, pipeline=1, element=2)
+    assert shape is not None and "× 128 per rank" in shape.note  # not 2,560 ÷ 32 = 80
+    qwen2 = cache.kv_shape(with_config_defaults(config("qwen2.5-0.5b"), "")[0], tensor=1, pipeline=1, element=2)
+    assert qwen2 is not None and "× 64 per rank" in qwen2.note  # 896 ÷ 14

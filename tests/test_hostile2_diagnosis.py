@@ -14,7 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ascendctl_engine.phases import MAX_MATCH_CHARS, CatalogError, catalog, clip_line, diagnose, parse_catalog
+from ascendctl_engine.phases import (
+    MAX_MATCH_CHARS,
+    CatalogError,
+    catalog,
+    clip_line,
+    diagnose,
+    failure_phase,
+    parse_catalog,
+)
 
 LINE_BYTES = 3 * 1024 * 1024
 
@@ -63,9 +71,13 @@ def test_bounded_patterns_are_accepted() -> None:
 
 
 def _line_by_line(lines: list[str]) -> list[tuple[str, str, int]]:
-    """What `diagnose` answers, the plain way: each entry over every line, last first (the reference)."""
+    """What `diagnose` answers, the plain way: each entry of the log's phase over every line, last first (the
+    reference)."""
     out = []
+    phase = failure_phase(lines)
     for entry in catalog():
+        if not entry.applies_in(phase):
+            continue
         for index in range(len(lines) - 1, -1, -1):
             if entry.matches(lines[index]):
                 out.append((entry.key, clip_line(lines[index]).strip(), index + 1))

@@ -20,9 +20,10 @@ from ascendctl.check.context import CheckContext
 from ascendctl.check.host_cann import set_env_script
 from ascendctl.check.host_npu import not_npu
 from ascendctl.check.matrix_view import row_for_version
-from ascendctl.core.findings import Outcome, passed, problem, rule, skipped
+from ascendctl.core.findings import Outcome, passed, problem, rule, skipped, undecided
 from ascendctl_engine.host.cann import cann_env_sourced
 from ascendctl_engine.host.pyenv import family_from_build_tag
+from ascendctl_engine.pd import SIZED
 from ascendctl_engine.platform_needs import RAY_INSTALL, RAY_MIN_NPU
 from ascendctl_engine.versions import parse, release_tuple
 from ascendctl_engine.versions import parse_or_none as parse_version
@@ -179,6 +180,61 @@ def engine_vllm_pair(ctx: CheckContext) -> Outcome:
             severity="warn",
         )
     return passed(f"vllm {effective}{note} and vllm-ascend {ascend} share a version")
+
+
+# The Mooncake transfer engine as the vllm-ascend images install it: the `mooncake-transfer-engine-npu` wheel from
+# v0.23.0 on (v0.23.0:Dockerfile:25,31), built from source with cmake before (v0.18.0:Dockerfile:34-45), which leaves
+# a `mooncake` module without a distribution's metadata; `mooncake-transfer-engine` is the upstream wheel.
+MOONCAKE_DISTRIBUTIONS = ("mooncake-transfer-engine-npu", "mooncake-transfer-engine")
+MOONCAKE_WHEEL_FROM = "v0.23.0rc1"  # the first tag whose image installs the wheel (v0.23.0rc1:Dockerfile)
+
+
+@rule(
+    "host.engine.mooncake", "error", "The Mooncake transfer engine is installed for a Mooncake connector",
+    source="v0.23.0:vllm_ascend/distributed/kv_transfer/kv_p2p/mooncake_connector.py:25 (`from mooncake.engine "
+    "import TransferEngine` when the connector loads); v0.23.0:vllm_ascend/distributed/kv_transfer/utils/"
+    "mooncake_transfer_engine.py:17-23 ('Please install mooncake …'); v0.23.0:Dockerfile:25,31; "
+    "v0.18.0:Dockerfile:34-45", clause="known-failure",
+)  # fmt: skip
+def engine_mooncake(ctx: CheckContext) -> Outcome:
+    if (skip := not_npu(ctx)) is not None:
+        return skip
+    spec = ctx.profile.disaggregation if ctx.profile is not None else None
+    if spec is None or spec.connector not in SIZED:
+        return skipped("no Mooncake connector in the profile")
+    if (skip := _no_python(ctx)) is not None:
+        return skip
+    py = ctx.facts.python
+    interp = py.interpreter if py is not None else "?"
+    installed = next((f"{name} {ctx.pkg(name)}" for name in MOONCAKE_DISTRIBUTIONS if ctx.pkg(name)), None)
+    if installed is not None:
+        return passed(installed)
+    modules = py.modules if py is not None else None
+    if modules is not None and "mooncake" in modules:
+        return passed("the `mooncake` module (built from source)")
+    if modules is None:
+        return undecided(
+            f"skipped: no Mooncake distribution in {interp}, and its modules were not looked up (facts from an older "
+            "`check --json`): run `ascendctl check` on the host"
+        )
+    return problem(
+        f"disaggregation.connector {spec.connector} loads the Mooncake transfer engine, but {interp} has no "
+        f"`mooncake` module ({' / '.join(MOONCAKE_DISTRIBUTIONS)} not installed): the engine stops at start with "
+        "`ModuleNotFoundError: No module named 'mooncake'`",
+        f"{_mooncake_install(ctx.release)}, or run the release's image",
+    )
+
+
+def _mooncake_install(row: Release | None) -> str:
+    """How the release's image installs Mooncake: the wheel from v0.23.0rc1 on, a source build before."""
+    version = row.mooncake_image if row is not None else None
+    if row is not None and version and parse(row.version) < parse(MOONCAKE_WHEEL_FROM):
+        return (
+            f"build Mooncake {version} from source into the engine environment as the release's Dockerfile does "
+            "(`cmake .. -DUSE_ASCEND_DIRECT=ON && make install`)"
+        )
+    pin = f"=={version}" if version else ""
+    return f"install it in the engine environment: `pip install mooncake-transfer-engine-npu{pin}`"
 
 
 def _row_for_installed(ctx: CheckContext, ascend: str) -> Release | None:

@@ -174,7 +174,9 @@ def net_multinode(ctx: CheckContext) -> Outcome:
     "host.net.hccn-conf",
     "error",
     "/etc/hccn.conf present where the engines read NPU NIC addresses",
-    source=HCCN_CONF_SOURCES,
+    source=HCCN_CONF_SOURCES + "; in a container: moby/moby daemon/initlayer/setup_unix.go (/.dockerenv), "
+    "podman-run(1) (/run/.containerenv), https://kubernetes.io/docs/concepts/containers/container-environment/ "
+    "(KUBERNETES_SERVICE_HOST)",
     clause="placement",
 )
 def net_hccn_conf(ctx: CheckContext) -> Outcome:
@@ -187,6 +189,18 @@ def net_hccn_conf(ctx: CheckContext) -> Outcome:
     present = ctx.facts.files.get(HCCN_CONF)
     if present is None:
         return undecided(f"{HCCN_CONF} was not looked at")
+    container = ctx.facts.container
+    if not present and container is not None:
+        # the host's NICs are configured where the driver runs; a container sees the file only when it is mounted
+        return problem(
+            f"{HCCN_CONF} is missing in this container ({container} shows one): the host's file is not mounted, so "
+            f"the engines cannot read the NPU NICs' addresses, and {why} over them (`EI0006: Getting socket times "
+            "out`, `hcclCommInitRootInfoConfig` errors)",
+            f"mount the host's {HCCN_CONF} read-only into the container: `-v {HCCN_CONF}:{HCCN_CONF}:ro` (docker), "
+            f"a hostPath volume of type File at {HCCN_CONF} (Kubernetes); `ascendctl render` mounts it for this "
+            f"profile. If the host lacks it too, configure the NICs there with `hccn_tool -i <dev> -ip -s address "
+            "<ip> netmask <mask>`",
+        )
     if not present:
         return problem(
             f"{HCCN_CONF} is missing: the NPU NICs have no addresses, and {why} over them "
@@ -195,7 +209,8 @@ def net_hccn_conf(ctx: CheckContext) -> Outcome:
             f"(writes {HCCN_CONF}; check with `hccn_tool -i <dev> -ip -g` and `-link -g`); in a container mount "
             f"it read-only: -v {HCCN_CONF}:{HCCN_CONF}:ro",
         )
-    return passed(f"{HCCN_CONF} present")
+    where = f" (mounted into this container, {container})" if container is not None else ""
+    return passed(f"{HCCN_CONF} present{where}")
 
 
 @rule("host.cpu.kvcache", "warn", "CPU engine KV-cache size set")

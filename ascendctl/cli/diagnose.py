@@ -31,6 +31,7 @@ def diagnose(
 
     from ascendctl.core.errors import EXIT_FAILED, UserInputError
     from ascendctl_engine.jsonio import JsonReadError, read_bytes
+    from ascendctl_engine.phases import PHASE_LABELS, failure_phase
     from ascendctl_engine.phases import diagnose as run_catalog
     from ascendctl_engine.redaction import redact_key_material
 
@@ -39,8 +40,9 @@ def diagnose(
     except JsonReadError as exc:
         raise UserInputError(f"cannot read the log {exc.path}: {exc.reason}") from None
     lines = data.decode("utf-8", errors="replace").splitlines()
+    phase = failure_phase(lines)  # where the last engine start in the log got to: some entries apply to one phase
     try:
-        found = run_catalog(lines, release)
+        found = run_catalog(lines, release, phase)
     except InvalidVersion:
         raise UserInputError(f"--release {release!r} is not a version (e.g. v0.13.0rc1)") from None
     if as_json:
@@ -55,10 +57,11 @@ def diagnose(
             }
             for d in found
         ]
-        typer.echo(json.dumps({"schema": 1, "release": release, "matches": matches}, indent=2))
+        typer.echo(json.dumps({"schema": 1, "release": release, "phase": phase, "matches": matches}, indent=2))
     elif not found:
         typer.echo(f"no known failure pattern matched in {logfile} ({len(lines)} lines)")
     else:
+        typer.echo(f"failed in: {PHASE_LABELS[phase]} (phase {phase})")
         for d in found:
             typer.echo(f"{d.key}  (line {d.line_no})")
             typer.echo(f"  cause:  {d.summary}")

@@ -57,6 +57,7 @@ def warmup_request(command: EngineCommand, endpoint: str | None) -> None:
 def print_failure(tail: list[str], diagnoses: list[Diagnosis], log_path: Path) -> None:
     # The engine log has the profile's own secrets redacted already; a key the profile does not declare (a token in
     # an inherited variable the engine echoes) is redacted here as `diagnose` does.
+    from ascendctl_engine.phases import PHASE_LABELS, UNKNOWN_PHASE
     from ascendctl_engine.redaction import redact_key_material
 
     if tail:
@@ -68,6 +69,8 @@ def print_failure(tail: list[str], diagnoses: list[Diagnosis], log_path: Path) -
         typer.echo(f"diagnosis [{found.key}]: {found.summary}", err=True)
         typer.echo(f"  fix: {found.fix}", err=True)
         typer.echo(f"  seen: {redact_key_material(found.line)}", err=True)
+        if found.phase is not None and found.phase != UNKNOWN_PHASE:
+            typer.echo(f"  failed in: {PHASE_LABELS[found.phase]}", err=True)
         typer.echo(f"  (source: {found.source})", err=True)
     if not diagnoses:
         typer.echo(f"diagnosis: no known failure pattern matched; read the full log: {log_path}", err=True)

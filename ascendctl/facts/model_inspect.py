@@ -172,6 +172,38 @@ def _factor(value: Any, path: str) -> float | None:
     return factor
 
 
+# hf_overrides keys that change the context vLLM derives: `--hf-overrides` updates the HF config's top-level keys
+# (`config.update`) before `_get_and_verify_max_len` runs (vLLM v0.32.0 vllm/transformers_utils/config.py:926-928).
+CONTEXT_OVERRIDES = ("max_position_embeddings", "rope_scaling", "rope_parameters", "model_max_length")
+_ROPE_KEYS = ("rope_scaling", "rope_parameters")
+
+
+def with_context_overrides(config: ModelConfig, overrides: Mapping[str, Any] | None) -> ModelConfig:
+    """`config` with the context keys of `model.hf_overrides` applied as vLLM applies them (each top-level key replaces
+    config.json's), so that `derived_max_model_len` is the context the engine serves; unchanged when the overrides
+    set none of them or set one that cannot be read."""
+    if not overrides or not any(k in overrides for k in CONTEXT_OVERRIDES):
+        return config
+    data: dict[str, Any] = {
+        "max_position_embeddings": config.max_position_embeddings,
+        "model_max_length": config.model_max_length,
+    }
+    data.update({k: overrides[k] for k in CONTEXT_OVERRIDES if k in overrides})
+    try:
+        parsed = parse_model_config(data, config.path)
+    except JsonReadError:
+        return config
+    rope = parsed if any(k in overrides for k in _ROPE_KEYS) else config
+    return replace(
+        config,
+        max_position_embeddings=parsed.max_position_embeddings,
+        model_max_length=parsed.model_max_length,
+        rope_type=rope.rope_type,
+        rope_factor=rope.rope_factor,
+        rope_original_max_position_embeddings=rope.rope_original_max_position_embeddings,
+    )
+
+
 def parse_model_config(
     data: Mapping[str, Any],
     path: str = "",

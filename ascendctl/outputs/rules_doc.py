@@ -49,6 +49,11 @@ def _severity(rule: Rule[Any]) -> str:
     return said if rule.allowable else f"{said} (never allowable)"
 
 
+def _phases(phases: tuple[str, ...]) -> str:
+    """The failure phases a catalog entry is limited to (`phases: [capture]`), none when it applies in every one."""
+    return f" (failed in {', '.join(phases)})" if phases else ""
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -67,10 +72,13 @@ def section() -> list[str]:
         f"**Diagnosis catalog** (`serve`, `diagnose`; `engine/ascendctl_engine/data/diagnoses.yaml`) — "
         f"{len(entries)} entries",
         "",
-        "| id | cause | releases | source |",
+        "| id | cause | releases (phases) | source |",
         "|---|---|---|---|",
     ]
-    out += [f"| `{e.key}` | {_cell(e.summary)} | {e.releases or 'all'} | {_cell(e.source)} |" for e in entries]
+    out += [
+        f"| `{e.key}` | {_cell(e.summary)} | {e.releases or 'all'}{_phases(e.phases)} | {_cell(e.source)} |"
+        for e in entries
+    ]
     out.append(END)
     return out
 

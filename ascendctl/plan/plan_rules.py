@@ -21,8 +21,9 @@ outside a PD decode node) are asked of the era registry (`ascendctl_engine.adapt
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import field
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -40,9 +41,19 @@ from ascendctl.core.findings import (
     skipped,
     undecided,
 )
+from ascendctl.facts.model_inspect import CONTEXT_OVERRIDES, with_context_overrides
+from ascendctl.plan.fit.inputs import device_memory, engine_batch_defaults
 from ascendctl_engine.adapters import quantization_rule
 from ascendctl_engine.adapters.acceptance import SettingVerdict
 from ascendctl_engine.adapters.builder import Refusal
+from ascendctl_engine.adapters.capture_list import (
+    CaptureEra,
+    CaptureInputs,
+    CaptureList,
+    compute,
+    nearest_captured,
+    sample_sizes,
+)
 from ascendctl_engine.adapters.eras import Era, era_for_release
 from ascendctl_engine.adapters.parser_snapshot import ParserSnapshot, SnapshotMissing, parser_distribution, snapshot_for
 from ascendctl_engine.argv_items import ArgItem, PrefixProblem, find, resolve_prefixes
@@ -465,6 +476,142 @@ def launch_blocking(f: PlanFacts) -> Outcome:
     return passed(f"ASCEND_LAUNCH_BLOCKING={f.env.get('ASCEND_LAUNCH_BLOCKING', 'unset')}, graph mode {f.graph_mode}")
 
 
+# The graph modes' names in `--compilation-config` (messages only).
+_CUDAGRAPH_NAMES = {"full": "FULL", "full-decode-only": "FULL_DECODE_ONLY", "full-and-piecewise": "FULL_AND_PIECEWISE"}
+_FLASHCOMM_VARIABLES = ("VLLM_ASCEND_ENABLE_FLASHCOMM1", "VLLM_ASCEND_ENABLE_FLASHCOMM")
+
+
+def _flashcomm1(f: PlanFacts) -> bool:
+    """FlashComm1 (vllm-ascend's `enable_sp`) as the engine reads it: the switch, the `--additional-config` key, else
+    the variables (v0.11.0:vllm_ascend/utils.py:668-681; v0.23.0:vllm_ascend/utils.py:903-928)."""
+    p = f.profile
+    if p.engine.ascend.flashcomm1 is not None:
+        return p.engine.ascend.flashcomm1
+    if "enable_flashcomm1" in p.engine.additional_config:
+        return bool(p.engine.additional_config["enable_flashcomm1"])
+    return any(f.env.get(name, "0") not in ("", "0") for name in _FLASHCOMM_VARIABLES)
+
+
+def _max_num_seqs(f: PlanFacts) -> tuple[int, str]:
+    """max_num_seqs and where it comes from: the profile's, else vLLM's default for the device (256 below 70 GiB,
+    1024 from 70 GiB: vLLM v0.11.0 … v0.25.1 vllm/engine/arg_utils.py, e.g. v0.23.0:…/arg_utils.py:2316-2335)."""
+    p = f.profile
+    if p.engine.scheduler.max_num_seqs is not None:
+        return p.engine.scheduler.max_num_seqs, "engine.scheduler.max_num_seqs"
+    if f.fit is not None:
+        return f.fit.max_num_seqs, "vLLM's default for the device"
+    memory = device_memory(p, f.hardware, None)
+    par = p.engine.parallel
+    seqs, _ = engine_batch_defaults(p.target.backend, memory.bytes if memory else None, par.tensor * par.pipeline)
+    return seqs, "vLLM's default for the device"
+
+
+def _sizes_text(sizes: Sequence[int]) -> str:
+    if len(sizes) <= 12:
+        return "[" + ", ".join(map(str, sizes)) + "]"
+    return f"[{', '.join(map(str, sizes[:4]))}, …, {', '.join(map(str, sizes[-3:]))}] ({len(sizes)} sizes)"
+
+
+def _capture_ways_out(facts: CaptureEra, inputs: CaptureInputs, result: CaptureList, release: str) -> str:
+    """The nearest max_num_seqs values on the release's list, and capture sizes holding the batch (each checked by
+    the release's own computation)."""
+    ways: list[str] = []
+    near = [n for n in (nearest_captured(facts, inputs, above=False), nearest_captured(facts, inputs, above=True)) if n]
+    if near:
+        ways.append(
+            f"set engine.scheduler.max_num_seqs to {' or '.join(map(str, near))} (the nearest whose widest decode "
+            f"batch is on {release}'s list)"
+        )
+    batch = result.decode_batch
+    base = sorted({*(inputs.capture_sizes or result.sizes), batch})
+    for sizes in (base, sample_sizes(base, inputs.max_capture_sizes or len(base))):
+        if compute(facts, replace(inputs, capture_sizes=tuple(sizes))).captured:
+            own = f"{release}'s own list" if result.default_list else "the planned list"
+            example = _sizes_text(sizes) if len(sizes) <= 12 else f"{own} ({len(sizes) - 1} sizes) with {batch} added"
+            ways.append(f"set engine.graph.capture_sizes to a list that holds {batch} (e.g. {example})")
+            break
+    return "; or ".join(ways) or "use engine.graph.mode: piecewise (no FULL decode graphs to miss)"
+
+
+@rule(
+    "plan.graph.decode-capture", "warn", "The widest decode batch is on the release's capture list",
+    source="vllm-project/vllm-ascend#16049 (off-stride max_num_seqs: the widest decode batches run eager, ~7.5× "
+    "slower; fixes vllm-project/vllm-ascend#16623, #16970 open); vllm-project/vllm-ascend#14440 (max_num_seqs 264 with "
+    "MTP: 528 tokens above the 512 ceiling); vLLM v0.23.0:vllm/v1/cudagraph_dispatcher.py:211-235 (FULL decode graphs "
+    "only for sizes ≤ max_num_seqs × query length); era topic capture-list (engine/ascendctl_engine/adapters/graph.py)",
+)  # fmt: skip
+def decode_capture(f: PlanFacts) -> Outcome:
+    p = f.profile
+    chosen = _era(f, "capture-list")
+    if chosen is None:
+        return skipped("not an NPU release")
+    facts = chosen.traits.get("facts")
+    if f.graph_mode == "default":
+        return skipped("graph mode engine-default: the engine's own cudagraph_mode is not modelled")
+    if not isinstance(facts, CaptureEra) or f.graph_mode not in facts.full_decode_modes:
+        return skipped(f"graph mode {f.graph_mode}: {p.release} runs no FULL decode graphs in it ({chosen.label})")
+    if p.model.task != "generate":
+        return skipped(f"model.task {p.model.task}: no decode steps")
+    if f.kv_role == "kv_producer":
+        return skipped("a prefill instance: its requests move to the decode instances after the first token")
+    par = p.engine.parallel
+    if facts.qwen3_moe_dp and par.tensor == 1 and par.data > 1 and _shape_config(f) is None:
+        return _no_config(f, "the capture-list check (this release builds another list for Qwen3-MoE on DP)")
+    seqs, seqs_why = _max_num_seqs(f)
+    inputs = _capture_inputs(f, seqs)
+    result = compute(facts, inputs)
+    if not result.full_decode:
+        return skipped(f"{p.release} runs FULL_DECODE_ONLY on MLA models as PIECEWISE graphs ({chosen.source})")
+    if result.captured:
+        return passed(
+            f"the widest decode batch ({result.decode_batch} tokens) has a FULL graph: {_sizes_text(result.sizes)}"
+        )
+    return problem(
+        _uncaptured_message(f, chosen, result, seqs, seqs_why),
+        _capture_ways_out(facts, inputs, result, p.release),
+        at=("engine", "scheduler", "max_num_seqs") if p.engine.scheduler.max_num_seqs is not None else (),
+    )
+
+
+def _capture_inputs(f: PlanFacts, seqs: int) -> CaptureInputs:
+    p = f.profile
+    par = p.engine.parallel
+    config = _shape_config(f)
+    hw = f.hardware
+    return CaptureInputs(
+        max_num_seqs=seqs, mode=f.graph_mode,
+        speculative_tokens=p.engine.speculative.num_tokens if p.engine.speculative is not None else 0,
+        tensor=par.tensor, data=par.data, sequence_parallel=_flashcomm1(f),
+        max_num_batched_tokens=p.engine.scheduler.max_num_batched_tokens,
+        capture_sizes=tuple(p.engine.graph.capture_sizes) if p.engine.graph.capture_sizes else None,
+        model_type=config.model_type if config is not None else None, mla=f.arch == "mla",
+        max_capture_sizes=hw.limits.max_capture_sizes if hw is not None else None,
+        few_streams=hw.limits.few_streams if hw is not None else False,
+    )  # fmt: skip
+
+
+def _uncaptured_message(f: PlanFacts, chosen: Era, result: CaptureList, seqs: int, seqs_why: str) -> str:
+    p = f.profile
+    batch, spec = result.decode_batch, result.query_len - 1
+    widest = f"max_num_seqs {seqs} ({seqs_why})" + (f" × (1 + {spec} speculative tokens)" if spec else "")
+    if batch < seqs * result.query_len:
+        widest += f", capped by max_num_batched_tokens {p.engine.scheduler.max_num_batched_tokens},"
+    whose = f"the list {p.release} builds" if result.default_list else "the list the plan passes"
+    piecewise = f.graph_mode == "full-and-piecewise" and bool(result.sizes) and batch <= result.sizes[-1]
+    run = (
+        "fall back to PIECEWISE graphs (the throughput cliff of vllm-project/vllm#57355)"
+        if piecewise
+        else "run eager, ~7.5× slower in vllm-project/vllm-ascend#16049"
+    )
+    covered = result.largest_covered
+    steps = f"{covered + 1}–{batch}" if covered + 1 < batch else str(batch)
+    return (
+        f"cudagraph_mode {_CUDAGRAPH_NAMES[f.graph_mode]} on {p.release}: the widest decode batch, {widest} = {batch} "
+        f"tokens, has no FULL graph in {whose}, {_sizes_text(result.sizes)} ({chosen.label}): decode steps of "
+        f"{steps} tokens {run}, and the engine starts without an error"
+    )
+
+
 # --------------------------------------------------------------------------------------------------
 # quantization, attention heads, context length, PD-decode-only keys (issue 17)
 
@@ -668,8 +815,10 @@ def heads_divisible(f: PlanFacts) -> Outcome:
 
 @rule(
     "plan.model.max-model-len-unset", "error", "A bounded context for long-context models",
-    source="vllm vllm/config/model.py _get_and_verify_max_len; vllm/v1/core/kv_cache_utils.py "
-    "check_enough_kv_cache_memory; main:docs/source/faqs.md #12", clause="placement"
+    source="vllm vllm/config/model.py _get_and_verify_max_len; vLLM v0.32.0:vllm/v1/core/kv_cache_utils.py:1019-1040 "
+    "(_check_enough_kv_cache_memory: one request of max_model_len); vLLM v0.32.0 "
+    "vllm/transformers_utils/config.py:926-928 (hf_overrides update the config first); main:docs/source/faqs.md #12",
+    clause="placement",
 )  # fmt: skip
 def max_model_len_unset(f: PlanFacts) -> Outcome:
     p = f.profile
@@ -677,18 +826,24 @@ def max_model_len_unset(f: PlanFacts) -> Outcome:
         return skipped(f"model.max_model_len {p.model.max_model_len}")
     if f.hardware is not None and f.hardware.limits.square_attention_mask:
         return skipped("plan.hardware.max-model-len asks for a bounded context on this hardware")
-    cfg = _shape_config(f)
-    if cfg is None:
+    shapes = _shape_config(f)
+    if shapes is None:
         return _no_config(f, "the default-context check")
+    cfg = with_context_overrides(shapes, p.model.hf_overrides)  # what the engine derives, as the fit does
     length = cfg.derived_max_model_len
     if length is None:
         return skipped("config.json gives no max_position_embeddings")
     if length < LONG_CONTEXT:
         return _on_shapes(f, passed(f"default context {length} tokens"))
     rope = f" × RoPE {cfg.rope_type} factor {cfg.rope_factor:g}" if cfg.rope_factor else ""
+    if cfg is not shapes:
+        rope += " with model.hf_overrides"
     fix = "set model.max_model_len to the longest prompt + output you serve (e.g. 32768)"
-    if f.fit is not None and f.fit.max_model_len == length and f.fit.kv_tokens < length:
+    if f.fit is not None and f.fit.kv_tokens == 0:
+        return skipped("the fit leaves no room for any KV cache, whatever the context (plan.memory.kv-cache-room)")
+    if f.fit is not None and f.fit.max_model_len == length and f.fit.max_concurrency < 1:
         # the fit sized the KV cache of this plan on this hardware: one request of the default context does not fit
+        # (its concurrency, not its token count: a hybrid model's request takes fewer pages than its tokens)
         return _on_shapes(
             f,
             problem(
@@ -715,7 +870,7 @@ def max_model_len_unset(f: PlanFacts) -> Outcome:
 
 
 # hf_overrides keys that change the context vLLM derives: the check cannot judge a profile that sets them.
-_CONTEXT_OVERRIDES = ("max_position_embeddings", "rope_scaling", "rope_parameters", "model_max_length")
+_CONTEXT_OVERRIDES = CONTEXT_OVERRIDES
 
 
 @rule(
@@ -747,6 +902,45 @@ def max_model_len_above_config(f: PlanFacts) -> Outcome:
         f"lower model.max_model_len to {derived}, or set model.allow_long_context: true if the model's positions "
         "reach that far (e.g. RoPE scaling in model.hf_overrides)",
         at=("model", "max_model_len"),
+    )
+
+
+@rule(
+    "plan.memory.kv-cache-room", "warn", "The weights leave room for the KV cache (the memory fit's estimate)",
+    source="vLLM v0.32.0:vllm/v1/core/kv_cache_utils.py:1009-1017 (available_memory <= 0: 'No available memory for "
+    "the cache blocks'); v0.23.0:vllm_ascend/worker/worker.py:590 (available = requested − weights − torch peak − "
+    "non-torch); ascendctl.plan.fit (docs/memory-fit.md)",
+)  # fmt: skip
+# A warning, not a refusal: it is the fit's estimate, not the engine's own check, and upstream runs launches on
+# hardware where the estimate leaves no room (v0.23.0rc1:tests/e2e/nightly/multi_node/internal_dp/config/
+# DeepSeek-R1-W8A8-longseq.yaml; tests/e2e/models/configs/ERNIE-4.5-21B-A3B-PT.yaml) — a verified launch is never
+# refused by an estimate (docs/refusal-policy.md). `ascendctl fit` exits 1 on it.
+def kv_cache_room(f: PlanFacts) -> Outcome:
+    fit = f.fit
+    if f.profile.target.backend == "cpu":
+        return skipped("the CPU KV cache is sized explicitly (engine.memory.cpu_kv_cache_gib)")
+    if fit is None:
+        return skipped("no memory fit for this plan (`ascendctl fit PROFILE` says why)")
+    d = fit.per_device[0]
+    if fit.kv_tokens > 0:
+        return passed(f"{d.kv_cache_gib:.1f} GiB per device for the KV cache ({fit.kv_tokens:,} tokens)")
+    spent = d.weights_gib + d.activation_gib + d.comm_buffers_gib + d.runtime_reserve_gib
+    # what would leave room: the fit's own re-estimates that give the KV cache any block at all
+    sets = [" ".join(f"--set {shlex.quote(one)}" for one in s.sets) for s in fit.suggestions if s.kv_tokens > 0]
+    fix = (
+        "; or ".join(sets[:3])
+        if sets
+        else "spread the weights over more devices (engine.parallel.tensor; engine.parallel.expert for MoE), use a "
+        "quantized checkpoint, or raise engine.memory.device_utilization"
+    )
+    return problem(
+        f"the weights ({d.weights_gib:.1f} GiB per device) and the profiling pass (activations "
+        f"{d.activation_gib:.1f} GiB, communication and runtime {d.comm_buffers_gib + d.runtime_reserve_gib:.1f} GiB) "
+        f"need {spent:.1f} GiB of device_utilization's share of the {d.hbm_gib or 0:.1f} GiB device, leaving "
+        f"{max(d.kv_cache_gib, 0.0):.2f} GiB for the KV cache by the fit's estimate, less than one block: if so, the "
+        "engine refuses to start ('No available memory for the cache blocks') whatever model.max_model_len is",
+        f"{fix} (`ascendctl fit PROFILE` shows the per-device table)",
+        at=("engine", "parallel", "tensor"),
     )
 
 

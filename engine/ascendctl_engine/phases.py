@@ -8,6 +8,10 @@ Phase markers come from the INFO lines vLLM prints while it starts (vLLM v0.11.0
 `tests/fixtures/vllm_logs/cpu-0.32.0-eager-startup.log`). vLLM logs one line per engine core with data
 parallelism, so only the first occurrence of a marker counts.
 
+The phase a failure happened in (`failure_phase`, `PhaseTracker.current_phase`: loading, profiling, capture,
+serving, unknown) comes from the same lines, read as the start of each phase; a catalog entry may apply to some phases
+only (`phases:`), so one "NPU out of memory" gets the fix of the phase it happened in.
+
 Failure patterns live in `engine/ascendctl_engine/data/diagnoses.yaml` (package data): each entry carries its id,
 patterns,
 cause, fix, source and example lines; each `source` names the upstream file at a tag, FAQ, issue or pull
@@ -58,8 +62,9 @@ PHASES: tuple[PhaseSpec, ...] = (
     PhaseSpec(
         "weights_loaded",
         "weights loaded",
-        # "Loading weights took N seconds", "Model loading took X GiB (memory )?and Y seconds" (model runners)
-        (r"Loading weights took", r"Model loading took"),
+        # "Loading weights took N seconds", "Model loading took X GiB (memory )?and Y seconds" (model runners);
+        # vllm-ascend's own "Loading model weights took X GB" (v0.23.0:vllm_ascend/worker/model_runner_v1.py:3794)
+        (r"Loading weights took", r"Model loading took", r"Loading model weights took"),
     ),
     PhaseSpec(
         "kv_cache_sized",
@@ -112,8 +117,10 @@ class PhaseTracker:
         self.events: list[PhaseEvent] = []
         self._last_index = -1
         self._last_at = started_at
+        self._begun = -1  # index into _STARTS of the latest phase begun (`current_phase`)
 
     def feed(self, line: str, now: float) -> PhaseEvent | None:
+        self._begin(line)
         for index, (spec, patterns) in enumerate(_COMPILED):
             if index <= self._last_index:
                 continue
@@ -138,6 +145,18 @@ class PhaseTracker:
     def reached(self, key: str) -> bool:
         return any(e.key == key for e in self.events)
 
+    @property
+    def current_phase(self) -> str:
+        """The phase the engine is in (`FAILURE_PHASES`), as the lines fed so far show: what `diagnose` is told when
+        the engine fails (its tail may no longer hold the line that began the phase)."""
+        return _STARTS[self._begun][0] if self._begun >= 0 else UNKNOWN_PHASE
+
+    def _begin(self, line: str) -> None:
+        for index in range(len(_STARTS) - 1, self._begun, -1):
+            if any(p.search(line) for p in _STARTS[index][1]):
+                self._begun = index
+                return
+
 
 def phases_from_log(lines: Iterable[tuple[float, str]], started_at: float) -> list[PhaseEvent]:
     """All phase events found in timed log lines (convenience for tests and post-mortems)."""
@@ -148,13 +167,76 @@ def phases_from_log(lines: Iterable[tuple[float, str]], started_at: float) -> li
 
 
 # ---------------------------------------------------------------------------------------------------------
+# The phase a failure happened in. A catalog entry may declare the phases it applies to (`phases: [capture]`): the
+# same "NPU out of memory" has another cause and fix while the weights load, while the KV cache is sized, while
+# graphs are captured (after the KV cache took its share) and while serving.
+
+LOADING, PROFILING, CAPTURE, SERVING = "loading", "profiling", "capture", "serving"
+UNKNOWN_PHASE = "unknown"  # no marker seen: a log excerpt, or a failure before the weights began loading
+FAILURE_PHASES: tuple[str, ...] = (LOADING, PROFILING, CAPTURE, SERVING, UNKNOWN_PHASE)
+PHASE_LABELS = {
+    LOADING: "weight loading",
+    PROFILING: "memory profiling / KV cache sizing",
+    CAPTURE: "graph capture / warm-up",
+    SERVING: "serving",
+    UNKNOWN_PHASE: "unknown phase",
+}
+
+# Where each phase begins: expressions searched in one log line. A phase lasts until a later one begins and never
+# goes back (each engine core of a data-parallel deployment prints its own lines).
+_PHASE_STARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # "Starting to load model M..." (vLLM v0.32.0 vllm/v1/worker/gpu_model_runner.py:5040 and cpu_model_runner.py:68;
+    # vllm-ascend v0.13.0:vllm_ascend/worker/model_runner_v1.py:2378, v0.23.0:…/model_runner_v1.py:3718)
+    (LOADING, (r"Starting to load model",)),
+    # the weights are loaded (the `weights_loaded` markers): the worker profiles a forward pass and sizes the KV
+    # cache next (v0.23.0:vllm_ascend/worker/worker.py:527 determine_available_memory)
+    (PROFILING, PHASES[1].markers),
+    # the KV cache is sized (the `kv_cache_sized` markers): graphs are compiled, warmed up and captured next
+    # (v0.23.0:vllm_ascend/worker/worker.py:706-732 compile_or_warm_up_model → capture_model); vLLM's tqdm bar
+    # "Capturing CUDA graphs (decode, FULL)" (vLLM v0.32.0 vllm/v1/worker/gpu_model_runner.py:6657, also on NPU:
+    # v0.23.0:vllm_ascend/worker/model_runner_v1.py:5103 calls it), the CUDA worker's capture during profiling
+    # "Profiling CUDA graph memory" (v0.32.0 gpu_model_runner.py:6369), vllm-ascend's debug lines "Capturing a
+    # aclgraph on" (v0.23.0:vllm_ascend/compilation/acl_graph.py:164) and "Capturing encoder aclgraph"
+    # (v0.23.0:vllm_ascend/worker/encoder_acl_graph.py:276)
+    (
+        CAPTURE,
+        (
+            *PHASES[2].markers,
+            r"Capturing CUDA graphs",
+            r"Profiling CUDA graph memory",
+            r"Capturing (a|encoder) aclgraph",
+        ),
+    ),
+    (SERVING, PHASES[4].markers),  # "Application startup complete."
+)
+_STARTS = tuple((name, tuple(re.compile(m) for m in markers)) for name, markers in _PHASE_STARTS)
+# A new engine process (a restart appends to the same log): the phase is read from the last one on.
+_PROCESS_START = re.compile("|".join(PHASES[0].markers))
+
+
+def failure_phase(lines: Sequence[str]) -> str:
+    """The phase the log was in at its last line (`FAILURE_PHASES`), from the last engine start it shows."""
+    return _phase_of_text("\n".join(clip_line(line) for line in lines))
+
+
+def _phase_of_text(text: str) -> str:
+    start = 0
+    for match in _PROCESS_START.finditer(text):
+        start = match.start()
+    for name, patterns in reversed(_STARTS):
+        if any(p.search(text, start) for p in patterns):
+            return name
+    return UNKNOWN_PHASE
+
+
+# ---------------------------------------------------------------------------------------------------------
 # Diagnosis: the catalog lives in package data (`engine/ascendctl_engine/data/diagnoses.yaml`), loaded once on first
 # use.
 
 DATA_PACKAGE = "ascendctl_engine"
 CATALOG_PATH = ("data", "diagnoses.yaml")
 ID_PATTERN = re.compile(r"^log\.[a-z0-9]+(-[a-z0-9]+)*\.[a-z0-9]+(-[a-z0-9]+)*$")
-_ENTRY_KEYS = frozenset({"id", "patterns", "cause", "fix", "source", "releases", "examples"})
+_ENTRY_KEYS = frozenset({"id", "patterns", "cause", "fix", "source", "releases", "phases", "examples"})
 _REQUIRED_KEYS = ("id", "patterns", "cause", "fix", "source")
 
 
@@ -188,6 +270,7 @@ class FailurePattern:
     releases: str | None = None  # PEP 440 specifier over vllm-ascend versions; None: every release
     examples: tuple[str, ...] = ()  # log lines this entry must diagnose (checked by the tests)
     compiled: tuple[re.Pattern[str], ...] = field(default=(), compare=False, repr=False)
+    phases: tuple[str, ...] = ()  # the failure phases (`FAILURE_PHASES`) it applies to; empty: every phase
 
     @functools.cached_property
     def prefilters(self) -> tuple[re.Pattern[str], ...]:
@@ -207,6 +290,10 @@ class FailurePattern:
             return True
         return SpecifierSet(self.releases).contains(release, prereleases=True)
 
+    def applies_in(self, phase: str) -> bool:
+        """Whether the entry applies to a log that failed in `phase`."""
+        return not self.phases or phase in self.phases
+
     def matches(self, line: str) -> bool:
         clipped = clip_line(line)
         return any(r.search(clipped) for r in self.compiled)
@@ -220,6 +307,7 @@ class Diagnosis:
     source: str
     line: str  # the log line that matched
     line_no: int = 0  # 1-based position of `line` in the lines diagnosed; 0 when not from a log
+    phase: str | None = None  # the phase the log failed in (`FAILURE_PHASES`); None when not from a log
 
     @property
     def id(self) -> str:
@@ -229,8 +317,15 @@ class Diagnosis:
     def cause(self) -> str:
         return self.summary
 
-    def as_dict(self) -> dict[str, str]:
-        return {"key": self.key, "summary": self.summary, "fix": self.fix, "source": self.source, "line": self.line}
+    def as_dict(self) -> dict[str, str | None]:
+        return {
+            "key": self.key,
+            "summary": self.summary,
+            "fix": self.fix,
+            "source": self.source,
+            "line": self.line,
+            "phase": self.phase,
+        }
 
 
 def _strings(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
@@ -276,6 +371,17 @@ def _entry_patterns(entry: dict[str, Any], where: str) -> tuple[tuple[str, ...],
     return patterns, compiled
 
 
+def _entry_phases(entry: dict[str, Any], where: str) -> tuple[str, ...]:
+    """The entry's `phases` (empty: every phase); raises `CatalogError` for an empty list or an unknown phase."""
+    if "phases" not in entry:
+        return ()
+    phases = _strings(entry, "phases", where)
+    unknown = sorted(set(phases) - set(FAILURE_PHASES))
+    if not phases or unknown:
+        raise CatalogError(f"{where}: `phases` must name some of {list(FAILURE_PHASES)} (got {list(phases)})")
+    return phases
+
+
 def _entry_releases(entry: dict[str, Any], where: str) -> str | None:
     """The entry's `releases` specifier, or None; raises `CatalogError` when it is no PEP 440 specifier."""
     releases = entry.get("releases")
@@ -312,6 +418,7 @@ def _parse_entry(raw: object, where: str, source: str, seen: set[str]) -> Failur
         releases,
         _strings(entry, "examples", where),
         compiled,
+        _entry_phases(entry, where),
     )
 
 
@@ -340,18 +447,21 @@ def parse_release(release: str) -> Version:
     return versions.parse(release)
 
 
-def diagnose(lines: Sequence[str], release: str | None = None) -> list[Diagnosis]:
+def diagnose(lines: Sequence[str], release: str | None = None, phase: str | None = None) -> list[Diagnosis]:
     """Known failure causes found in log lines, in catalog order (most specific first), each id once. The
     matching line shown is the last one (the final exception message rather than a traceback frame). With
     `release` (a vllm-ascend version), entries limited to other releases are skipped; an invalid release
-    raises `InvalidVersion`."""
+    raises `InvalidVersion`. Entries that declare `phases` apply only to a log that failed in one of them: `phase`
+    (what a `PhaseTracker` that saw the whole run says), else the phase the lines themselves show
+    (`failure_phase`); each diagnosis carries it."""
     wanted = None if release is None else parse_release(release)
     clipped = [clip_line(line) for line in lines]  # each line is matched on its ends (MAX_MATCH_CHARS)
     text = "\n".join(clipped)
+    failed_in = phase if phase is not None else _phase_of_text(text)
     starts = list(itertools.accumulate((len(line) + 1 for line in clipped[:-1]), initial=0))
     found: list[Diagnosis] = []
     for pattern in catalog():
-        if not pattern.applies_to(wanted):
+        if not pattern.applies_to(wanted) or not pattern.applies_in(failed_in):
             continue
         # The whole log is searched in C for the lines that could match (a pattern with a literal start skips
         # ahead at memory speed), and only those are matched line by line, last first. Every entry over every line
@@ -360,7 +470,7 @@ def diagnose(lines: Sequence[str], release: str | None = None) -> list[Diagnosis
             line = clipped[index]
             if pattern.matches(line):
                 where = (line.strip(), index + 1)
-                found.append(Diagnosis(pattern.key, pattern.summary, pattern.fix, pattern.source, *where))
+                found.append(Diagnosis(pattern.key, pattern.summary, pattern.fix, pattern.source, *where, failed_in))
                 break
     return found
 

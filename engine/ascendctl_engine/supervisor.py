@@ -412,9 +412,9 @@ class Supervisor:
                 reason += " before it was ready"
         proc.join_reader()
         tail = list(proc.tail)[-FAILURE_TAIL:]
-        failure = Failure(
-            reason, tail, diagnose(list(proc.tail)) + exit_diagnoses(returncode, killed_by_us), returncode
-        )
+        # the tracker saw every line of this run: the phase it failed in, even when the tail no longer shows it
+        found = diagnose(list(proc.tail), phase=self._tracker.current_phase)
+        failure = Failure(reason, tail, found + exit_diagnoses(returncode, killed_by_us), returncode)
         return failure, served
 
     def _phases(self) -> list[PhaseEvent]:

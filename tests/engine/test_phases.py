@@ -63,6 +63,8 @@ def test_each_phase_is_reported_once_and_never_after_a_later_one() -> None:
             "(Worker pid=3) INFO [gpu_model_runner.py:1] Model loading took 15.27 GiB memory and 25.1 seconds",
             "weights_loaded",
         ),
+        # vllm-ascend's own line (v0.23.0:vllm_ascend/worker/model_runner_v1.py:3794)
+        ("(Worker_TP0 pid=3) INFO [model_runner_v1.py:3794] Loading model weights took 33.1942 GB", "weights_loaded"),
         ("INFO [cpu_worker.py:1] # CPU blocks: 7281", "kv_cache_sized"),
         ("(EngineCore pid=3) INFO [gpu_model_runner.py:1] Graph capturing finished in 12 secs, took 0.5 GiB", "warmup"),
         ("INFO:     Application startup complete.", "ready"),
@@ -111,7 +113,7 @@ def test_real_healthy_startup_has_no_diagnosis() -> None:
         ("torch.OutOfMemoryError: NPU out of memory. Tried to allocate 2.00 GiB", "log.memory.device-oom"),
         (
             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
-            "log.kv-cache.too-small",
+            "log.kv-cache.no-room",
         ),
         # vllm-ascend faqs.md #17, HCCL issue #486, vllm_ascend/platform.py, modelslim_config.py
         (

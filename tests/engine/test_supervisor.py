@@ -226,6 +226,25 @@ def test_startup_failure_is_diagnosed_and_not_restarted(fake_vllm: Path, store: 
     assert store.entries() == []
 
 
+def test_a_failure_is_diagnosed_in_the_phase_the_whole_run_reached(
+    fake_vllm: Path, store: StateStore, free_port: int
+) -> None:
+    # the KV cache line scrolls out of the 200-line tail before graph capture runs out of memory: the tracker, which
+    # saw every line, still tells `diagnose` the phase (issue 55)
+    lines = [
+        "(EngineCore pid=1) INFO 07-14 09:21:13 [kv_cache_utils.py:2327] NPU KV cache size: 296,576 tokens",
+        *(
+            f"(Worker_TP0 pid=2) INFO 07-14 09:21:15 [worker.py:727] Compile and warming up model for size {n}"
+            for n in range(300)
+        ),
+        "torch.OutOfMemoryError: NPU out of memory. Tried to allocate 512.00 MiB",
+    ]
+    sup = supervise(fake_vllm, store, command(free_port, env={"FAKE_VLLM_FAIL_TEXT": "|".join(lines)}))
+    result = Run(sup).finish()
+    assert result.failure is not None and "NPU KV cache size" not in "\n".join(result.failure.tail)
+    assert [(d.key, d.phase) for d in result.failure.diagnoses] == [("log.graph.capture-oom", "capture")]
+
+
 def test_restarts_with_capped_exponential_backoff_then_stays_up(
     fake_vllm: Path, store: StateStore, free_port: int, tmp_path: Path
 ) -> None:

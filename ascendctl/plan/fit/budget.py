@@ -51,6 +51,14 @@ RUNTIME_RESERVE_INCREASE = int(0.1 * GIB)
 # processes' memory: 1.49 GiB (TP0) and 1.53 GiB (TP1) in vllm-project/vllm-ascend#10122 (requested − weights −
 # peak − non-torch − 2 × the halved KV memory the log prints).
 RUNTIME_IN_USE_310P = int(1.49 * GIB)
+# The same runtime share before v0.15, when the worker charges every non-torch byte on the device (the runtime's
+# context included): the NPU worker of those releases has no 300I Duo branch in determine_available_memory
+# (v0.9.2rc1:vllm_ascend/worker/worker_v1.py:144-182, v0.10.2rc1 …:161-199, v0.11.0rc0:vllm_ascend/worker/
+# worker_v1.py:197-235: total × utilization − torch peak − (device-wide allocated − torch allocated)), so on a 300I
+# Duo die the whole share is what the v0.18+ 310P worker charges as two terms: the non-torch memory held before
+# profiling (RUNTIME_IN_USE_310P) and the profiled increase (RUNTIME_RESERVE_INCREASE), not the A2/A3 figure
+# RUNTIME_RESERVE_WHOLE_DEVICE. Not fitted on the rows it applies to (vllm-project/vllm-ascend#3316, #4074,
+# Ascend/pytorch#78): `make bench-fit` shows them apart.
 # Hybrid linear-attention models (Qwen3-Next's gated delta net): the profiling peak above the dense activation
 # model, per rank. The bytes per token are exact, the peak is not: the published breakdown shows it ≈ 0.7 GiB
 # above (vllm-project/vllm-ascend#6250, Qwen3-Next-80B TP4: 2.33 GiB besides the weights against 1.61 estimated).
@@ -88,7 +96,8 @@ CALIBRATION = {
     "(v0.9.1, v0.10.2rc1, v0.11.0rc0: the `kv-budget` era) profile max_model_len tokens, so the activation "
     "term grows with the context (vllm-project/vllm-ascend#3316: 3.2 GiB besides the weights at 32K)",
     "runtime_in_use_310p": "RUNTIME_IN_USE_310P 1.49 GiB, charged by the 300I Duo worker from v0.18.0rc1 next to "
-    "other processes' memory, fitted on vllm-project/vllm-ascend#10122 (TP0 1.49, TP1 1.53 GiB)",
+    "other processes' memory, fitted on vllm-project/vllm-ascend#10122 (TP0 1.49, TP1 1.53 GiB); before v0.15 the "
+    "whole-device worker charges it with the profiled increase instead of the A2/A3 share (not fitted there)",
     "runtime_reserve": "whole-device era (≤ v0.14): 0.9 GiB fitted on Qwen3-1.7B/8B TP1 logs; profiled-increase "
     "era (≥ v0.15): 0.1 GiB from the breakdown logs' non-torch figures (0.03-0.22 GiB); CUDA: "
     "CUDA_NON_TORCH_INCREASE 0.25 GiB, the non-torch increase published vLLM logs print (vllm-project/vllm#14447: "
@@ -258,10 +267,13 @@ def nccl_bytes(layout: Layout, groups: tuple[str, ...]) -> int:
     return spanning * NCCL_COMMUNICATOR_BYTES + custom
 
 
-def runtime_reserve(whole_device: bool, backend: str = "npu") -> int:
-    """The non-torch memory the worker charges besides the weights and the torch peak (see CALIBRATION)."""
+def runtime_reserve(whole_device: bool, backend: str = "npu", *, runtime_310p: bool = False) -> int:
+    """The non-torch memory the worker charges besides the weights and the torch peak (see CALIBRATION); a 300I Duo
+    die's whole share is its runtime's (RUNTIME_IN_USE_310P) plus the profiled increase."""
     if backend == "cuda":
         return CUDA_NON_TORCH_INCREASE
+    if whole_device and runtime_310p:
+        return RUNTIME_IN_USE_310P + RUNTIME_RESERVE_INCREASE
     return RUNTIME_RESERVE_WHOLE_DEVICE if whole_device else RUNTIME_RESERVE_INCREASE
 
 

@@ -98,6 +98,10 @@ def kv_shape(
     kv_heads = config.num_key_value_heads or heads
     if not heads or not kv_heads:
         return None
+    # vLLM's head size: config.json's head_dim when set and > 0, else hidden_size ÷ num_attention_heads (vllm v0.32.0
+    # transformers_utils/model_arch_config_convertor.py:89-116; the model code does the same, e.g. v0.32.0
+    # model_executor/models/qwen2.py:150); an architecture whose config class defaults it (Qwen3: 128) has it filled
+    # first (inputs.with_config_defaults)
     head_dim = config.head_dim or (config.hidden_size // heads if config.hidden_size else None)
     if not head_dim:
         return None
@@ -215,3 +219,21 @@ def concurrency(shape: KvShape, blocks: int, block: int, max_model_len: int) -> 
     """Requests of `max_model_len` the blocks hold (the engine's "Maximum concurrency")."""
     need = blocks_per_request(shape, block, max_model_len)
     return blocks / need if need else 0.0
+
+
+# The first vLLM whose "GPU KV cache size" is max_concurrency × max_model_len (vLLM 0.20.1:
+# vllm/v1/core/kv_cache_utils.py:1684-1713, `_report_kv_cache_config`; the same in v0.21.0-v0.23.0 and, through
+# `get_kv_cache_capacity`, v0.24.0:vllm/v1/core/kv_cache_utils.py:1788-1798,2142-2146). Up to vLLM 0.20.0 it printed
+# `num_blocks // num_groups × min_block_size` (× the context-parallel size) (v0.20.0:vllm/v1/core/
+# kv_cache_utils.py:1679-1711; v0.18.0 …:1284-1316). For a hybrid model the old figure divided the shared pool among
+# the cache groups; the new one charges a request its blocks in every group (the attention blocks and one state block
+# per linear-attention group), about `groups` × the old figure. A plain model differs only when max_model_len is not a
+# whole number of blocks.
+PRINTED_TOKENS_FROM_CONCURRENCY = "0.20.1"
+
+
+def printed_tokens(concurrency_: float, max_model_len: int) -> int:
+    """The KV token count vLLM ≥ 0.20.1 prints: `int(max_concurrency × max_model_len)`, where the concurrency is
+    the blocks over a max_model_len request's blocks in every group (`concurrency`; per rank with context
+    parallelism, so the count is the whole sequence's)."""
+    return int(concurrency_ * max_model_len)

@@ -57,6 +57,7 @@ class FitInputs:
     charges_in_use: bool = False  # ... and subtracts what the device held before profiling (era `kv-budget`)
     profile_at_max_model_len: bool = False  # the profiling pass runs max_model_len tokens (era `kv-budget`)
     whole_device: bool = False  # the worker charges the runtime's whole non-torch share, not its increase
+    runtime_310p: bool = False  # a 300I Duo die: its runtime's share is RUNTIME_IN_USE_310P (budget.runtime_reserve)
     kv_memory_flag: str | None = None  # the release's `--kv-cache-memory-bytes` spelling, if it has one
     kv_memory_bytes: int | None = None  # an explicit --kv-cache-memory-bytes: the engine takes it as the KV cache
     device_used_bytes: int = 0  # memory other processes already hold on the device (host facts: npu-smi)
@@ -73,6 +74,9 @@ class FitInputs:
     # decode × prefill context parallelism: each rank keeps 1/N of a sequence's tokens, so the engine prints N ×
     # the rank's tokens ("Multiplying the GPU KV cache size by the cp_world_size", vllm/v1/core/kv_cache_utils.py)
     context_parallel: int = 1
+    # how the release's vLLM prints the KV token count (cache.PRINTED_TOKENS_FROM_CONCURRENCY): "blocks", whole blocks
+    # per group × block, before vLLM 0.20.1; "concurrency", max_concurrency × max_model_len, from it
+    printed_tokens: str = "blocks"
 
 
 def verdict_for(concurrency: float) -> Verdict:
@@ -158,7 +162,9 @@ def _costs(i: FitInputs, shape: cache.KvShape) -> _Costs:
     comm = budget.comm_bytes(layout, i.hccl_buffsize_mb) if i.backend == "npu" else 0
     if i.backend == "cuda":
         comm = budget.nccl_bytes(layout, i.nccl_groups)
-    reserve = budget.runtime_reserve(i.whole_device, i.backend) if i.backend != "cpu" else 0
+    reserve = (
+        budget.runtime_reserve(i.whole_device, i.backend, runtime_310p=i.runtime_310p) if i.backend != "cpu" else 0
+    )
     return _Costs(weights_b, activation, graph, comm, reserve)
 
 
@@ -294,6 +300,8 @@ def _core(i: FitInputs) -> _Core:
     # with context parallelism a rank holds 1/N of every sequence; the engine prints N × its tokens
     tokens *= i.context_parallel
     concurrency = cache.concurrency(shape, blocks, block, -(-i.max_model_len // i.context_parallel))
+    if i.printed_tokens == "concurrency":
+        tokens = cache.printed_tokens(concurrency, i.max_model_len)
     load = workload_fit(i, shape, blocks, block, tokens)
     verdict = _verdict(i, concurrency, share, costs.graph, load)
     row = _budget_row(i.layout, share.hbm, kv_bytes, costs)

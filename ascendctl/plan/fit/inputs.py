@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ascendctl.facts.model_inspect import inspect_model, is_path_source, param_breakdown
+from ascendctl.facts.model_inspect import inspect_model, is_path_source, param_breakdown, with_context_overrides
 from ascendctl.facts.published_shapes import CONFIG_HINT, published_config
 from ascendctl.plan.fit.budget import GIB, MIB, Layout
+from ascendctl.plan.fit.cache import PRINTED_TOKENS_FROM_CONCURRENCY
 from ascendctl.plan.fit.estimate import FitError, FitInputs
 from ascendctl.plan.types import EngineSettings
 from ascendctl_engine import versions
@@ -63,6 +64,8 @@ VISIBLE_BYTES = {65536: 65452113920, 32768: 31662800896}
 # 44,280 MB ↔ 46,431,260,672 B in #4074; 44,278 MB ↔ 43.24 GiB in #14274), so the A2 conversion would be ≈ 4.8 %
 # low there.
 NPU_SMI_IS_VISIBLE = frozenset({"300i-duo"})
+# The 300I Duo (310P) family, whose runtime holds budget.RUNTIME_IN_USE_310P of non-torch memory.
+FAMILIES_310P = frozenset({"300i-duo"})
 
 
 def visible_bytes(hbm_mb: int, family: str | None = None) -> tuple[int, str]:
@@ -137,7 +140,7 @@ def fit_inputs(
     explicitly (`--config FILE`), read instead of the model's own; the weights are still read from disk if there."""
     hardware = engine.hardware
     found = inspect_model(model_source, revision=profile.model.revision, weights=True, hub=profile.model.scheme)
-    config, config_source = _model_config(profile, found, config)
+    config, config_source = with_config_defaults(*_model_config(profile, found, config))
     inputs: dict[str, str] = {"config": config_source}
     if profile.model.dtype != "auto":  # `--dtype` casts what config.json stores: the weights and the KV cache follow it
         config = replace(config, torch_dtype=profile.model.dtype)
@@ -175,7 +178,10 @@ def fit_inputs(
         inputs[key] = chosen.source
         return chosen.value
 
-    max_len = pick("max_model_len", config.derived_max_model_len, "config.json's context")
+    # the context the engine derives when max_model_len is unset: config.json's, with model.hf_overrides applied
+    served = with_context_overrides(config, profile.model.hf_overrides)
+    context = "config.json's context" + (" with model.hf_overrides" if served is not config else "")
+    max_len = pick("max_model_len", served.derived_max_model_len, context)
     seqs = pick("max_num_seqs", seqs_default, "vLLM's batch defaults")
     batched = pick("max_num_batched_tokens", tokens_default, "vLLM's batch defaults")
     util_default = utilization_default(vllm, backend)
@@ -244,6 +250,8 @@ def fit_inputs(
         max_devices_per_node=hardware.devices_per_server if hardware is not None else None,
         inputs=inputs,
         context_parallel=_context_parallel(profile),
+        runtime_310p=worker.runtime_310p,
+        printed_tokens=printed_tokens_rule(vllm),
     )
 
 
@@ -265,6 +273,32 @@ def _model_config(profile: Profile, found: ModelInspection, given: ModelConfig |
             f"ascendctl/facts/data/model_configs/ ({hint})"
         )
     return config, f"{config.path}: {why}; matched by name, weights from parameter counts"
+
+
+# What transformers gives a config.json that leaves a key out: its architecture's config class default, which is what
+# vLLM then reads (transformers 5.19.0: models/qwen3/configuration_qwen3.py:62,68 — vocab_size 151,936, head_dim 128;
+# models/qwen2_5_vl/configuration_qwen2_5_vl.py:72-109 — the text model's vocab_size 152,064). Keyed by the text
+# model's model_type. A key no class defaults keeps vLLM's own fallback (head_dim: hidden_size ÷ num_attention_heads,
+# cache.kv_shape).
+CONFIG_CLASS_DEFAULTS: dict[str, dict[str, int]] = {  # only vocab_size and head_dim are filled
+    "qwen3": {"vocab_size": 151936, "head_dim": 128},
+    "qwen2_5_vl": {"vocab_size": 152064},
+    "qwen2_5_vl_text": {"vocab_size": 152064},
+}
+
+
+def with_config_defaults(config: ModelConfig, source: str) -> tuple[ModelConfig, str]:
+    """`config` with the keys it leaves out filled from its architecture's config class (CONFIG_CLASS_DEFAULTS), so
+    the parameters can be counted and the head size is the model's; `source` says which were filled."""
+    defaults = CONFIG_CLASS_DEFAULTS.get(config.text_model_type or config.model_type or "", {})
+    filled = {key: value for key, value in defaults.items() if getattr(config, key) is None}
+    if not filled:
+        return config, source
+    said = ", ".join(f"{key} {value:,}" for key, value in filled.items())
+    config = replace(
+        config, vocab_size=filled.get("vocab_size", config.vocab_size), head_dim=filled.get("head_dim", config.head_dim)
+    )
+    return config, f"{source} ({said}: the {config.text_model_type} config class's defaults)"
 
 
 KV_MEMORY_FLAG = "--kv-cache-memory-bytes"
@@ -350,6 +384,7 @@ class _Worker:
     hybrid_rule: str = "v0.18"
     graph_in_budget: bool = False
     nccl_groups: tuple[str, ...] = ()
+    runtime_310p: bool = False
 
 
 def _worker(
@@ -371,8 +406,16 @@ def _worker(
         inputs["profile_tokens"] = f"max_model_len ({era.label}: text models profile it)"
     return _Worker(
         halved, halved and era.charges_in_use, at_max_len, era.accounting == "whole-device", era.hybrid_pages,
-        era.graph_in_budget, era.nccl_groups,
+        era.graph_in_budget, era.nccl_groups, family in FAMILIES_310P,
     )  # fmt: skip
+
+
+def printed_tokens_rule(vllm: str | None) -> str:
+    """How the release's vLLM prints its KV token count: "concurrency" from vLLM 0.20.1
+    (cache.PRINTED_TOKENS_FROM_CONCURRENCY), "blocks" before it or when the version is unknown."""
+    found = versions.parse_or_none(vllm)
+    newer = found is not None and found >= versions.parse(PRINTED_TOKENS_FROM_CONCURRENCY)
+    return "concurrency" if newer else "blocks"
 
 
 def profiles_at_max_model_len(era: KvBudgetEra | None, config: ModelConfig) -> bool:

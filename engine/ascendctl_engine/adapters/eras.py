@@ -40,6 +40,7 @@ TOPICS: tuple[str, ...] = (
     "graph",
     "npugraph-ex",
     "capture-sizes",
+    "capture-list",  # data: the capture list each release's code builds (adapters/graph.py; plan rules ask; no flags)
     "parallel",
     "eplb",
     "eplb-static",  # data: whether the release's EPLB guide schedules static EPLB for removal (eplb asks; no flags)

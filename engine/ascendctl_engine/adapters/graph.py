@@ -1,6 +1,6 @@
 """Graph-mode eras: eager, TorchAir (DeepSeek-class, ≤ v0.11), ACL graph `cudagraph_mode` (≥ v0.12),
-`engine-default` (no graph flag in any era), npugraph_ex key moves, 300I Duo / Ascend 950 limits, and how
-capture sizes are spelled per vLLM.
+`engine-default` (no graph flag in any era), npugraph_ex key moves, 300I Duo / Ascend 950 limits, how
+capture sizes are spelled per vLLM, and (data topic `capture-list`) the capture list each release's code builds.
 
 Facts: each vllm-ascend tag's `docs/source/user_guide/configuration/additional_config.md`, graph-mode guide
 (`docs/source/user_guide/feature_guide/graph_mode.md`) and `vllm_ascend/platform.py` (read at the tag); vLLM's
@@ -9,8 +9,12 @@ Facts: each vllm-ascend tag's `docs/source/user_guide/configuration/additional_c
 
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import partial
+
 from ascendctl_engine.adapters.builder import CommandBuilder
-from ascendctl_engine.adapters.eras import era
+from ascendctl_engine.adapters.capture_list import CaptureEra, compute, sample_sizes
+from ascendctl_engine.adapters.eras import era, nothing_to_plan
 from ascendctl_engine.adapters.intent import EngineIntent
 from ascendctl_engine.platform_needs import CAPTURE_MIN_CANN, CAPTURE_MIN_HDK, capture_stream_shortfall
 from ascendctl_engine.versions import cann_below
@@ -304,9 +308,7 @@ def _cap_sizes(intent: EngineIntent, b: CommandBuilder, cap: int) -> None:
         return
     if len(sizes) <= cap:
         return
-    step = (len(sizes) - 1) / (cap - 1)
-    picked = [sizes[round(i * step)] for i in range(cap)]
-    picked[0], picked[-1] = sizes[0], sizes[-1]
+    picked = sample_sizes(sizes, cap)
     b.warn(
         f"{label} accepts at most {cap} capture sizes: {sizes} → {picked}, the same sample vllm-ascend's "
         "platform.py takes"
@@ -501,3 +503,147 @@ def sizes_compilation(intent: EngineIntent, b: CommandBuilder) -> None:
 def sizes_cpu(intent: EngineIntent, b: CommandBuilder) -> None:
     if intent.engine.graph.capture_sizes:
         b.warn("engine.graph.capture_sizes: the CPU engine captures no graphs (vLLM vllm/platforms/cpu.py); ignored")
+
+
+# ------------------------------------------------------------------------------------ capture list (data)
+# `capture-list`: trait `capture_list`, the release's own capture-list computation (adapters/capture_list.py
+# `compute` over this range's `CaptureEra` facts: CaptureInputs → CaptureList), and `full_decode_modes`, the graph
+# modes whose decode batches run as FULL graphs in the range; the plan rule plan.graph.decode-capture asks. None
+# before FULL_DECODE_ONLY exists. vLLM facts are read at the vLLM each range pins.
+_FDO = frozenset({"full-decode-only"})
+_FULL = frozenset({"full", "full-decode-only"})
+_ALL_FULL = frozenset({"full", "full-decode-only", "full-and-piecewise"})
+_SEPARATE = frozenset({"full-decode-only", "full-and-piecewise"})
+_V0110RC0 = CaptureEra("vllm-0.11", "2x", _FDO, sp_trim=False, mla_decode_piecewise=True)
+_V0110RC1 = replace(_V0110RC0, sp_trim=True, mla_decode_piecewise=False)
+_V0110RC2 = replace(_V0110RC1, qwen3_moe_dp=True)
+_V0120 = CaptureEra(
+    "vllm-0.12", "2x", _FULL, qwen3_moe_dp=True, round_modes=_SEPARATE, few_streams_sizes=DUO_SIZES_GENERATE
+)
+_V0130 = replace(_V0120, ceiling="2x-query")
+_V0130RC2 = replace(_V0130, round_sees_sp=True)
+_V0130RC3 = replace(_V0130RC2, qwen3_moe_dp=False)
+_V0140 = replace(_V0130, qwen3_moe_dp=True)
+_V0150 = replace(_V0140, qwen3_moe_dp=False)
+_V0160 = replace(_V0150, round_sees_sp=True)
+_V0180 = replace(_V0160, ceiling="ascend-query")
+_V0202 = replace(_V0180, append_batched_tokens=True, round_modes=_ALL_FULL)
+_V0210 = replace(_V0202, full_decode_modes=_ALL_FULL)
+_V0221 = replace(_V0210, prune_950=True, plan_samples_cap=True)
+_DISPATCH = (
+    "FULL decode graphs keyed by the sizes ≤ max_num_seqs × query length: vLLM v0.11.0:vllm/v1/cudagraph_dispatcher.py"
+    ":84-93 … v0.23.0:vllm/v1/cudagraph_dispatcher.py:211-235"
+)
+_CAPTURE_LIST: tuple[tuple[str, str, CaptureEra | None, str], ...] = (
+    ("no-full-decode", "<0.11.0rc0", None, "v0.10.2rc1:vllm_ascend/platform.py (NONE or PIECEWISE only)"),
+    (
+        "vllm-0.11-grid", ">=0.11.0rc0,<0.11.0rc1", _V0110RC0,
+        "v0.11.0rc0:vllm_ascend/platform.py:212 (vLLM's list), :221-237 (FULL_DECODE_ONLY on MLA takes the "
+        "PIECEWISE path); vLLM v0.11.0:vllm/config/scheduler.py:222-227 (cuda_graph_sizes = [min(2 × max_num_seqs, "
+        f"512)]), vllm/config/__init__.py:589-612 (1, 2, 4, every 8); {_DISPATCH}",
+    ),
+    (
+        "vllm-0.11-grid+sp-trim", ">=0.11.0rc1,<0.11.0rc2", _V0110RC1,
+        "v0.11.0rc1:vllm_ascend/platform.py:184-198 (enable_sp with TP > 1: multiples of TP)",
+    ),
+    (
+        "vllm-0.11-grid+qwen3-moe-dp", ">=0.11.0rc2,<0.12.0rc1", _V0110RC2,
+        "v0.11.0rc2:vllm_ascend/platform.py:189; v0.11.0rc2:vllm_ascend/utils.py:341-367 … "
+        "v0.11.0:vllm_ascend/platform.py:185-204 (Qwen3-MoE TP 1 DP > 1: 1, 2, 5, 10, 15, 20, every 8 from 24)",
+    ),
+    (
+        "vllm-0.12-grid", ">=0.12.0rc1,<0.13.0rc1", _V0120,
+        "vLLM v0.12.0:vllm/config/vllm.py:1036-1075 (min(2 × max_num_seqs, 512); every 8 below 256, every 16 "
+        "from 256); v0.12.0rc1:vllm_ascend/platform.py:203-218,244 (FULL and FULL_DECODE_ONLY); "
+        "v0.12.0rc1:vllm_ascend/utils.py:418-443; v0.12.0rc1:vllm_ascend/worker/model_runner_v1.py:3043-3049 "
+        "(sizes rounded up to multiples of the query length)",
+    ),
+    (
+        "vllm-2x-query-ceiling", ">=0.13.0rc1,<0.13.0rc2", _V0130,
+        "vLLM v0.13.0:vllm/config/vllm.py:1067-1077 (min(2 × max_num_seqs × query length, 512)); "
+        "v0.13.0rc1:vllm_ascend/platform.py:205-220; v0.13.0rc1:vllm_ascend/worker/model_runner_v1.py:2916-2923 "
+        "(rounding, TP without enable_sp)",
+    ),
+    (
+        "vllm-2x-query-ceiling+sp-rounding", ">=0.13.0rc2,<0.13.0rc3", _V0130RC2,
+        "v0.13.0rc2:vllm_ascend/worker/model_runner_v1.py:3030 (update_pass_config: the rounding sees enable_sp, "
+        "multiples of max(query length, TP)); v0.13.0rc2:vllm_ascend/platform.py:218-233",
+    ),
+    (
+        "no-qwen3-moe-list-v0.13", ">=0.13.0rc3,<0.14.0rc1", _V0130RC3,
+        "v0.13.0rc3:vllm_ascend/platform.py:219-233 … v0.13.0:vllm_ascend/platform.py:219-233 (no "
+        "update_default_aclgraph_sizes)",
+    ),
+    (
+        "qwen3-moe-list-v0.14", ">=0.14.0rc1,<0.15.0rc1", _V0140,
+        "v0.14.0rc1:vllm_ascend/platform.py:249-266; v0.14.0rc1:vllm_ascend/utils.py:448-474; "
+        "v0.14.0rc1:vllm_ascend/worker/model_runner_v1.py:2808 (vLLM v0.14.1:vllm/v1/worker/gpu_model_runner.py:5176 "
+        "rounds, no update_pass_config)",
+    ),
+    (
+        "vllm-grid-v0.15", ">=0.15.0rc1,<0.16.0rc1", _V0150,
+        "v0.15.0rc1:vllm_ascend/platform.py:242-255; v0.15.0rc1:vllm_ascend/worker/model_runner_v1.py:2913 (vLLM "
+        "v0.15.0:vllm/v1/worker/gpu_model_runner.py:5381 rounds, no update_pass_config)",
+    ),
+    (
+        "vllm-grid-v0.16", ">=0.16.0rc1,<0.18.0rc1", _V0160,
+        "v0.16.0rc1:vllm_ascend/worker/model_runner_v1.py:3110 (update_pass_config); "
+        "v0.16.0rc1:vllm_ascend/platform.py:247-260",
+    ),
+    (
+        "ascend-ceiling", ">=0.18.0rc1,<0.20.2rc1", _V0180,
+        "v0.18.0rc1:vllm_ascend/platform.py:157-191,198-210 (min(max_num_seqs × query length, 512), the × 2 "
+        "dropped), :314-330; vLLM v0.18.0:vllm/config/vllm.py:822 (platform defaults before the list)",
+    ),
+    (
+        "ascend-ceiling+batched-tokens", ">=0.20.2rc1,<0.21.0rc1", _V0202,
+        "vLLM v0.20.2:vllm/config/vllm.py:1527-1532 (max_num_batched_tokens appended when it fits); vLLM "
+        "v0.20.2:vllm/config/compilation.py:1411-1418 (rounding for every FULL decode mode)",
+    ),
+    (
+        "ascend-ceiling+full-and-piecewise", ">=0.21.0rc1,<0.22.1rc1", _V0210,
+        "v0.21.0rc1:vllm_ascend/platform.py:502-520,551,576 (FULL_AND_PIECEWISE kept)",
+    ),
+    (
+        "ascend-ceiling+950-prune", ">=0.22.1rc1", _V0221,
+        "v0.22.1rc1:vllm_ascend/platform.py:107-122,619 … v0.23.0:vllm_ascend/platform.py:109-119 "
+        "(prune_capture_sizes_for_950), :207-241 (ceiling), :549-568 (SP trim), :599-625 (piecewise modes only) … "
+        "v0.25.1rc1:vllm_ascend/platform.py:108,206-240,502-524,581",
+    ),
+)  # fmt: skip
+
+
+def _capture_summary(facts: CaptureEra | None) -> str:
+    if facts is None:
+        return "no FULL decode graphs"
+    ceiling = {
+        "2x": "min(2 × max_num_seqs, 512)",
+        "2x-query": "min(2 × max_num_seqs × (1 + spec), 512)",
+        "ascend-query": "min(max_num_seqs × (1 + spec), 512)",
+    }[facts.ceiling]
+    grid = "1, 2, 4, every 8" if facts.grid == "vllm-0.11" else "1, 2, 4, every 8 < 256, every 16 ≥ 256"
+    extra = [
+        name
+        for name, on in (
+            ("SP: multiples of TP", facts.sp_trim),
+            ("Qwen3-MoE DP list", facts.qwen3_moe_dp),
+            ("+ max_num_batched_tokens", facts.append_batched_tokens),
+            ("rounded to multiples of 1 + spec", bool(facts.round_modes)),
+            ("950: 4 sizes (piecewise)", facts.prune_950),
+        )
+        if on
+    ]
+    modes = ", ".join(sorted(facts.full_decode_modes))
+    return f"capture list {grid} up to {ceiling}" + "".join(f"; {e}" for e in extra) + f" (FULL decode: {modes})"
+
+
+for _name, _spec, _facts, _source in _CAPTURE_LIST:
+    era(
+        "capture-list", _name, axis="vllm_ascend", spec=_spec, backends=NPU,
+        summary=f"data: {_capture_summary(_facts)} (plan rules ask; no flags)", source=_source,
+        traits={
+            "capture_list": partial(compute, _facts) if _facts is not None else None,
+            "full_decode_modes": _facts.full_decode_modes if _facts is not None else frozenset(),
+            "facts": _facts,
+        },
+    )(nothing_to_plan)  # fmt: skip

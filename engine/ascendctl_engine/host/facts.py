@@ -184,6 +184,8 @@ class PythonEnv:
     packages: Mapping[str, str] = field(default_factory=dict)  # installed only; names as probed
     vllm_ascend_device_type: str | None = None  # from vllm_ascend/_build_info.py, never by importing it
     error: str | None = None  # why the interpreter could not be probed
+    # of `pyenv.ENGINE_MODULES`, those the interpreter finds (`find_spec`: nothing imported); None: not looked up
+    modules: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -191,6 +193,7 @@ class PythonEnv:
             "chosen_by": self.chosen_by,
             "version": self.version,
             "vllm_ascend_device_type": self.vllm_ascend_device_type,
+            "modules": list(self.modules) if self.modules is not None else None,
             "error": self.error,
         }
 
@@ -261,6 +264,16 @@ class PortStatus:
         }
 
 
+# Files only a container runtime writes, looked at on NPU hosts (`HostFacts.files`): Docker's init layer creates
+# /.dockerenv (moby/moby daemon/initlayer/setup_unix.go), Podman /run/.containerenv (podman-run(1): "a container
+# environment file is created in each container to indicate to programs they are running in a container").
+# Kubernetes (containerd, CRI-O) writes neither, but the kubelet gives every container the `kubernetes` service's
+# variables, KUBERNETES_SERVICE_HOST among them (https://kubernetes.io/docs/concepts/containers/container-environment/
+# "Cluster information").
+CONTAINER_MARKERS = ("/.dockerenv", "/run/.containerenv")
+KUBERNETES_VAR = "KUBERNETES_SERVICE_HOST"
+
+
 @record
 class HostFacts:
     """Everything `check`, `matrix --here` and the planner need to know about one host."""
@@ -296,6 +309,15 @@ class HostFacts:
     def devices_in_use(self, wanted: Sequence[int], mask: str | None) -> list[NpuDevice]:
         """This host's devices a deployment uses (`devices_in_use`: its logical ids through the mask)."""
         return devices_in_use(self.devices, wanted, mask)
+
+    @property
+    def container(self) -> str | None:
+        """What shows that `check` runs inside a container (a runtime's marker file, the Kubernetes variable), or
+        None: not seen, or not looked at."""
+        marker = next((m for m in CONTAINER_MARKERS if self.files.get(m)), None)
+        if marker is not None:
+            return marker
+        return KUBERNETES_VAR if self.env.get(KUBERNETES_VAR) else None
 
     def to_dict(self) -> dict[str, Any]:
         """The `host` object of `ascendctl check --json` (contract; add keys, never remove)."""
@@ -503,6 +525,7 @@ def _packages_from_dict(packages: Mapping[str, Any]) -> dict[str, str]:
 
 def _python_from_dict(py: Mapping[str, Any], packages: dict[str, str]) -> PythonEnv:
     """The `python` object (with the top-level `packages`) read back."""
+    modules = py.get("modules")
     return PythonEnv(
         interpreter=str(py.get("interpreter") or ""),
         chosen_by=str(py.get("chosen_by") or "facts-file"),
@@ -510,6 +533,7 @@ def _python_from_dict(py: Mapping[str, Any], packages: dict[str, str]) -> Python
         packages=packages,
         vllm_ascend_device_type=_str(py.get("vllm_ascend_device_type")),
         error=_str(py.get("error")),
+        modules=tuple(str(m) for m in modules if isinstance(m, str)) if isinstance(modules, list) else None,
     )
 
 

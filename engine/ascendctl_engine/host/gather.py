@@ -13,6 +13,8 @@ from typing import TypeVar
 from ascendctl_engine import paths
 from ascendctl_engine.host import cann as cann_files
 from ascendctl_engine.host.facts import (
+    CONTAINER_MARKERS,
+    KUBERNETES_VAR,
     CannInfo,
     CannLayout,
     CpuInfo,
@@ -65,6 +67,7 @@ _ENV_PREFIXES = (
     "OMP_NUM_THREADS",
     "DYNAMIC_EPLB",
     "EXPERT_MAP_RECORD",
+    KUBERNETES_VAR,  # set in every Kubernetes container (`HostFacts.container`)
 )
 _SECRET_RE = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL", re.IGNORECASE)
 REDACTED = "<redacted>"
@@ -145,8 +148,10 @@ def gather_host_facts(
         backend = "npu"
     elif cuda.gpus:
         backend = "cuda"
-    # /etc/hccn.conf (the NPU NICs' addresses) is looked at on every NPU host: multi-node rules read it.
-    wanted = [*files, cann_files.HCCN_CONF] if backend == "npu" and cann_files.HCCN_CONF not in files else files
+    # /etc/hccn.conf (the NPU NICs' addresses) is looked at on every NPU host: multi-node rules read it, and tell a
+    # container that lacks the host's file by the runtimes' marker files.
+    extra = (cann_files.HCCN_CONF, *CONTAINER_MARKERS) if backend == "npu" else ()
+    wanted = [*files, *(path for path in extra if path not in files)]
     file_status = _probe_files(probe, wanted)
     return HostFacts(
         backend=backend,

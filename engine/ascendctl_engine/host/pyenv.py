@@ -40,24 +40,41 @@ ENGINE_PACKAGES: tuple[str, ...] = (
     "torchvision",
     "torchaudio",
     "torchcodec",
+    # the Mooncake transfer engine of the PD connectors: the NPU wheel the vllm-ascend images install
+    # (v0.23.0:Dockerfile:31) and the upstream one
+    "mooncake-transfer-engine-npu",
+    "mooncake-transfer-engine",
 )
+# Top-level modules looked up (`importlib.util.find_spec`, which imports nothing) in the engine environment: what a
+# source build installs without a distribution's metadata (the vllm-ascend images before v0.23.0 build Mooncake
+# with cmake: v0.18.0:Dockerfile:34-45).
+ENGINE_MODULES: tuple[str, ...] = ("mooncake",)
 
 # Runs in the engine interpreter (Python >= 3.8): prints one marked JSON line. Imports nothing heavy.
 PROBE_SCRIPT = r"""
 import json, os, platform, re, sys
 out = {"python": platform.python_version(), "executable": sys.executable, "packages": {},
-       "vllm_ascend_device_type": None}
+       "vllm_ascend_device_type": None, "modules": []}
+args = sys.argv[1:]
+names, modules = (args[:args.index("--")], args[args.index("--") + 1:]) if "--" in args else (args, [])
 try:
     import importlib.metadata as md
 except ImportError:
     md = None
-for name in sys.argv[1:]:
+for name in names:
     for candidate in (name, name.replace("-", "_")):
         try:
             out["packages"][name] = md.version(candidate)
             break
         except Exception:
             pass
+for module in modules:
+    try:
+        import importlib.util
+        if importlib.util.find_spec(module) is not None:
+            out["modules"].append(module)
+    except Exception:
+        pass
 try:
     import importlib.util
     spec = importlib.util.find_spec("vllm_ascend")
@@ -145,7 +162,7 @@ def parse_probe_output(stdout: str) -> dict[str, object]:
 
 def probe_python_env(probe: HostProbe, choice: EnginePython) -> PythonEnv:
     """Run the probe script in the chosen interpreter; failures become `PythonEnv.error`, never raise."""
-    argv = [choice.path, "-c", PROBE_SCRIPT, *ENGINE_PACKAGES]
+    argv = [choice.path, "-c", PROBE_SCRIPT, *ENGINE_PACKAGES, "--", *ENGINE_MODULES]
     result = probe.run(argv, timeout=PROBE_TIMEOUT)
     if not result.ok:
         reason = result.reason([choice.path, "-c", "<probe>"])
@@ -162,12 +179,15 @@ def probe_python_env(probe: HostProbe, choice: EnginePython) -> PythonEnv:
     )
     version = data.get("python")
     device_type = data.get("vllm_ascend_device_type")
+    raw_modules = data.get("modules")
     return PythonEnv(
         interpreter=choice.path,
         chosen_by=choice.chosen_by,
         version=version if isinstance(version, str) else None,
         packages=packages,
         vllm_ascend_device_type=device_type if isinstance(device_type, str) and device_type else None,
+        # None: a report without the list (an older probe, a captured report): not looked up
+        modules=tuple(str(m) for m in raw_modules if isinstance(m, str)) if isinstance(raw_modules, list) else None,
     )
 
 
