@@ -221,15 +221,11 @@ def concurrency(shape: KvShape, blocks: int, block: int, max_model_len: int) -> 
     return blocks / need if need else 0.0
 
 
-# The first vLLM whose "GPU KV cache size" is max_concurrency × max_model_len (vLLM 0.20.1:
-# vllm/v1/core/kv_cache_utils.py:1684-1713, `_report_kv_cache_config`; the same in v0.21.0-v0.23.0 and, through
-# `get_kv_cache_capacity`, v0.24.0:vllm/v1/core/kv_cache_utils.py:1788-1798,2142-2146). Up to vLLM 0.20.0 it printed
-# `num_blocks // num_groups × min_block_size` (× the context-parallel size) (v0.20.0:vllm/v1/core/
-# kv_cache_utils.py:1679-1711; v0.18.0 …:1284-1316). For a hybrid model the old figure divided the shared pool among
-# the cache groups; the new one charges a request its blocks in every group (the attention blocks and one state block
-# per linear-attention group), about `groups` × the old figure. A plain model differs only when max_model_len is not a
+# From vLLM 0.20.1 "GPU KV cache size" is max_concurrency × max_model_len (which vLLM prints which figure is the era
+# registry's `kv-tokens-printed`). For a hybrid model the old figure divided the shared pool among the cache groups;
+# the new one charges a request its blocks in every group (the attention blocks and one state block per
+# linear-attention group), about `groups` × the old figure. A plain model differs only when max_model_len is not a
 # whole number of blocks.
-PRINTED_TOKENS_FROM_CONCURRENCY = "0.20.1"
 
 
 def printed_tokens(concurrency_: float, max_model_len: int) -> int:

@@ -74,7 +74,7 @@ class FitInputs:
     # decode × prefill context parallelism: each rank keeps 1/N of a sequence's tokens, so the engine prints N ×
     # the rank's tokens ("Multiplying the GPU KV cache size by the cp_world_size", vllm/v1/core/kv_cache_utils.py)
     context_parallel: int = 1
-    # how the release's vLLM prints the KV token count (cache.PRINTED_TOKENS_FROM_CONCURRENCY): "blocks", whole blocks
+    # how the release's vLLM prints the KV token count (the era registry's `kv-tokens-printed`): "blocks", whole blocks
     # per group × block, before vLLM 0.20.1; "concurrency", max_concurrency × max_model_len, from it
     printed_tokens: str = "blocks"
 

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from ascendctl.facts.model_inspect import inspect_model, is_path_source, param_breakdown, with_context_overrides
 from ascendctl.facts.published_shapes import CONFIG_HINT, published_config
 from ascendctl.plan.fit.budget import GIB, MIB, Layout
-from ascendctl.plan.fit.cache import PRINTED_TOKENS_FROM_CONCURRENCY
 from ascendctl.plan.fit.estimate import FitError, FitInputs
 from ascendctl.plan.types import EngineSettings
 from ascendctl_engine import versions
@@ -251,7 +250,7 @@ def fit_inputs(
         inputs=inputs,
         context_parallel=_context_parallel(profile),
         runtime_310p=worker.runtime_310p,
-        printed_tokens=printed_tokens_rule(vllm),
+        printed_tokens=printed_tokens_rule(vllm, backend),
     )
 
 
@@ -410,12 +409,13 @@ def _worker(
     )  # fmt: skip
 
 
-def printed_tokens_rule(vllm: str | None) -> str:
-    """How the release's vLLM prints its KV token count: "concurrency" from vLLM 0.20.1
-    (cache.PRINTED_TOKENS_FROM_CONCURRENCY), "blocks" before it or when the version is unknown."""
-    found = versions.parse_or_none(vllm)
-    newer = found is not None and found >= versions.parse(PRINTED_TOKENS_FROM_CONCURRENCY)
-    return "concurrency" if newer else "blocks"
+def printed_tokens_rule(vllm: str | None, backend: str = "npu") -> str:
+    """How the release's vLLM prints its KV token count (the era registry's `kv-tokens-printed`: "concurrency" from
+    vLLM 0.20.1), "blocks" when the version is unknown."""
+    if versions.parse_or_none(vllm) is None:
+        return "blocks"
+    era = era_for_release("kv-tokens-printed", backend, str(vllm), None)
+    return str(era.traits["printed"]) if era is not None else "blocks"
 
 
 def profiles_at_max_model_len(era: KvBudgetEra | None, config: ModelConfig) -> bool:

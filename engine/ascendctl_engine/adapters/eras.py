@@ -36,6 +36,7 @@ TOPICS: tuple[str, ...] = (
     "quant-description",  # data: the ModelSlim description file a release reads (plan rules ask; no flags)
     "pd-decode-only",  # data: `--additional-config` keys a release refuses outside a PD decode node (no flags)
     "kv-budget",  # data: how the NPU worker sizes the KV cache (ascendctl.plan.fit asks; no flags)
+    "kv-tokens-printed",  # data: how vLLM prints its KV token count (ascendctl.plan.fit asks; no flags)
     "pooling",
     "graph",
     "npugraph-ex",
@@ -426,6 +427,20 @@ for _name, _spec, _graph, _nccl, _source in _KV_BUDGET_CUDA:
             "accounting": "increase", "workspace_halving": False, "hybrid_pages": "v0.18",
             "profile_tokens": "batched", "charges_in_use": False, "graph_in_budget": _graph, "nccl_groups": _nccl,
         },
+    )(nothing_to_plan)  # fmt: skip
+
+
+# `kv-tokens-printed`: trait `printed`, how vLLM prints "GPU KV cache size: N tokens". Up to 0.20.0 `num_blocks //
+# num_groups × min_block_size` (`blocks`: v0.20.0:vllm/v1/core/kv_cache_utils.py:1679-1711; v0.18.0 …:1284-1316);
+# from 0.20.1 `int(max_concurrency × max_model_len)` (`concurrency`: v0.20.1:vllm/v1/core/kv_cache_utils.py:1684-1713;
+# v0.24.0 …:1788-1798,2142-2146). The fit prints what the release's vLLM prints (ascendctl.plan.fit.cache).
+for _name, _spec, _printed, _source in (
+    ("blocks", "<0.20.1", "blocks", "v0.20.0:vllm/v1/core/kv_cache_utils.py:1679-1711"),
+    ("concurrency", ">=0.20.1", "concurrency", "v0.20.1:vllm/v1/core/kv_cache_utils.py:1684-1713"),
+):
+    era(
+        "kv-tokens-printed", _name, axis="vllm", spec=_spec,
+        summary=f"the printed KV token count: {_printed}", source=_source, traits={"printed": _printed},
     )(nothing_to_plan)  # fmt: skip
 
 
