@@ -192,6 +192,21 @@ def test_a_mooncake_profile_without_mooncake_fails_check(fixture_host: Any) -> N
     assert _mooncake(fixture_host, None).status == "skip"  # no engine interpreter
 
 
+def test_the_fix_follows_how_the_release_image_installs_mooncake(fixture_host: Any) -> None:
+    """The era registry's `mooncake-install`, as the profile's plan chose it: a source build before v0.23.0rc1."""
+    host = fixture_host("a3-16chips")
+    facts = gather_host_facts(LocalHostProbe(host.root, environ=host.environ), root=str(host.root))
+    facts, matrix = replace(facts, python=_engine({}, ())), load_matrix()
+    fixes = {}
+    for release in ("v0.18.0", "v0.25.1rc1"):
+        profile = load_profile(GLM_PD, [f"release={release}"])
+        row = row_for_version(matrix, "npu", release)
+        ctx = CheckContext(facts, matrix, profile, release=row, plan=plan_profile(profile, host=facts))
+        fixes[release] = next(f for f in host_findings(ctx) if f.id == "host.engine.mooncake").fix or ""
+    assert "from source" in fixes["v0.18.0"] and "pip install" not in fixes["v0.18.0"]
+    assert "pip install mooncake-transfer-engine-npu" in fixes["v0.25.1rc1"]
+
+
 def test_mooncake_is_not_needed_without_a_mooncake_connector(fixture_host: Any) -> None:
     host = fixture_host("a3-16chips")
     facts = gather_host_facts(LocalHostProbe(host.root, environ=host.environ), root=str(host.root))

@@ -186,7 +186,6 @@ def engine_vllm_pair(ctx: CheckContext) -> Outcome:
 # v0.23.0 on (v0.23.0:Dockerfile:25,31), built from source with cmake before (v0.18.0:Dockerfile:34-45), which leaves
 # a `mooncake` module without a distribution's metadata; `mooncake-transfer-engine` is the upstream wheel.
 MOONCAKE_DISTRIBUTIONS = ("mooncake-transfer-engine-npu", "mooncake-transfer-engine")
-MOONCAKE_WHEEL_FROM = "v0.23.0rc1"  # the first tag whose image installs the wheel (v0.23.0rc1:Dockerfile)
 
 
 @rule(
@@ -221,14 +220,17 @@ def engine_mooncake(ctx: CheckContext) -> Outcome:
         f"disaggregation.connector {spec.connector} loads the Mooncake transfer engine, but {interp} has no "
         f"`mooncake` module ({' / '.join(MOONCAKE_DISTRIBUTIONS)} not installed): the engine stops at start with "
         "`ModuleNotFoundError: No module named 'mooncake'`",
-        f"{_mooncake_install(ctx.release)}, or run the release's image",
+        f"{_mooncake_install(ctx)}, or run the release's image",
     )
 
 
-def _mooncake_install(row: Release | None) -> str:
-    """How the release's image installs Mooncake: the wheel from v0.23.0rc1 on, a source build before."""
+def _mooncake_install(ctx: CheckContext) -> str:
+    """How the release's image installs Mooncake: the era registry's `mooncake-install`, as the profile's plan chose
+    it (read from the plan, not asked anew: a host-only `check` does not load the era adapters)."""
+    row = ctx.release
     version = row.mooncake_image if row is not None else None
-    if row is not None and version and parse(row.version) < parse(MOONCAKE_WHEEL_FROM):
+    chosen = ctx.plan.eras.get("mooncake-install", "") if ctx.plan is not None else ""
+    if version and chosen.startswith("source "):  # the era's label: "<name> (<range>; <backends>)"
         return (
             f"build Mooncake {version} from source into the engine environment as the release's Dockerfile does "
             "(`cmake .. -DUSE_ASCEND_DIRECT=ON && make install`)"

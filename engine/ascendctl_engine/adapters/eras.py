@@ -54,6 +54,7 @@ TOPICS: tuple[str, ...] = (
     "pd-router",  # data: the router a release offers in front of prefill/decode instances (adapters/kv_transfer.py)
     "kv-transfer",  # disaggregation: --kv-transfer-config and the connector's env (adapters/kv_transfer.py)
     "kv-extra-keys",  # data: the connector extra keys a release reads besides the sizes (adapters/kv_transfer.py)
+    "mooncake-install",  # data: how a release's image installs the Mooncake transfer engine (check asks; no flags)
     "lora-modules",  # data: the JSON object a `--lora-modules` item may be (the argv replay asks; no flags)
     "reasoning",
     "multimodal",

@@ -181,6 +181,21 @@ for _name, _spec, _reads, _source in _EXTRA_KEYS:
     )(nothing_to_plan)  # fmt: skip
 
 
+# `mooncake-install` (data): how the release's image installs the Mooncake transfer engine its Mooncake connectors
+# import (trait `install`): built from source with cmake before v0.23.0rc1 (v0.18.0:Dockerfile:34-45), which leaves
+# a `mooncake` module without a distribution's metadata; the `mooncake-transfer-engine-npu` wheel from v0.23.0rc1
+# (v0.23.0rc1:Dockerfile; v0.23.0:Dockerfile:25,31). `check PROFILE` names it in its fix.
+for _name, _spec, _source in (
+    ("source", "<0.23.0rc1", "v0.18.0:Dockerfile:34-45"),
+    ("wheel", ">=0.23.0rc1", "v0.23.0:Dockerfile:25,31"),
+):
+    era(
+        "mooncake-install", _name, axis="vllm_ascend", spec=_spec, backends={"npu"},
+        summary=f"the image installs Mooncake from {'its wheel' if _name == 'wheel' else 'source'}", source=_source,
+        traits={"install": _name},
+    )(nothing_to_plan)  # fmt: skip
+
+
 def unread_extra_keys(keys: Iterable[str], backend: str, vllm: str, vllm_ascend: str | None) -> dict[str, str]:
     """key → why, for each `kv_connector_extra_config` key the release's connector does not read."""
     chosen = era_for_release("kv-extra-keys", backend, vllm, vllm_ascend)
