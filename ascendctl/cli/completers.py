@@ -23,7 +23,9 @@ signature at every start (see `ascendctl.cli`).
 
 import functools
 from collections.abc import Callable, Iterator
-from typing import Any, TypeAlias
+from typing import Annotated, Any, TypeAlias
+
+import typer
 
 # A candidate: the value, or the value and a line of help (shown by zsh and fish).
 Candidate: TypeAlias = str | tuple[str, str]
@@ -83,6 +85,15 @@ def deployment_names(incomplete: str) -> list[Candidate]:
     from ascendctl_engine.state import StateStore
 
     return sorted({entry.state.name for entry in StateStore(warn=_ignore).entries(clean=False)})
+
+
+# `stop NAME` / `logs NAME`: the one way a command names a deployment it acts on
+DeploymentName: TypeAlias = Annotated[
+    str,
+    typer.Argument(
+        help="Deployment name (metadata.name of its profile).", show_default=False, autocompletion=deployment_names
+    ),
+]
 
 
 @_never_fails

@@ -12,14 +12,7 @@ if TYPE_CHECKING:
 
 
 def logs(
-    name: Annotated[
-        str,
-        typer.Argument(
-            help="Deployment name (metadata.name of its profile).",
-            show_default=False,
-            autocompletion=completers.deployment_names,
-        ),
-    ],
+    name: completers.DeploymentName,
     follow: Annotated[
         bool, typer.Option("--follow", "-f", help="Keep printing new lines until the deployment stops.")
     ] = False,

@@ -20,14 +20,7 @@ class StopRefused(OperationFailed):
 
 
 def stop(
-    name: Annotated[
-        str,
-        typer.Argument(
-            help="Deployment name (metadata.name of its profile).",
-            show_default=False,
-            autocompletion=completers.deployment_names,
-        ),
-    ],
+    name: completers.DeploymentName,
     node: Annotated[int | None, typer.Option("--node", min=0, help="Stop only this node (default: all here).")] = None,
     timeout: Annotated[
         float | None,
