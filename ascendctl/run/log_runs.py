@@ -14,10 +14,11 @@ import os
 from typing import BinaryIO
 
 from ascendctl_engine.records import record
-from ascendctl_engine.supervisor import run_start
+from ascendctl_engine.supervisor import ATTEMPT_LINE, run_start
 
 _PIECE = 64 * 1024  # the longest piece of a line read at once (a run's opening line is far shorter)
-_NEEDLE = b"] ==== start (run "  # in every run-opening line (`ascendctl_engine.supervisor.ATTEMPT_LINE`, stamped)
+# in every run-opening line: the end of the sink's stamp, then the supervisor's attempt line up to the run id
+_NEEDLE = b"] " + ATTEMPT_LINE.split("{run}")[0].encode()
 _LINE = 512  # a run-opening line is shorter: how much of a candidate line is read to judge it
 
 
